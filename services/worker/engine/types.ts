@@ -1,0 +1,62 @@
+// The contract between the engine (which runs a model) and its callers (gRPC service, CLI).
+
+/** Why a generation ended. */
+export type FinishReason = "stop" | "length" | "stop_string" | "context" | "cancelled";
+
+/** Validated sampling and stopping parameters of one request (see sampling/params.ts). */
+export interface SamplingParams {
+  /** Tokens to generate, >= 1. */
+  maxTokens: number;
+  /** 0 = greedy. */
+  temperature: number;
+  /** 1 = off. */
+  topP: number;
+  /** 0 = off. */
+  topK: number;
+  /** Seed of this request's random stream; undefined = drawn at random. */
+  seed: bigint | undefined;
+  /** Stop strings: generation ends before them and they are not emitted. */
+  stop: string[];
+  /** Extra token ids that end generation. */
+  stopTokenIds: number[];
+  /** Do not stop on the model's eos ids. */
+  ignoreEos: boolean;
+  /** Number of top alternatives returned per token, 0..20. */
+  logprobs: number;
+}
+
+export interface TokenLogprob {
+  tokenId: number;
+  logprob: number;
+}
+
+export interface GeneratedToken {
+  tokenId: number;
+  /** Log probability of the chosen token (log-softmax of the raw logits). */
+  logprob: number;
+  /** The `logprobs` most likely alternatives, most likely first (empty when logprobs = 0). */
+  top: TokenLogprob[];
+}
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export type GenerateEvent =
+  | { type: "tokens"; tokens: GeneratedToken[]; textDelta: string }
+  | { type: "finish"; reason: FinishReason; usage: Usage; textDelta: string };
+
+export interface GenerateRequest {
+  requestId: string;
+  promptIds: number[];
+  sampling: SamplingParams;
+}
+
+export interface ModelDescription {
+  id: string;
+  architecture: string;
+  maxContext: number;
+  vocabSize: number;
+  dtype: "float32" | "float16" | "bfloat16";
+}
