@@ -1,0 +1,138 @@
+// Reader of the safetensors format: 8-byte little-endian header length, a JSON header
+// {name: {dtype, shape, data_offsets: [begin, end]}}, then the tensor bytes. Tensors are read one at a
+// time from the file, so a checkpoint never needs to fit in memory twice.
+import fs from "node:fs";
+import { Code, TesseraError } from "../../common/errors.ts";
+import { BYTES_PER_ELEMENT, isWeightDtype, toFloat32, type WeightDtype } from "./dtype.ts";
+
+export interface TensorInfo {
+  dtype: WeightDtype;
+  shape: number[];
+  /** Absolute byte offset of the data in the file. */
+  offset: number;
+  byteLength: number;
+}
+
+export interface Tensor {
+  shape: number[];
+  data: Float32Array;
+}
+
+const MAX_HEADER_BYTES = 100 * 1024 * 1024;
+
+export class SafetensorsFile {
+  readonly path: string;
+  readonly tensors: ReadonlyMap<string, TensorInfo>;
+
+  private constructor(path: string, tensors: Map<string, TensorInfo>) {
+    this.path = path;
+    this.tensors = tensors;
+  }
+
+  static open(path: string): SafetensorsFile {
+    let fd: number;
+    try {
+      fd = fs.openSync(path, "r");
+    } catch (err) {
+      throw new TesseraError(Code.NOT_FOUND, `cannot open ${path}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    try {
+      return new SafetensorsFile(path, readHeader(fd, path));
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  has(name: string): boolean {
+    return this.tensors.has(name);
+  }
+
+  /** Reads one tensor as float32 (half-precision weights are widened). */
+  read(name: string): Tensor {
+    const info = this.tensors.get(name);
+    if (!info) throw new TesseraError(Code.NOT_FOUND, `${this.path}: no tensor ${name}`);
+    const bytes = new Uint8Array(info.byteLength);
+    const fd = fs.openSync(this.path, "r");
+    try {
+      let done = 0;
+      while (done < bytes.length) {
+        const n = fs.readSync(fd, bytes, done, bytes.length - done, info.offset + done);
+        if (n === 0) throw corrupt(this.path, `tensor ${name} is cut short`);
+        done += n;
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
+    return { shape: info.shape, data: toFloat32(bytes, info.dtype) };
+  }
+}
+
+function corrupt(path: string, why: string): TesseraError {
+  return new TesseraError(Code.INVALID_ARGUMENT, `corrupt safetensors file ${path}: ${why}`);
+}
+
+function readHeader(fd: number, path: string): Map<string, TensorInfo> {
+  const fileSize = fs.fstatSync(fd).size;
+  const lenBuf = Buffer.alloc(8);
+  if (fs.readSync(fd, lenBuf, 0, 8, 0) !== 8) throw corrupt(path, "shorter than 8 bytes");
+  const headerLen = Number(lenBuf.readBigUInt64LE(0));
+  if (headerLen <= 1 || headerLen > MAX_HEADER_BYTES || 8 + headerLen > fileSize) {
+    throw corrupt(path, `header length ${headerLen} does not fit a ${fileSize}-byte file`);
+  }
+  const headerBuf = Buffer.alloc(headerLen);
+  fs.readSync(fd, headerBuf, 0, headerLen, 8);
+  let header: unknown;
+  try {
+    header = JSON.parse(headerBuf.toString("utf8"));
+  } catch {
+    throw corrupt(path, "header is not JSON");
+  }
+  if (typeof header !== "object" || header === null || Array.isArray(header)) {
+    throw corrupt(path, "header is not a JSON object");
+  }
+  const dataStart = 8 + headerLen;
+  const tensors = new Map<string, TensorInfo>();
+  for (const [name, entry] of Object.entries(header as Record<string, unknown>)) {
+    if (name === "__metadata__") continue;
+    tensors.set(name, parseEntry(path, name, entry, dataStart, fileSize));
+  }
+  return tensors;
+}
+
+function parseEntry(
+  path: string,
+  name: string,
+  entry: unknown,
+  dataStart: number,
+  fileSize: number,
+): TensorInfo {
+  const e = entry as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
+  if (typeof e.dtype !== "string" || !isWeightDtype(e.dtype)) {
+    throw corrupt(
+      path,
+      `tensor ${name} has unsupported dtype ${String(e.dtype)} (supported: F32, F16, BF16)`,
+    );
+  }
+  const shape = e.shape;
+  const offsets = e.data_offsets;
+  if (!Array.isArray(shape) || !shape.every((d) => Number.isInteger(d) && d >= 0)) {
+    throw corrupt(path, `tensor ${name} has an invalid shape`);
+  }
+  if (
+    !Array.isArray(offsets) ||
+    offsets.length !== 2 ||
+    !offsets.every((o) => Number.isInteger(o) && o >= 0)
+  ) {
+    throw corrupt(path, `tensor ${name} has invalid data_offsets`);
+  }
+  const [begin, end] = offsets as [number, number];
+  const elements = (shape as number[]).reduce((a, b) => a * b, 1);
+  const byteLength = end - begin;
+  if (byteLength !== elements * BYTES_PER_ELEMENT[e.dtype]) {
+    throw corrupt(path, `tensor ${name}: ${byteLength} bytes for shape [${shape.join(", ")}] ${e.dtype}`);
+  }
+  if (dataStart + end > fileSize) throw corrupt(path, `tensor ${name} lies past the end of the file`);
+  return { dtype: e.dtype, shape: shape as number[], offset: dataStart + begin, byteLength };
+}

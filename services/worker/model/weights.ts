@@ -1,0 +1,97 @@
+// All tensors of a checkpoint folder: one model.safetensors, or shards listed by
+// model.safetensors.index.json ({"weight_map": {tensor name: shard file}}).
+import fs from "node:fs";
+import path from "node:path";
+import { Code, TesseraError } from "../../common/errors.ts";
+import type { WeightDtype } from "./dtype.ts";
+import { SafetensorsFile, type Tensor } from "./safetensors.ts";
+
+export class WeightStore {
+  private readonly byName: Map<string, SafetensorsFile>;
+
+  private constructor(byName: Map<string, SafetensorsFile>) {
+    this.byName = byName;
+  }
+
+  static open(dir: string): WeightStore {
+    const index = path.join(dir, "model.safetensors.index.json");
+    if (fs.existsSync(index)) return WeightStore.fromIndex(dir, index);
+    const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith(".safetensors")) : [];
+    if (files.length === 0) throw new TesseraError(Code.NOT_FOUND, `${dir}: no *.safetensors weights found`);
+    const byName = new Map<string, SafetensorsFile>();
+    for (const f of files.sort()) {
+      const file = SafetensorsFile.open(path.join(dir, f));
+      for (const name of file.tensors.keys()) byName.set(name, file);
+    }
+    return new WeightStore(byName);
+  }
+
+  private static fromIndex(dir: string, indexPath: string): WeightStore {
+    let weightMap: unknown;
+    try {
+      weightMap = (JSON.parse(fs.readFileSync(indexPath, "utf8")) as { weight_map?: unknown }).weight_map;
+    } catch (err) {
+      throw new TesseraError(Code.INVALID_ARGUMENT, `${indexPath} is not valid JSON`, { cause: err });
+    }
+    if (typeof weightMap !== "object" || weightMap === null) {
+      throw new TesseraError(Code.INVALID_ARGUMENT, `${indexPath}: weight_map is missing`);
+    }
+    const files = new Map<string, SafetensorsFile>();
+    const byName = new Map<string, SafetensorsFile>();
+    for (const [name, shard] of Object.entries(weightMap as Record<string, unknown>)) {
+      if (typeof shard !== "string" || shard.includes("/") || shard.includes("\\")) {
+        throw new TesseraError(Code.INVALID_ARGUMENT, `${indexPath}: bad shard name for ${name}`);
+      }
+      let file = files.get(shard);
+      if (!file) {
+        file = SafetensorsFile.open(path.join(dir, shard));
+        files.set(shard, file);
+      }
+      if (!file.has(name)) {
+        throw new TesseraError(Code.INVALID_ARGUMENT, `${indexPath}: ${name} is not in ${shard}`);
+      }
+      byName.set(name, file);
+    }
+    return new WeightStore(byName);
+  }
+
+  has(name: string): boolean {
+    return this.byName.has(name);
+  }
+
+  names(): string[] {
+    return [...this.byName.keys()];
+  }
+
+  /** The dtype most weights are stored in. */
+  dtype(): WeightDtype {
+    const counts = new Map<WeightDtype, number>();
+    for (const [name, file] of this.byName) {
+      const d = file.tensors.get(name)!.dtype;
+      counts.set(d, (counts.get(d) ?? 0) + 1);
+    }
+    return [...counts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? "F32";
+  }
+
+  shape(name: string): number[] {
+    return this.fileOf(name).tensors.get(name)!.shape;
+  }
+
+  /** Reads a tensor as float32 and checks its shape. */
+  read(name: string, expectedShape?: number[]): Tensor {
+    const t = this.fileOf(name).read(name);
+    if (expectedShape && t.shape.join(",") !== expectedShape.join(",")) {
+      throw new TesseraError(
+        Code.INVALID_ARGUMENT,
+        `weight ${name} has shape [${t.shape.join(", ")}], expected [${expectedShape.join(", ")}]`,
+      );
+    }
+    return t;
+  }
+
+  private fileOf(name: string): SafetensorsFile {
+    const file = this.byName.get(name);
+    if (!file) throw new TesseraError(Code.INVALID_ARGUMENT, `checkpoint is missing weight ${name}`);
+    return file;
+  }
+}
