@@ -1,0 +1,171 @@
+import assert from "node:assert/strict";
+import path from "node:path";
+import { Code, TesseraError } from "../../common/errors.ts";
+import { isNearTie, REFERENCE_DIR, REFERENCE_MODELS, referenceCases } from "../testdata/reference.ts";
+import { Engine } from "./engine.ts";
+import type { FinishReason, GenerateEvent, SamplingParams } from "./types.ts";
+
+const GREEDY: SamplingParams = {
+  maxTokens: 24,
+  temperature: 0,
+  topP: 1,
+  topK: 0,
+  seed: undefined,
+  stop: [],
+  stopTokenIds: [],
+  ignoreEos: false,
+  logprobs: 0,
+};
+
+interface Collected {
+  ids: number[];
+  text: string;
+  reason: FinishReason | undefined;
+  events: GenerateEvent[];
+}
+
+async function collect(stream: AsyncIterable<GenerateEvent>): Promise<Collected> {
+  const out: Collected = { ids: [], text: "", reason: undefined, events: [] };
+  for await (const e of stream) {
+    out.events.push(e);
+    out.text += e.textDelta;
+    if (e.type === "tokens") out.ids.push(...e.tokens.map((t) => t.tokenId));
+    else out.reason = e.reason;
+  }
+  return out;
+}
+
+let nextId = 0;
+const request = (promptIds: number[], sampling: Partial<SamplingParams> = {}) => ({
+  requestId: `r${nextId++}`,
+  promptIds,
+  sampling: { ...GREEDY, ...sampling },
+});
+
+for (const model of REFERENCE_MODELS) {
+  describe(`Engine greedy generation on ${model}`, () => {
+    let engine: Engine;
+    before(async () => {
+      engine = await Engine.load(path.join(REFERENCE_DIR, model), { threads: 1 });
+    });
+    after(() => engine.close());
+
+    it("reproduces the reference greedy ids of every prompt (divergence only at a reference near-tie)", async () => {
+      for (const c of referenceCases(model)) {
+        const got = await collect(engine.generate(request(c.prompt_ids)));
+        const firstDiff = got.ids.findIndex((id, i) => id !== c.output_ids[i]);
+        if (firstDiff >= 0) {
+          assert.ok(
+            isNearTie(c.steps_top3[firstDiff]!),
+            `"${c.prompt.slice(0, 30)}": diverged at step ${firstDiff}`,
+          );
+          continue;
+        }
+        assert.deepEqual(got.ids, c.output_ids);
+        const stoppedOnEos = c.output_ids.at(-1) === 2;
+        assert.equal(got.reason, stoppedOnEos ? "stop" : "length");
+        const textIds = stoppedOnEos ? c.output_ids.slice(0, -1) : c.output_ids;
+        assert.equal(got.text, engine.tokenizer.decode(textIds));
+      }
+    });
+  });
+}
+
+describe("Engine requests", () => {
+  let engine: Engine;
+  const prompt = referenceCases("tiny-llama")[3]!.prompt_ids;
+  before(async () => {
+    engine = await Engine.load(path.join(REFERENCE_DIR, "tiny-llama"), { threads: 1 });
+  });
+  after(() => engine.close());
+
+  it("gives each of several concurrent requests the output it gets alone", async () => {
+    const alone = await collect(engine.generate(request(prompt, { ignoreEos: true })));
+    const sampledAlone = await collect(engine.generate(request(prompt, { temperature: 0.8, seed: 7n })));
+    const together = await Promise.all([
+      collect(engine.generate(request(prompt, { ignoreEos: true }))),
+      collect(engine.generate(request(prompt, { temperature: 0.8, seed: 7n }))),
+      collect(engine.generate(request(referenceCases("tiny-llama")[1]!.prompt_ids))),
+    ]);
+    assert.deepEqual(together[0]!.ids, alone.ids);
+    assert.deepEqual(together[1]!.ids, sampledAlone.ids);
+  });
+
+  it("repeats a seeded sampled output exactly and varies with the seed", async () => {
+    const a = await collect(
+      engine.generate(request(prompt, { temperature: 1, topP: 0.95, seed: 42n, ignoreEos: true })),
+    );
+    const b = await collect(
+      engine.generate(request(prompt, { temperature: 1, topP: 0.95, seed: 42n, ignoreEos: true })),
+    );
+    const c = await collect(
+      engine.generate(request(prompt, { temperature: 1, topP: 0.95, seed: 43n, ignoreEos: true })),
+    );
+    assert.deepEqual(a.ids, b.ids);
+    assert.notDeepEqual(a.ids, c.ids);
+  });
+
+  it("stops at max_tokens with finish reason length and reports usage", async () => {
+    const got = await collect(engine.generate(request(prompt, { maxTokens: 5, ignoreEos: true })));
+    assert.equal(got.ids.length, 5);
+    assert.equal(got.reason, "length");
+    const last = got.events.at(-1)!;
+    assert.deepEqual(last.type === "finish" && last.usage, {
+      promptTokens: prompt.length,
+      completionTokens: 5,
+    });
+  });
+
+  it("stops before a stop string and never emits it", async () => {
+    const full = await collect(engine.generate(request(prompt, { ignoreEos: true, maxTokens: 24 })));
+    const stop = full.text.slice(6, 9);
+    const got = await collect(
+      engine.generate(request(prompt, { ignoreEos: true, maxTokens: 24, stop: [stop] })),
+    );
+    assert.equal(got.reason, "stop_string");
+    assert.equal(got.text, full.text.slice(0, full.text.indexOf(stop)));
+  });
+
+  it("stops on a requested stop token id", async () => {
+    const full = await collect(engine.generate(request(prompt, { ignoreEos: true })));
+    const got = await collect(engine.generate(request(prompt, { stopTokenIds: [full.ids[3]!] })));
+    assert.equal(got.reason, "stop");
+    assert.deepEqual(got.ids, full.ids.slice(0, full.ids.indexOf(full.ids[3]!) + 1));
+  });
+
+  it("ends a cancelled request within one step", async () => {
+    const controller = new AbortController();
+    const got: number[] = [];
+    let reason: string | undefined;
+    for await (const e of engine.generate(
+      request(prompt, { ignoreEos: true, maxTokens: 100 }),
+      controller.signal,
+    )) {
+      if (e.type === "tokens") {
+        got.push(...e.tokens.map((t) => t.tokenId));
+        if (got.length === 3) controller.abort();
+      } else reason = e.reason;
+    }
+    assert.equal(reason, "cancelled");
+    assert.equal(got.length, 3);
+  });
+
+  it("rejects prompts that are empty, outside the vocabulary or longer than the context", () => {
+    const invalid = (ids: number[]) =>
+      assert.throws(
+        () => engine.generate(request(ids)),
+        (e: unknown) =>
+          e instanceof TesseraError && e.code === Code.INVALID_ARGUMENT && /^prompt: /.test(e.message),
+      );
+    invalid([]);
+    invalid([1, 512]);
+    invalid(new Array(engine.description.maxContext).fill(5));
+  });
+
+  it("finishes with reason context when the context fills", async () => {
+    const ids = new Array(engine.description.maxContext - 3).fill(5);
+    const got = await collect(engine.generate(request(ids, { ignoreEos: true, maxTokens: 50 })));
+    assert.equal(got.reason, "context");
+    assert.equal(got.ids.length, 3);
+  });
+});
