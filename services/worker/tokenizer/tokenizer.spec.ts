@@ -187,19 +187,13 @@ describe("Tokenizer", () => {
     }
   });
 
-  it("encodes 100 KB of text quickly", function () {
+  it("round-trips 100 KB of mixed text", () => {
     const text = readFileSync(new URL(import.meta.url), "utf8").slice(0, 20_000);
     const big = Array.from({ length: 5 }, (_, i) => text.replaceAll("e", String.fromCharCode(0x61 + i))).join(
       "",
     );
     const t = Tokenizer.fromJson(tokenizerJson); // cold cache
-    const start = performance.now();
-    const ids = t.encode(big);
-    const ms = performance.now() - start;
-    assert.equal(t.decode(ids), big);
-    // About 30 ms on a developer machine; the bound only catches a gross regression.
-    assert.ok(ms < 2_000, `encode took ${ms.toFixed(0)} ms`);
-    this.test!.title += ` (${ms.toFixed(0)} ms, ${ids.length} tokens)`;
+    assert.equal(t.decode(t.encode(big)), big);
   });
 
   it("rejects tokenizers it does not implement with UNIMPLEMENTED", () => {
