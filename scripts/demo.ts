@@ -1,0 +1,68 @@
+// The demo (npm run demo, called by scripts/demo.sh): create a small llama checkpoint (once), serve it
+// with `tessera serve`, stream a completion over gRPC printing tokens as they arrive, then SIGTERM.
+import { existsSync } from "node:fs";
+import path from "node:path";
+import type { GenerateResponse } from "../proto/gen/tessera/v1/inference_pb.js";
+import { FinishReason, Inference } from "../proto/gen/tessera/v1/inference_pb.js";
+import { runTessera, startServe } from "../services/cli/child-process.ts";
+import { GrpcClient } from "../services/worker/server/grpc-client.ts";
+import { waitUntilServing } from "../services/worker/server/health-client.ts";
+
+const root = path.resolve(import.meta.dirname, "..");
+const modelDir = path.join(root, ".tessera", "demo", "llama-small");
+const prompt = "The quick brown fox";
+const say = (line: string) => process.stderr.write(`\x1b[2m${line}\x1b[0m\n`);
+
+if (existsSync(path.join(modelDir, "config.json")))
+  say(`using the checkpoint in ${path.relative(root, modelDir)}`);
+else {
+  say(`creating a small llama checkpoint in ${path.relative(root, modelDir)}`);
+  const made = await runTessera([
+    "model",
+    "create",
+    "--arch",
+    "llama",
+    "--preset",
+    "small",
+    "--seed",
+    "1",
+    "--out",
+    modelDir,
+  ]);
+  if (made.code !== 0) throw new Error(`tessera model create failed:\n${made.stderr}`);
+}
+
+say("starting tessera serve");
+const served = await startServe(modelDir);
+const client = new GrpcClient(served.address);
+try {
+  await waitUntilServing(served.address, 20_000);
+  say(`serving on ${served.address}; health SERVING. Generate:`);
+  process.stdout.write(prompt);
+  const started = performance.now();
+  let firstTokenMs = 0;
+  let last: GenerateResponse | undefined;
+  const stream = client.serverStream(Inference.method.generate, {
+    prompt: { case: "text", value: prompt },
+    sampling: { maxTokens: 64, temperature: 0.8, topP: 0.95, seed: 7n, ignoreEos: true },
+  });
+  for await (const message of stream as AsyncIterable<GenerateResponse>) {
+    if (firstTokenMs === 0 && message.tokens.length > 0) firstTokenMs = performance.now() - started;
+    process.stdout.write(message.textDelta);
+    last = message;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const tokens = last?.usage?.completionTokens ?? 0;
+  const reason = FinishReason[last?.finishReason ?? FinishReason.UNSPECIFIED];
+  process.stdout.write("\n");
+  console.log(
+    `${tokens} tokens in ${seconds.toFixed(2)} s: ${(tokens / seconds).toFixed(1)} tokens/s ` +
+      `(first token after ${firstTokenMs.toFixed(0)} ms, finish ${reason})`,
+  );
+} finally {
+  client.close();
+  served.child.kill("SIGTERM");
+  const code = await served.exited;
+  say(`tessera serve stopped on SIGTERM with exit code ${code}`);
+  if (code !== 0) process.exitCode = 1;
+}

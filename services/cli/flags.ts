@@ -1,0 +1,52 @@
+// Parsers for flag values: each throws commander's InvalidArgumentError, which commander reports as
+// a one-line error naming the flag ("option '--top-k <k>' argument 'x' is invalid. ...").
+import { InvalidArgumentError } from "commander";
+import type { TesseraError } from "../common/errors.ts";
+
+export function integerFlag(value: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isSafeInteger(n)) throw new InvalidArgumentError("must be an integer");
+  return n;
+}
+
+export function nonNegativeIntegerFlag(value: string): number {
+  const n = integerFlag(value);
+  if (n < 0) throw new InvalidArgumentError("must be >= 0");
+  return n;
+}
+
+export function positiveIntegerFlag(value: string): number {
+  const n = integerFlag(value);
+  if (n <= 0) throw new InvalidArgumentError("must be > 0");
+  return n;
+}
+
+export function numberFlag(value: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n)) throw new InvalidArgumentError("must be a number");
+  return n;
+}
+
+export function seedFlag(value: string): bigint {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError("must be a non-negative integer");
+  const seed = BigInt(value);
+  if (seed >= 2n ** 64n) throw new InvalidArgumentError("must be below 2^64");
+  return seed;
+}
+
+/** `1,2,3` (spaces allowed) -> [1, 2, 3]. */
+export function idListFlag(value: string): number[] {
+  const parts = value.split(",").map((p) => p.trim());
+  if (parts.some((p) => !/^\d+$/.test(p))) {
+    throw new InvalidArgumentError("must be comma-separated non-negative integers, e.g. 1,2,3");
+  }
+  return parts.map(Number);
+}
+
+/**
+ * Rewrites an INVALID_ARGUMENT error about a request field into one about the flag that set it:
+ * "max_tokens: must be > 0" -> "--max-tokens: must be > 0".
+ */
+export function asFlagError(error: TesseraError, flags: Record<string, string>): string {
+  return error.message.replace(/^([a-z_]+)/i, (field) => flags[field] ?? field);
+}

@@ -1,0 +1,32 @@
+// `tessera model create`: writes a deterministic random checkpoint in Hugging Face format.
+import { Command, Option } from "commander";
+import {
+  CHECKPOINT_DTYPES,
+  type CreateCheckpointOptions,
+  createCheckpoint,
+} from "../model-factory/create-checkpoint.ts";
+import { ARCHS, PRESETS } from "../model-factory/presets.ts";
+import { nonNegativeIntegerFlag } from "./flags.ts";
+
+type CreateFlags = Pick<CreateCheckpointOptions, "arch" | "preset" | "seed" | "out" | "dtype">;
+
+export function modelCommand(): Command {
+  const model = new Command("model").description("Manage model checkpoints");
+  model
+    .command("create")
+    .description("Create a randomly initialised checkpoint (for tests, demos and benchmarks)")
+    .addOption(new Option("--arch <arch>", "model architecture").choices(ARCHS).makeOptionMandatory())
+    .addOption(new Option("--preset <preset>", "model size").choices(PRESETS).makeOptionMandatory())
+    .requiredOption("--seed <n>", "seed of the random weights (integer >= 0)", nonNegativeIntegerFlag)
+    .requiredOption("--out <dir>", "folder to write the checkpoint into (created if missing)")
+    .addOption(new Option("--dtype <dtype>", "weight dtype (default: float32)").choices(CHECKPOINT_DTYPES))
+    .action(async (flags: CreateFlags) => {
+      const made = await createCheckpoint(flags);
+      const params = `${(made.parameterCount / 1e6).toFixed(1)}M parameters`;
+      const size = `${(made.bytes / 2 ** 20).toFixed(1)} MiB`;
+      process.stdout.write(
+        `created a ${made.preset} ${made.arch} checkpoint (${params}, ${made.dtype}, ${size}) in ${made.out}\n`,
+      );
+    });
+  return model;
+}

@@ -1,0 +1,42 @@
+// The `tessera` command line: model create, generate, serve. runCli returns the exit code:
+// 0 done, 1 failed (e.g. a missing model folder), 2 bad flags.
+import { Command, CommanderError } from "commander";
+import { TesseraError } from "../common/errors.ts";
+import { generateCommand } from "./generate-command.ts";
+import { modelCommand } from "./model-command.ts";
+import { serveCommand } from "./serve-command.ts";
+
+export const EXIT_FAILED = 1;
+export const EXIT_USAGE = 2;
+
+export function createProgram(): Command {
+  const program = new Command("tessera")
+    .description("Tessera: distributed LLM inference in TypeScript")
+    .addCommand(modelCommand())
+    .addCommand(generateCommand())
+    .addCommand(serveCommand());
+  throwInsteadOfExit(program);
+  return program;
+}
+
+/** Commands added with addCommand do not inherit exitOverride, so it is set on every one. */
+function throwInsteadOfExit(command: Command): void {
+  command.exitOverride().showSuggestionAfterError();
+  command.commands.forEach(throwInsteadOfExit);
+}
+
+export async function runCli(argv: string[], program = createProgram()): Promise<number> {
+  try {
+    await program.parseAsync(argv);
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return exitCodeOf(err);
+    process.stderr.write(`error: ${TesseraError.from(err).message}\n`);
+    return EXIT_FAILED;
+  }
+}
+
+/** Help asked for exits 0; every other commander error is a usage error. */
+function exitCodeOf(err: CommanderError): number {
+  return err.exitCode === 0 ? 0 : EXIT_USAGE;
+}

@@ -1,0 +1,60 @@
+// `tessera serve`: serves one checkpoint over gRPC until SIGTERM or SIGINT, then drains and exits 0.
+import { Command } from "commander";
+import { createLogger } from "../common/log.ts";
+import { asFlagError, integerFlag, nonNegativeIntegerFlag, positiveIntegerFlag } from "./flags.ts";
+
+interface ServeFlags {
+  model: string;
+  host: string;
+  port: number;
+  metricsPort?: number;
+  drainTimeoutMs: number;
+  threads?: number;
+}
+
+const FLAG_OF_FIELD: Record<string, string> = {
+  modelDir: "--model",
+  host: "--host",
+  port: "--port",
+  metricsPort: "--metrics-port",
+  drainTimeoutMs: "--drain-timeout-ms",
+  threads: "--threads",
+};
+
+export function serveCommand(): Command {
+  return new Command("serve")
+    .summary("Serve a checkpoint over gRPC")
+    .description(
+      "Serve a checkpoint over gRPC (tessera.v1.Inference, grpc.health.v1, reflection). " +
+        "SIGTERM drains: health turns NOT_SERVING, new calls get UNAVAILABLE, calls in flight finish " +
+        "(cancelled after --drain-timeout-ms), then the process exits 0.",
+    )
+    .requiredOption("--model <dir>", "checkpoint folder")
+    .option(
+      "--port <port>",
+      "gRPC port; 0 picks a free one (logged in the 'serving' line)",
+      integerFlag,
+      50051,
+    )
+    .option("--host <host>", "interface to listen on", "127.0.0.1")
+    .option(
+      "--metrics-port <port>",
+      "reserved for the Prometheus /metrics endpoint: validated, not served yet",
+      integerFlag,
+    )
+    .option(
+      "--drain-timeout-ms <ms>",
+      "how long calls in flight may run after SIGTERM",
+      nonNegativeIntegerFlag,
+      30_000,
+    )
+    .option("--threads <n>", "engine threads (default: one per core)", positiveIntegerFlag)
+    .action(async (flags: ServeFlags, command: Command) => {
+      const { parseServeConfig } = await import("../worker/server/serve-config.ts");
+      const { model, ...rest } = flags;
+      const config = parseServeConfig({ modelDir: model, ...rest });
+      if (config.error) command.error(`error: ${asFlagError(config.error, FLAG_OF_FIELD)}`, { exitCode: 2 });
+      const { serve } = await import("../worker/server/serve.ts");
+      await serve(config.value, createLogger("server"));
+    });
+}

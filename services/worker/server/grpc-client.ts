@@ -1,0 +1,77 @@
+// A small typed grpc-js client for protobuf-es services: `client.unary(Inference.method.tokenize, {...})`.
+import {
+  create,
+  type DescMessage,
+  type DescMethod,
+  type MessageInitShape,
+  type MessageShape,
+} from "@bufbuild/protobuf";
+import {
+  type CallOptions,
+  type ChannelOptions,
+  Client,
+  type ClientReadableStream,
+  credentials,
+  Metadata,
+} from "@grpc/grpc-js";
+import { grpcMethodDefinition } from "./grpc-service.ts";
+
+type Method<K extends DescMethod["methodKind"], I extends DescMessage, O extends DescMessage> = DescMethod & {
+  methodKind: K;
+  input: I;
+  output: O;
+};
+
+export class GrpcClient {
+  readonly #client: Client;
+
+  constructor(address: string, options: ChannelOptions = {}) {
+    this.#client = new Client(address, credentials.createInsecure(), options);
+  }
+
+  unary<I extends DescMessage, O extends DescMessage>(
+    method: Method<"unary", I, O>,
+    request: MessageInitShape<I>,
+    options: CallOptions = {},
+  ): Promise<MessageShape<O>> {
+    const def = grpcMethodDefinition(method);
+    return new Promise((resolve, reject) => {
+      this.#client.makeUnaryRequest(
+        def.path,
+        def.requestSerialize,
+        def.responseDeserialize,
+        create(method.input, request),
+        new Metadata(),
+        options,
+        (err, response) => (err || response === undefined ? reject(err) : resolve(response)),
+      );
+    });
+  }
+
+  serverStream<I extends DescMessage, O extends DescMessage>(
+    method: Method<"server_streaming", I, O>,
+    request: MessageInitShape<I>,
+    options: CallOptions = {},
+  ): ClientReadableStream<MessageShape<O>> {
+    const def = grpcMethodDefinition(method);
+    return this.#client.makeServerStreamRequest(
+      def.path,
+      def.requestSerialize,
+      def.responseDeserialize,
+      create(method.input, request),
+      new Metadata(),
+      options,
+    );
+  }
+
+  /** Resolves once the channel is connected, or rejects after `timeoutMs`. */
+  waitForReady(timeoutMs: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#client.waitForReady(Date.now() + timeoutMs, (err) => (err ? reject(err) : resolve()));
+    });
+  }
+
+  close(): void {
+    this.#client.close();
+  }
+}

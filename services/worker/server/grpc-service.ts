@@ -1,0 +1,63 @@
+// Maps a protobuf-es service descriptor to a grpc-js ServiceDefinition, so grpc-js serves and calls
+// services whose messages are protobuf-es messages (serialized with toBinary / fromBinary).
+import { type DescMessage, fromBinary, type MessageShape, toBinary } from "@bufbuild/protobuf";
+import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
+import type {
+  handleBidiStreamingCall,
+  handleClientStreamingCall,
+  handleServerStreamingCall,
+  handleUnaryCall,
+  MethodDefinition,
+  ServiceDefinition,
+} from "@grpc/grpc-js";
+
+/** The grpc-js handler type of one method, from its kind and message types. */
+export type GrpcHandler<M> = M extends { methodKind: infer K; input: infer I; output: infer O }
+  ? I extends DescMessage
+    ? O extends DescMessage
+      ? K extends "unary"
+        ? handleUnaryCall<MessageShape<I>, MessageShape<O>>
+        : K extends "server_streaming"
+          ? handleServerStreamingCall<MessageShape<I>, MessageShape<O>>
+          : K extends "client_streaming"
+            ? handleClientStreamingCall<MessageShape<I>, MessageShape<O>>
+            : handleBidiStreamingCall<MessageShape<I>, MessageShape<O>>
+      : never
+    : never
+  : never;
+
+/** A handler per method, keyed by the method's local name (e.g. `generate`). */
+export type GrpcHandlers<T extends GenServiceMethods> = { [K in keyof T]: GrpcHandler<T[K]> };
+
+/** The gRPC path of a method: `/tessera.v1.Inference/Generate`. */
+export function grpcPath(method: { name: string; parent: { typeName: string } }): string {
+  return `/${method.parent.typeName}/${method.name}`;
+}
+
+export function grpcMethodDefinition<I extends DescMessage, O extends DescMessage>(method: {
+  name: string;
+  parent: { typeName: string };
+  methodKind: string;
+  input: I;
+  output: O;
+}): MethodDefinition<MessageShape<I>, MessageShape<O>> {
+  return {
+    path: grpcPath(method),
+    originalName: method.name,
+    requestStream: method.methodKind === "client_streaming" || method.methodKind === "bidi_streaming",
+    responseStream: method.methodKind === "server_streaming" || method.methodKind === "bidi_streaming",
+    requestSerialize: (message) => Buffer.from(toBinary(method.input, message)),
+    requestDeserialize: (bytes) => fromBinary(method.input, bytes),
+    responseSerialize: (message) => Buffer.from(toBinary(method.output, message)),
+    responseDeserialize: (bytes) => fromBinary(method.output, bytes),
+  };
+}
+
+/** The grpc-js ServiceDefinition of a generated service, keyed by method local names. */
+export function grpcServiceDefinition<T extends GenServiceMethods>(
+  service: GenService<T>,
+): ServiceDefinition {
+  return Object.fromEntries(
+    service.methods.map((method) => [method.localName, grpcMethodDefinition(method)]),
+  );
+}

@@ -1,0 +1,50 @@
+// Tracks the calls a server is working on, so a graceful shutdown can refuse new calls, wait for the
+// ones in flight, and cancel those still running when the drain time is up.
+
+export class InFlight {
+  readonly #calls = new Set<AbortController>();
+  readonly #idleWaiters: (() => void)[] = [];
+  #draining = false;
+
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  get size(): number {
+    return this.#calls.size;
+  }
+
+  /** A controller whose signal aborts the new call, or undefined once draining (refuse the call). */
+  begin(): AbortController | undefined {
+    if (this.#draining) return undefined;
+    const controller = new AbortController();
+    this.#calls.add(controller);
+    return controller;
+  }
+
+  end(controller: AbortController): void {
+    this.#calls.delete(controller);
+    if (this.#calls.size > 0) return;
+    for (const wake of this.#idleWaiters.splice(0)) wake();
+  }
+
+  /**
+   * Refuses new calls from now on and resolves once none is in flight. When `deadline` resolves
+   * first, the calls still running are aborted with `reason` and counted in `cancelled`.
+   */
+  async drain(deadline: Promise<void>, reason: unknown): Promise<{ cancelled: number }> {
+    this.#draining = true;
+    const idle = this.#whenIdle();
+    const timedOut = await Promise.race([idle.then(() => false), deadline.then(() => true)]);
+    if (!timedOut) return { cancelled: 0 };
+    const cancelled = this.#calls.size;
+    for (const controller of this.#calls) controller.abort(reason);
+    await idle;
+    return { cancelled };
+  }
+
+  #whenIdle(): Promise<void> {
+    if (this.#calls.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+}

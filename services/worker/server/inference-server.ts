@@ -1,0 +1,119 @@
+// A gRPC server for one loaded model: the Inference service, health (grpc.health.v1) and reflection.
+// shutdown() drains: health turns NOT_SERVING, new calls are refused, calls in flight may finish
+// until the drain timeout, then the rest are cancelled and the server stops.
+import { setTimeout as delay } from "node:timers/promises";
+import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { HealthImplementation, type ServingStatus } from "grpc-health-check";
+import { Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import { Code, TesseraError } from "../../common/errors.ts";
+import type { Logger } from "../../common/log.ts";
+import { grpcServiceDefinition } from "./grpc-service.ts";
+import { InFlight } from "./in-flight.ts";
+import { InferenceService } from "./inference-service.ts";
+import { addReflection } from "./reflection.ts";
+import type { ServedModel } from "./served-model.ts";
+
+export interface InferenceServerOptions {
+  host: string;
+  /** 0 picks a free port; read it back from `port`. */
+  port: number;
+  /** How long calls in flight may run after shutdown starts before they are cancelled. */
+  drainTimeoutMs: number;
+  log: Logger;
+}
+
+/** How long the transport may take to close once no call is left, before it is forced. */
+const CLOSE_TIMEOUT_MS = 2_000;
+
+export class InferenceServer {
+  readonly port: number;
+  readonly #server: Server;
+  readonly #health: HealthImplementation;
+  readonly #inFlight: InFlight;
+  readonly #options: InferenceServerOptions;
+  #shutdown: Promise<{ cancelled: number }> | undefined;
+
+  private constructor(
+    server: Server,
+    health: HealthImplementation,
+    inFlight: InFlight,
+    port: number,
+    options: InferenceServerOptions,
+  ) {
+    this.#server = server;
+    this.#health = health;
+    this.#inFlight = inFlight;
+    this.port = port;
+    this.#options = options;
+  }
+
+  static async start(model: ServedModel, options: InferenceServerOptions): Promise<InferenceServer> {
+    const server = new Server();
+    const inFlight = new InFlight();
+    server.addService(
+      grpcServiceDefinition(Inference),
+      new InferenceService(model, inFlight, options.log).handlers(),
+    );
+    const health = new HealthImplementation(servingStatus("SERVING"));
+    health.addToServer(server);
+    addReflection(server);
+    const port = await bind(server, options.host, options.port);
+    options.log.info({ host: options.host, port, model: model.description.id }, "serving");
+    return new InferenceServer(server, health, inFlight, port, options);
+  }
+
+  /** Number of calls in flight. */
+  get activeCalls(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Drains and stops the server; calling it again returns the same promise. */
+  shutdown(): Promise<{ cancelled: number }> {
+    this.#shutdown ??= this.#drainAndStop();
+    return this.#shutdown;
+  }
+
+  async #drainAndStop(): Promise<{ cancelled: number }> {
+    const { log, drainTimeoutMs } = this.#options;
+    for (const [service, status] of Object.entries(servingStatus("NOT_SERVING")))
+      this.#health.setStatus(service, status);
+    log.info({ inFlight: this.#inFlight.size, drainTimeoutMs }, "draining");
+    const timeout = new AbortController();
+    const deadline = delay(drainTimeoutMs, undefined, { signal: timeout.signal }).catch(() => {});
+    const reason = new TesseraError(Code.UNAVAILABLE, "the server is shutting down");
+    const result = await this.#inFlight.drain(deadline, reason);
+    timeout.abort();
+    await this.#close();
+    log.info(result, "stopped");
+    return result;
+  }
+
+  /** Closes the transport gracefully, forcing it when idle connections (e.g. health watches) linger. */
+  async #close(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.#server.tryShutdown(() => resolve()));
+    const timeout = new AbortController();
+    const forced = delay(CLOSE_TIMEOUT_MS, undefined, { signal: timeout.signal }).then(
+      () => this.#server.forceShutdown(),
+      () => {},
+    );
+    await Promise.race([closed, forced]);
+    timeout.abort();
+  }
+}
+
+function servingStatus(status: ServingStatus): Record<string, ServingStatus> {
+  return { "": status, [Inference.typeName]: status };
+}
+
+function bind(server: Server, host: string, port: number): Promise<number> {
+  const address = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+  return new Promise((resolve, reject) => {
+    server.bindAsync(address, ServerCredentials.createInsecure(), (err, bound) => {
+      if (err)
+        reject(
+          new TesseraError(Code.UNAVAILABLE, `cannot listen on ${address}: ${err.message}`, { cause: err }),
+        );
+      else resolve(bound);
+    });
+  });
+}

@@ -1,0 +1,132 @@
+// The tessera.v1.Inference service: Generate streams one message per engine event, Tokenize and
+// ListModels answer from the loaded model. Every failure becomes a gRPC status; none crashes the server.
+import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { create } from "@bufbuild/protobuf";
+import type { ServerUnaryCall, ServerWritableStream, sendUnaryData } from "@grpc/grpc-js";
+import {
+  type GenerateRequest,
+  type GenerateResponse,
+  type Inference,
+  ListModelsResponseSchema,
+  type TokenizeRequest,
+  type TokenizeResponse,
+  TokenizeResponseSchema,
+} from "../../../proto/gen/tessera/v1/inference_pb.js";
+import { Code, TesseraError } from "../../common/errors.ts";
+import type { Logger } from "../../common/log.ts";
+import { resolveModel, toEngineRequest } from "./generate-request.ts";
+import { toGenerateResponse } from "./generate-response.ts";
+import type { GrpcHandlers } from "./grpc-service.ts";
+import type { InFlight } from "./in-flight.ts";
+import type { ServedModel } from "./served-model.ts";
+
+type InferenceMethods = typeof Inference extends { method: infer M } ? M : never;
+type GenerateCall = ServerWritableStream<GenerateRequest, GenerateResponse>;
+
+export class InferenceService {
+  readonly #model: ServedModel;
+  readonly #inFlight: InFlight;
+  readonly #log: Logger;
+
+  constructor(model: ServedModel, inFlight: InFlight, log: Logger) {
+    this.#model = model;
+    this.#inFlight = inFlight;
+    this.#log = log;
+  }
+
+  handlers(): GrpcHandlers<InferenceMethods> {
+    return {
+      generate: (call) => void this.generate(call),
+      tokenize: (call, callback) => this.#unary(call, callback, (request) => this.tokenize(request)),
+      listModels: (call, callback) => this.#unary(call, callback, () => this.listModels()),
+    };
+  }
+
+  async generate(call: GenerateCall): Promise<void> {
+    const controller = this.#inFlight.begin();
+    if (controller === undefined) return fail(call, unavailable());
+    const requestId = call.request.requestId || randomUUID();
+    const log = this.#log.child({ requestId, method: "Generate" });
+    const onCancelled = () => controller.abort(new TesseraError(Code.CANCELLED, "cancelled by the client"));
+    call.on("cancelled", onCancelled);
+    try {
+      await this.#stream(call, requestId, controller.signal, log);
+    } catch (err) {
+      const error = TesseraError.from(controller.signal.aborted ? controller.signal.reason : err);
+      if (call.cancelled) log.info("generate cancelled by the client");
+      else {
+        log.warn({ code: error.code, err: error.message }, "generate failed");
+        if (!call.writableEnded) fail(call, error);
+      }
+    } finally {
+      call.off("cancelled", onCancelled);
+      this.#inFlight.end(controller);
+    }
+  }
+
+  /**
+   * Writes one message per engine event, then ends the call and waits until the transport has taken
+   * every message (a slow reader holds the call in flight); throws what the call should fail with.
+   */
+  async #stream(call: GenerateCall, requestId: string, signal: AbortSignal, log: Logger): Promise<void> {
+    const request = toEngineRequest(call.request, this.#model, requestId);
+    if (request.error) throw request.error;
+    log.info({ promptTokens: request.value.promptIds.length }, "generate started");
+    for await (const event of this.#model.generate(request.value, signal)) {
+      if (call.cancelled) return;
+      await write(call, toGenerateResponse(event, requestId, this.#model.tokenizer), signal);
+      if (event.type === "finish")
+        log.info({ reason: event.reason, usage: event.usage }, "generate finished");
+    }
+    if (call.cancelled) return;
+    call.end();
+    await once(call, "finish", { signal });
+  }
+
+  tokenize(request: TokenizeRequest): TokenizeResponse {
+    const resolved = resolveModel(request.model, this.#model);
+    if (resolved.error) throw resolved.error;
+    const { tokenizer } = this.#model;
+    const tokenIds = tokenizer.encode(request.text, { addSpecialTokens: request.addSpecialTokens });
+    return create(TokenizeResponseSchema, { tokenIds, tokens: tokenIds.map((id) => tokenizer.decode([id])) });
+  }
+
+  listModels() {
+    const { id, architecture, maxContext, vocabSize, dtype } = this.#model.description;
+    return create(ListModelsResponseSchema, { models: [{ id, architecture, maxContext, vocabSize, dtype }] });
+  }
+
+  #unary<Req, Res>(
+    call: ServerUnaryCall<Req, Res>,
+    callback: sendUnaryData<Res>,
+    answer: (request: Req) => Res,
+  ) {
+    const controller = this.#inFlight.begin();
+    if (controller === undefined) return callback(toStatus(unavailable()));
+    try {
+      callback(null, answer(call.request));
+    } catch (err) {
+      callback(toStatus(TesseraError.from(err)));
+    } finally {
+      this.#inFlight.end(controller);
+    }
+  }
+}
+
+function unavailable(): TesseraError {
+  return new TesseraError(Code.UNAVAILABLE, "the server is shutting down");
+}
+
+function toStatus(error: TesseraError): { code: Code; details: string } {
+  return { code: error.code, details: error.message };
+}
+
+function fail(call: GenerateCall, error: TesseraError): void {
+  call.emit("error", toStatus(error));
+}
+
+/** Writes one message, waiting while the client is slower than the engine (until aborted). */
+async function write(call: GenerateCall, message: GenerateResponse, signal: AbortSignal): Promise<void> {
+  if (!call.write(message)) await once(call, "drain", { signal });
+}

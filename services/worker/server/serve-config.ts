@@ -1,0 +1,36 @@
+// The one config object of a serving process, validated at start-up.
+import { z } from "zod";
+import { type Result, TesseraError } from "../../common/errors.ts";
+
+const port = z.int().min(0).max(65_535);
+
+export const ServeConfigSchema = z
+  .object({
+    /** Checkpoint folder (config.json, model.safetensors, tokenizer.json). */
+    modelDir: z.string().min(1),
+    /** Interface to listen on. */
+    host: z.string().min(1).default("127.0.0.1"),
+    /** gRPC port; 0 picks a free one (logged as `port` in the "serving" line). */
+    port: port.default(50051),
+    /** Reserved for the Prometheus endpoint: validated, not served yet. */
+    metricsPort: port.min(1).optional(),
+    /** How long in-flight calls may run after SIGTERM before they are cancelled. */
+    drainTimeoutMs: z.int().min(0).default(30_000),
+    /** Engine threads; unset lets the engine choose. */
+    threads: z.int().min(1).optional(),
+  })
+  .refine((c) => c.metricsPort === undefined || c.metricsPort !== c.port, {
+    path: ["metricsPort"],
+    message: "must differ from port",
+  });
+
+export type ServeConfig = z.infer<typeof ServeConfigSchema>;
+
+/** Parses a raw config; the error names the first bad field (e.g. `port: ...`). */
+export function parseServeConfig(raw: unknown): Result<ServeConfig> {
+  const parsed = ServeConfigSchema.safeParse(raw);
+  if (parsed.success) return { value: parsed.data };
+  const issue = parsed.error.issues[0];
+  const field = issue?.path.join(".") || "config";
+  return { error: TesseraError.invalidArgument(field, issue?.message ?? "invalid") };
+}

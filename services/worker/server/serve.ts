@@ -1,0 +1,40 @@
+// The serving process: load the model, serve it, and on SIGTERM or SIGINT drain and stop.
+import type { Logger } from "../../common/log.ts";
+import { Engine } from "../engine/engine.ts";
+import { InferenceServer } from "./inference-server.ts";
+import type { ServeConfig } from "./serve-config.ts";
+
+const STOP_SIGNALS: NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
+
+/** Serves until a stop signal, then drains; resolves once everything is closed. */
+export async function serve(config: ServeConfig, log: Logger): Promise<void> {
+  const engine = await Engine.load(config.modelDir, withThreads({ log }, config.threads));
+  try {
+    const server = await InferenceServer.start(engine, {
+      host: config.host,
+      port: config.port,
+      drainTimeoutMs: config.drainTimeoutMs,
+      log,
+    });
+    const signal = await nextSignal(STOP_SIGNALS);
+    log.info({ signal, inFlight: server.activeCalls }, "stop signal received");
+    await server.shutdown();
+  } finally {
+    await engine.close();
+  }
+}
+
+function withThreads<T extends object>(options: T, threads: number | undefined): T & { threads?: number } {
+  return threads === undefined ? options : { ...options, threads };
+}
+
+/** The first of `signals` to arrive; its handlers are then removed, so a second signal kills at once. */
+function nextSignal(signals: NodeJS.Signals[]): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const handler = (signal: NodeJS.Signals) => {
+      for (const s of signals) process.off(s, handler);
+      resolve(signal);
+    };
+    for (const s of signals) process.on(s, handler);
+  });
+}

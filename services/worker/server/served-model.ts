@@ -1,0 +1,14 @@
+// What the gRPC service needs from a loaded model: the Engine satisfies it, and unit tests can fake it.
+import type { GenerateEvent, GenerateRequest, ModelDescription } from "../engine/types.ts";
+
+export interface ServedTokenizer {
+  readonly vocabSize: number;
+  encode(text: string, options: { addSpecialTokens: boolean }): number[];
+  decode(ids: number[]): string;
+}
+
+export interface ServedModel {
+  readonly description: ModelDescription;
+  readonly tokenizer: ServedTokenizer;
+  generate(request: GenerateRequest, signal?: AbortSignal): AsyncIterable<GenerateEvent>;
+}
