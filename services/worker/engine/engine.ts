@@ -1,21 +1,31 @@
-// A loaded model ready to generate: the checkpoint's description and tokenizer on the event loop,
-// the weights and onnxruntime session in the model thread (ModelRunner).
-import os from "node:os";
+// A loaded model ready to serve: the checkpoint's description and tokenizer on the event loop, the
+// scheduler and KV bookkeeping beside them, and the weights, onnxruntime session and KV numbers in
+// the model thread (ModelRunner).
 import path from "node:path";
+import { Code, TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
+import type { Metrics } from "../../common/telemetry/metrics.ts";
+import { BlockPool } from "../kv/block-pool.ts";
+import { KvCacheManager } from "../kv/kv-cache-manager.ts";
 import { describeCheckpoint } from "../model/checkpoint.ts";
 import { ModelRunner } from "../runtime/model-runner.ts";
 import { Tokenizer } from "../tokenizer/tokenizer.ts";
-import { generateSequence } from "./generate-sequence.ts";
+import { type EngineConfig, type EngineConfigInput, parseEngineConfig, poolBlocks } from "./engine-config.ts";
+import { EngineCore } from "./engine-core.ts";
+import { EngineMetrics } from "./engine-metrics.ts";
+import { EngineRequest } from "./request.ts";
+import { Scheduler } from "./scheduler.ts";
 import type { GenerateEvent, GenerateRequest, ModelDescription } from "./types.ts";
 
 export interface EngineOptions {
-  /** onnxruntime intra-op threads (default: the machine's cores). */
-  threads?: number;
   /** Use this architecture instead of the one config.json names. */
   architecture?: string;
   /** The model id clients use (default: the folder's name). */
   id?: string;
+  engine?: EngineConfigInput;
+  /** onnxruntime intra-op threads (shorthand for engine.threads). */
+  threads?: number;
+  metrics?: Metrics;
   log?: Logger;
 }
 
@@ -24,55 +34,147 @@ export class Engine {
   readonly tokenizer: Tokenizer;
   /** Token ids that end a generation unless ignore_eos. */
   readonly eosTokenIds: readonly number[];
+  readonly config: EngineConfig;
+  /** The attention backend in use and the timings that chose it. */
+  readonly attention: { backend: string; timingsMs: Record<string, number> };
+  readonly pool: BlockPool;
+  readonly scheduler: Scheduler;
   private readonly runner: ModelRunner;
+  private readonly core: EngineCore;
+  private nextOrder = 0;
 
   private constructor(
-    description: ModelDescription,
-    tokenizer: Tokenizer,
-    eos: number[],
-    runner: ModelRunner,
+    parts: Pick<Engine, "description" | "tokenizer" | "eosTokenIds" | "config" | "pool" | "scheduler"> & {
+      runner: ModelRunner;
+      core: EngineCore;
+    },
   ) {
-    this.description = description;
-    this.tokenizer = tokenizer;
-    this.eosTokenIds = eos;
-    this.runner = runner;
+    this.description = parts.description;
+    this.tokenizer = parts.tokenizer;
+    this.eosTokenIds = parts.eosTokenIds;
+    this.config = parts.config;
+    this.pool = parts.pool;
+    this.scheduler = parts.scheduler;
+    this.runner = parts.runner;
+    this.core = parts.core;
+    this.attention = { backend: parts.runner.attention, timingsMs: { ...parts.runner.attentionTimings } };
   }
 
   static async load(modelDir: string, options: EngineOptions = {}): Promise<Engine> {
+    const config = parseEngineConfig({
+      ...options.engine,
+      ...(options.threads !== undefined ? { threads: options.threads } : {}),
+    });
     const checkpoint = describeCheckpoint(modelDir, options.architecture);
     const tokenizer = Tokenizer.fromFile(modelDir);
+    const model = checkpoint.config;
+    const numBlocks = poolBlocks(config, model);
     const runner = await ModelRunner.start({
       modelDir,
       architectureOverride: options.architecture,
-      threads: options.threads ?? os.availableParallelism(),
+      threads: config.threads,
+      numBlocks,
+      blockSize: config.blockSize,
+      attention: config.attention,
     });
-    const { config } = checkpoint;
     const description: ModelDescription = {
       id: options.id ?? path.basename(path.resolve(modelDir)),
-      architecture: config.architecture,
-      maxContext: config.maxContext,
-      vocabSize: config.vocabSize,
+      architecture: model.architecture,
+      maxContext: model.maxContext,
+      vocabSize: model.vocabSize,
       dtype: checkpoint.dtype,
     };
-    options.log?.info({ model: description, loadMs: Math.round(runner.loadMs) }, "model loaded");
-    return new Engine(description, tokenizer, checkpoint.eosTokenIds, runner);
+    const pool = new BlockPool(numBlocks, config.blockSize);
+    const kv = new KvCacheManager(
+      pool,
+      `${description.id}@${checkpoint.revision}`,
+      config.enablePrefixCaching,
+    );
+    const scheduler = new Scheduler(kv, {
+      maxNumBatchedTokens: config.maxNumBatchedTokens,
+      maxNumSeqs: config.maxNumSeqs,
+    });
+    const info = {
+      model: description.id,
+      blockSize: config.blockSize,
+      numBlocks,
+      attentionBackend: runner.attention,
+    };
+    const metrics = options.metrics ? new EngineMetrics(options.metrics, info, pool, scheduler) : undefined;
+    const core = new EngineCore({
+      runner,
+      scheduler,
+      kv,
+      metrics,
+      limits: { maxContext: model.maxContext, eosTokenIds: checkpoint.eosTokenIds },
+      vocabSize: model.vocabSize,
+      log: options.log,
+    });
+    options.log?.info(
+      {
+        model: description,
+        loadMs: Math.round(runner.loadMs),
+        numBlocks,
+        attention: runner.attention,
+        attentionTimingsMs: runner.attentionTimings,
+      },
+      "model loaded",
+    );
+    return new Engine({
+      description,
+      tokenizer,
+      eosTokenIds: checkpoint.eosTokenIds,
+      config,
+      pool,
+      scheduler,
+      runner,
+      core,
+    });
   }
 
   /** Streams the completion of one request; throws INVALID_ARGUMENT before any event for a bad prompt. */
   generate(request: GenerateRequest, signal?: AbortSignal): AsyncIterable<GenerateEvent> {
-    return generateSequence(
-      {
-        runner: this.runner,
-        tokenizer: this.tokenizer,
-        description: this.description,
-        eosTokenIds: this.eosTokenIds,
+    validatePrompt(request.promptIds, this.description);
+    if (signal?.aborted) throw new TesseraError(Code.CANCELLED, `request ${request.requestId} was cancelled`);
+    const r: EngineRequest = new EngineRequest({
+      id: request.requestId,
+      order: this.nextOrder++,
+      priority: request.priority ?? 0,
+      promptIds: request.promptIds,
+      sampling: request.sampling,
+      text: this.tokenizer.textStream(),
+      deadline: request.deadline,
+      now: Date.now(),
+      onCancel: () => {
+        r.cancelRequested = true;
       },
-      request,
-      signal,
-    );
+    });
+    signal?.addEventListener("abort", () => {
+      r.cancelRequested = true;
+    });
+    this.core.submit(r);
+    return r.events;
   }
 
   close(): Promise<void> {
     return this.runner.close();
+  }
+}
+
+/** Checks the prompt against the model; errors name the request field. */
+export function validatePrompt(promptIds: number[], model: ModelDescription): void {
+  if (promptIds.length === 0) throw TesseraError.invalidArgument("prompt", "must not be empty");
+  const bad = promptIds.find((id) => !Number.isInteger(id) || id < 0 || id >= model.vocabSize);
+  if (bad !== undefined) {
+    throw TesseraError.invalidArgument(
+      "prompt",
+      `token id ${bad} is outside the vocabulary (0..${model.vocabSize - 1})`,
+    );
+  }
+  if (promptIds.length >= model.maxContext) {
+    throw TesseraError.invalidArgument(
+      "prompt",
+      `${promptIds.length} tokens do not fit the model's context of ${model.maxContext} (at least one must be generated)`,
+    );
   }
 }

@@ -51,6 +51,10 @@ export interface GenerateRequest {
   requestId: string;
   promptIds: number[];
   sampling: SamplingParams;
+  /** Lower values are served first (default 0); equal priorities are served in arrival order. */
+  priority?: number;
+  /** Wall-clock deadline (ms since the epoch): past it the request ends with DEADLINE_EXCEEDED. */
+  deadline?: number;
 }
 
 export interface ModelDescription {

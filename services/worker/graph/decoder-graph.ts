@@ -1,19 +1,25 @@
 // Builds the ONNX graph of a decoder-only transformer (the Llama family, dense or mixture-of-experts)
-// from its normalized config and checkpoint weights.
+// from its normalized config and checkpoint weights. One run is one engine step over a batch of
+// sequences with a paged KV cache; see docs/engine-memory-layout.md for the layout and why.
 //
-// One run processes S new tokens per sequence given the KV of P earlier ones:
-//   inputs   input_ids [B,S] int64, position_ids [B,S] int64, attention_bias [B,1,S,P+S] float
-//            (0 where a query may attend, -inf elsewhere: causal, sliding window and padding all live
-//            here, so the graph needs no mask logic), past_key_i / past_value_i [B,P,kvH,D]
-//   outputs  logits [B,V] of the last position only, present_key_i / present_value_i [B,S,kvH,D]
-//            holding only the new tokens' K/V (the caller owns the cache and appends them).
-// K/V use a token-major layout [B,T,kvH,D]: a cache of T tokens is a contiguous prefix of its buffer,
-// so the caller passes past K/V without copying and appends new tokens at the end.
-// Grouped-query attention reshapes Q [B,H,S,D] to [B,kvH,G*S,D] instead of repeating K/V G times.
+//   inputs   input_ids, position_ids [N] int64: the step's N new tokens, sequence after sequence
+//            key_cache_i, value_cache_i [slots, kvH, D]: the whole KV pool of layer i (passed without a
+//            copy; slot = block * block_size + offset)
+//            per attention group g in (decode, prefill):
+//              g_query_index [B,S]: flat index of each sequence's new tokens (padded)
+//              g_past_index [B,P]: pool slots of each sequence's cached tokens (padded)
+//              g_bias [B,1,S,P+S]: 0 where a query may attend, -inf elsewhere (causal, window, padding)
+//            unpad_index [N]: where each token's attention output sits in the groups' padded outputs
+//            logits_index [L]: the tokens whose next-token logits are wanted
+//   outputs  logits [L,V]; new_key_i, new_value_i [N,kvH,D]: the new tokens' K/V, which the caller
+//            writes into the pool (graph outputs stay small: no full cache is ever copied out).
+// Decode sequences (one new token) and prefill chunks form separate groups so a long chunk does not
+// pad every decode sequence to its length. Linear layers run on the flat [N, hidden] batch.
 import type { DecoderConfig } from "../arch/decoder-config.ts";
 import { ropeInverseFrequencies } from "../arch/decoder-config.ts";
 import type { LayerWeightNames, WeightNames } from "../arch/registry.ts";
 import type { Tensor } from "../model/safetensors.ts";
+import type { AttentionBackend } from "./attention-backend.ts";
 import { GraphBuilder } from "./onnx-builder.ts";
 
 export interface WeightSource {
@@ -21,17 +27,26 @@ export interface WeightSource {
   read(name: string, expectedShape?: number[]): Tensor;
 }
 
-export const pastKeyName = (layer: number) => `past_key_${layer}`;
-export const pastValueName = (layer: number) => `past_value_${layer}`;
-export const presentKeyName = (layer: number) => `present_key_${layer}`;
-export const presentValueName = (layer: number) => `present_value_${layer}`;
+export const keyCacheName = (layer: number) => `key_cache_${layer}`;
+export const valueCacheName = (layer: number) => `value_cache_${layer}`;
+export const newKeyName = (layer: number) => `new_key_${layer}`;
+export const newValueName = (layer: number) => `new_value_${layer}`;
+export const ATTENTION_GROUPS = ["decode", "prefill"] as const;
+export type AttentionGroup = (typeof ATTENTION_GROUPS)[number];
 
 export function buildDecoderGraph(
   config: DecoderConfig,
   names: WeightNames,
   weights: WeightSource,
+  attention: AttentionBackend,
 ): Uint8Array {
-  return new DecoderGraph(config, names, weights).build();
+  return new DecoderGraph(config, names, weights, attention).build();
+}
+
+interface GroupInputs {
+  queryIndex: string;
+  pastIndex: string;
+  bias: string;
 }
 
 class DecoderGraph {
@@ -39,78 +54,76 @@ class DecoderGraph {
   private readonly c: DecoderConfig;
   private readonly names: WeightNames;
   private readonly weights: WeightSource;
+  private readonly attentionBackend: AttentionBackend;
+  private readonly groups = new Map<AttentionGroup, GroupInputs>();
 
-  constructor(config: DecoderConfig, names: WeightNames, weights: WeightSource) {
+  constructor(config: DecoderConfig, names: WeightNames, weights: WeightSource, attention: AttentionBackend) {
     this.c = config;
     this.names = names;
     this.weights = weights;
+    this.attentionBackend = attention;
   }
 
   build(): Uint8Array {
     const { g, c } = this;
-    const kvDims = ["batch", "past", c.numKvHeads, c.headDim];
-    const ids = g.input("input_ids", "int64", ["batch", "seq"]);
-    const positions = g.input("position_ids", "int64", ["batch", "seq"]);
-    const bias = g.input("attention_bias", "float", ["batch", 1, "seq", "total"]);
-    const embed = this.weight(this.names.embed, [c.vocabSize, c.hiddenSize]);
-    let h = g.op("Gather", [embed, ids], { axis: 0 });
-    const rope = this.rotaryTables(positions);
-    for (let i = 0; i < c.numLayers; i++) {
-      const pastK = g.input(pastKeyName(i), "float", kvDims);
-      const pastV = g.input(pastValueName(i), "float", kvDims);
-      h = this.layer(i, h, bias, rope, pastK, pastV);
+    const ids = g.input("input_ids", "int64", ["tokens"]);
+    const positions = g.input("position_ids", "int64", ["tokens"]);
+    for (const group of ATTENTION_GROUPS) {
+      this.groups.set(group, {
+        queryIndex: g.input(`${group}_query_index`, "int64", [`${group}_batch`, `${group}_queries`]),
+        pastIndex: g.input(`${group}_past_index`, "int64", [`${group}_batch`, `${group}_past`]),
+        bias: g.input(`${group}_bias`, "float", [`${group}_batch`, 1, `${group}_queries`, `${group}_keys`]),
+      });
     }
-    const last = g.op("Slice", [h, g.ints([-1]), g.ints([Number.MAX_SAFE_INTEGER]), g.ints([1])]);
+    const unpad = g.input("unpad_index", "int64", ["tokens"]);
+    const logitsIndex = g.input("logits_index", "int64", ["logit_rows"]);
+    const embed = this.weight(this.names.embed, [c.vocabSize, c.hiddenSize]);
+    let h = g.op("Gather", [embed, ids], { axis: 0 }); // [N, hidden]
+    const rope = this.rotaryTables(positions);
+    for (let i = 0; i < c.numLayers; i++) h = this.layer(i, h, rope, unpad);
+    const last = g.op("Gather", [h, logitsIndex], { axis: 0 });
     const normed = this.rmsNorm(last, this.names.finalNorm);
     const logits = g.op("MatMul", [normed, this.linearWeight(this.names.lmHead, c.vocabSize, c.hiddenSize)]);
-    g.output(g.op("Squeeze", [logits, g.ints([1])]), "logits", "float", ["batch", c.vocabSize]);
+    g.output(logits, "logits", "float", ["logit_rows", c.vocabSize]);
     return g.toBytes(c.architecture);
   }
 
-  private layer(i: number, h: string, bias: string, rope: Rope, pastK: string, pastV: string): string {
+  private layer(i: number, h: string, rope: Rope, unpad: string): string {
     const n = this.names.layer(i);
-    const attn = this.attention(i, n, this.rmsNorm(h, n.inputNorm), bias, rope, pastK, pastV);
+    const attn = this.attention(i, n, this.rmsNorm(h, n.inputNorm), rope, unpad);
     const h2 = this.g.op("Add", [h, attn]);
     const x = this.rmsNorm(h2, n.postAttentionNorm);
     return this.g.op("Add", [h2, n.moe ? this.moe(n, x) : this.mlp(n, x)]);
   }
 
-  private attention(
-    i: number,
-    n: LayerWeightNames,
-    x: string,
-    bias: string,
-    rope: Rope,
-    pastK: string,
-    pastV: string,
-  ): string {
+  private attention(i: number, n: LayerWeightNames, x: string, rope: Rope, unpad: string): string {
     const { g, c } = this;
     const { numHeads: H, numKvHeads: KV, headDim: D } = c;
     const project = (w: string, b: string, heads: number) => {
       let y = g.op("MatMul", [x, this.linearWeight(w, heads * D, c.hiddenSize)]);
       if (c.qkvBias) y = g.op("Add", [y, this.weight(b, [heads * D])]);
-      return g.op("Reshape", [y, g.ints([0, 0, heads, D])]);
+      return g.op("Reshape", [y, g.ints([-1, heads, D])]); // [N, heads, D]
     };
     const q = this.applyRope(project(n.q, n.qBias, H), rope);
     const k = this.applyRope(project(n.k, n.kBias, KV), rope);
     const v = project(n.v, n.vBias, KV);
-    g.output(k, presentKeyName(i), "float", ["batch", "seq", KV, D]);
-    g.output(v, presentValueName(i), "float", ["batch", "seq", KV, D]);
-    const keys = g.op("Concat", [pastK, k], { axis: 1 });
-    const values = g.op("Concat", [pastV, v], { axis: 1 });
-    const kT = g.op("Transpose", [keys], { perm: [0, 2, 3, 1] }); // [B,KV,D,T]
-    const vT = g.op("Transpose", [values], { perm: [0, 2, 1, 3] }); // [B,KV,T,D]
-    const qT = g.op("Transpose", [q], { perm: [0, 2, 1, 3] }); // [B,H,S,D]
-    const qGrouped = g.op("Reshape", [qT, g.ints([0, KV, -1, D])]); // [B,KV,G*S,D]
-    const raw = g.op("MatMul", [qGrouped, kT]); // [B,KV,G*S,T]
-    const scaled = g.op("Mul", [raw, g.scalar(1 / Math.sqrt(D))]);
-    const perHead = g.op("Reshape", [scaled, g.ints([0, H, -1, 0])]); // [B,H,S,T]
-    const probs = g.op("Softmax", [g.op("Add", [perHead, bias])], { axis: -1 });
-    const ctx = g.op("MatMul", [g.op("Reshape", [probs, g.ints([0, KV, -1, 0])]), vT]); // [B,KV,G*S,D]
-    const ctxHeads = g.op("Transpose", [g.op("Reshape", [ctx, g.ints([0, H, -1, D])])], {
-      perm: [0, 2, 1, 3],
+    g.output(k, newKeyName(i), "float", ["tokens", KV, D]);
+    g.output(v, newValueName(i), "float", ["tokens", KV, D]);
+    const keyCache = g.input(keyCacheName(i), "float", ["slots", KV, D]);
+    const valueCache = g.input(valueCacheName(i), "float", ["slots", KV, D]);
+    const outputs = ATTENTION_GROUPS.map((group) => {
+      const inputs = this.groups.get(group)!;
+      const gather = (src: string, index: string) => g.op("Gather", [src, index], { axis: 0 });
+      return this.attentionBackend.build(g, c, group, {
+        query: gather(q, inputs.queryIndex), // [B,S,H,D]
+        newKey: gather(k, inputs.queryIndex), // [B,S,KV,D]
+        newValue: gather(v, inputs.queryIndex),
+        pastKey: gather(keyCache, inputs.pastIndex), // [B,P,KV,D]
+        pastValue: gather(valueCache, inputs.pastIndex),
+        bias: inputs.bias,
+      });
     });
-    const merged = g.op("Reshape", [ctxHeads, g.ints([0, 0, H * D])]);
+    const merged = g.op("Gather", [g.op("Concat", outputs, { axis: 0 }), unpad], { axis: 0 }); // [N, H*D]
     return g.op("MatMul", [merged, this.linearWeight(n.o, c.hiddenSize, H * D)]);
   }
 
@@ -165,14 +178,14 @@ class DecoderGraph {
     return g.op("Mul", [g.op("Mul", [x, inv]), this.weight(weightName, [c.hiddenSize])]);
   }
 
-  /** cos and sin of position * inv_freq, duplicated to head_dim and shaped [B,S,1,D] for broadcasting. */
+  /** cos and sin of position * inv_freq, duplicated to head_dim and shaped [N,1,D] for broadcasting. */
   private rotaryTables(positions: string): Rope {
     const { g, c } = this;
-    const inv = g.weight("rope_inv_freq", ropeInverseFrequencies(c), [1, 1, c.headDim / 2]);
-    const pos = g.op("Unsqueeze", [g.op("Cast", [positions], { to: 1 }), g.ints([2])]); // [B,S,1]
+    const inv = g.weight("rope_inv_freq", ropeInverseFrequencies(c), [1, c.headDim / 2]);
+    const pos = g.op("Unsqueeze", [g.op("Cast", [positions], { to: 1 }), g.ints([1])]); // [N,1]
     const freqs = g.op("Mul", [pos, inv]);
     const emb = g.op("Concat", [freqs, freqs], { axis: -1 });
-    const axis = g.ints([2]);
+    const axis = g.ints([1]);
     return {
       cos: g.op("Unsqueeze", [g.op("Cos", [emb]), axis]),
       sin: g.op("Unsqueeze", [g.op("Sin", [emb]), axis]),

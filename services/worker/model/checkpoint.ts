@@ -1,5 +1,6 @@
 // A Hugging Face checkpoint folder, described without reading its weights: config.json (through the
 // architecture registry), generation_config.json (eos ids), and the weights' dtype.
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import "../arch/builtin.ts";
@@ -17,6 +18,8 @@ export interface Checkpoint {
   /** Token ids that end generation (generation_config.json, else config.json). */
   eosTokenIds: number[];
   dtype: ModelDtype;
+  /** Names these weights and config: a hash of config.json and the safetensors headers. */
+  revision: string;
 }
 
 const DTYPES = { F32: "float32", F16: "float16", BF16: "bfloat16" } as const;
@@ -39,8 +42,23 @@ export function describeCheckpoint(dir: string, architectureOverride?: string): 
     : typeof eos === "number"
       ? [eos]
       : config.value.eosTokenIds;
-  const dtype = DTYPES[WeightStore.open(dir).dtype()];
-  return { dir, architecture: architecture.value, config: config.value, eosTokenIds, dtype };
+  const weights = WeightStore.open(dir);
+  const dtype = DTYPES[weights.dtype()];
+  return {
+    dir,
+    architecture: architecture.value,
+    config: config.value,
+    eosTokenIds,
+    dtype,
+    revision: revisionOf(dir, weights),
+  };
+}
+
+/** A short hash of config.json and every weight's name, dtype, shape and byte range. */
+function revisionOf(dir: string, weights: WeightStore): string {
+  const h = createHash("sha256").update(fs.readFileSync(path.join(dir, "config.json")));
+  for (const name of weights.names().sort()) h.update(`${name}:${weights.shape(name).join("x")};`);
+  return h.digest("hex").slice(0, 16);
 }
 
 function readJson(file: string, required: boolean): unknown {

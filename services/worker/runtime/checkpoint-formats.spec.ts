@@ -11,11 +11,23 @@ import { ModelRunner } from "./model-runner.ts";
 const PROMPT = [5, 17, 42, 99, 100, 7, 300, 12];
 
 async function logitsOf(dir: string): Promise<Float32Array> {
-  const runner = await ModelRunner.start({ modelDir: dir, architectureOverride: undefined, threads: 1 });
+  const runner = await ModelRunner.start({
+    modelDir: dir,
+    architectureOverride: undefined,
+    threads: 1,
+    numBlocks: 4,
+    blockSize: 16,
+    attention: "onnx-ops",
+  });
   try {
-    const seq = runner.newSequence();
-    await runner.step(seq, PROMPT.slice(0, 5), 0);
-    return await runner.step(seq, PROMPT.slice(5), 5);
+    const seq = (numPast: number, numNew: number) => ({
+      numPast,
+      numNew,
+      blockTable: [2, 0],
+      needsLogits: true,
+    });
+    await runner.step(Int32Array.from(PROMPT.slice(0, 5)), [seq(0, 5)]);
+    return (await runner.step(Int32Array.from(PROMPT.slice(5)), [seq(5, PROMPT.length - 5)])).logits;
   } finally {
     await runner.close();
   }

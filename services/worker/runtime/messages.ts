@@ -1,18 +1,33 @@
 // Messages between the event loop (ModelRunner) and the model thread (model-thread.ts).
+import type { AttentionBackendName } from "../graph/attention-backend.ts";
+import type { SequenceStep } from "./step-inputs.ts";
 
 export interface ModelThreadOptions {
   modelDir: string;
   architectureOverride: string | undefined;
   /** onnxruntime intra-op threads; 0 = onnxruntime's default (all cores). */
   threads: number;
+  /** KV pool size in blocks of `blockSize` tokens. */
+  numBlocks: number;
+  blockSize: number;
+  /** "auto" times the available backends at load and keeps the fastest. */
+  attention: AttentionBackendName | "auto";
+}
+
+export interface ThreadReady {
+  type: "ready";
+  loadMs: number;
+  graphBytes: number;
+  attention: AttentionBackendName;
+  /** Milliseconds per timed step of each backend tried (empty when forced). */
+  attentionTimings: Partial<Record<AttentionBackendName, number>>;
 }
 
 export type ToModelThread =
-  | { type: "step"; id: number; seqId: number; tokens: number[]; startPosition: number }
-  | { type: "free"; seqId: number }
+  | { type: "step"; id: number; tokens: Int32Array; seqs: SequenceStep[] }
   | { type: "close" };
 
 export type FromModelThread =
-  | { type: "ready"; loadMs: number; graphBytes: number }
-  | { type: "logits"; id: number; logits: Float32Array }
+  | ThreadReady
+  | { type: "logits"; id: number; logits: Float32Array; runMs: number }
   | { type: "error"; id: number | undefined; code: number; message: string };

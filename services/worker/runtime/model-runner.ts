@@ -1,25 +1,38 @@
-// The event loop's handle on the model thread: `step` sends token ids and resolves with the logits of
-// the last position; runs are queued in the thread, one at a time.
+// The event loop's handle on the model thread: `step` sends one scheduled batch (token ids and the
+// sequences' block tables) and resolves with the logits rows it asked for; runs are queued in the
+// thread, one at a time.
 import { Worker } from "node:worker_threads";
 import { Code, TesseraError } from "../../common/errors.ts";
-import type { FromModelThread, ModelThreadOptions, ToModelThread } from "./messages.ts";
+import type { AttentionBackendName } from "../graph/attention-backend.ts";
+import type { FromModelThread, ModelThreadOptions, ThreadReady, ToModelThread } from "./messages.ts";
+import type { SequenceStep } from "./step-inputs.ts";
+
+export interface StepResult {
+  /** Logits rows of the sequences with needsLogits, in order, each vocabSize long. */
+  logits: Float32Array;
+  /** Time the model thread spent in the step. */
+  runMs: number;
+}
 
 interface Pending {
-  resolve(logits: Float32Array): void;
+  resolve(result: StepResult): void;
   reject(err: TesseraError): void;
 }
 
 export class ModelRunner {
   readonly loadMs: number;
+  readonly attention: AttentionBackendName;
+  readonly attentionTimings: ThreadReady["attentionTimings"];
   private readonly worker: Worker;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
-  private nextSeqId = 1;
   private failure: TesseraError | undefined;
 
-  private constructor(worker: Worker, loadMs: number) {
+  private constructor(worker: Worker, ready: ThreadReady) {
     this.worker = worker;
-    this.loadMs = loadMs;
+    this.loadMs = ready.loadMs;
+    this.attention = ready.attention;
+    this.attentionTimings = ready.attentionTimings;
     worker.on("message", (m: FromModelThread) => this.onMessage(m));
     worker.on("error", (err) =>
       this.fail(new TesseraError(Code.INTERNAL, `model thread failed: ${err.message}`)),
@@ -37,7 +50,7 @@ export class ModelRunner {
       worker.once("error", onError);
       worker.once("message", (m: FromModelThread) => {
         worker.off("error", onError);
-        if (m.type === "ready") resolve(new ModelRunner(worker, m.loadMs));
+        if (m.type === "ready") resolve(new ModelRunner(worker, m));
         else if (m.type === "error") {
           worker.terminate().catch(() => {});
           reject(new TesseraError(m.code, m.message));
@@ -46,23 +59,14 @@ export class ModelRunner {
     });
   }
 
-  /** A new sequence id; its cache lives in the model thread until `free`. */
-  newSequence(): number {
-    return this.nextSeqId++;
-  }
-
-  /** Runs `tokens` at positions startPosition.. of the sequence and returns the last position's logits. */
-  step(seqId: number, tokens: number[], startPosition: number): Promise<Float32Array> {
+  /** Runs one step: `tokens` are the new tokens of `seqs`, sequence after sequence. */
+  step(tokens: Int32Array, seqs: SequenceStep[]): Promise<StepResult> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.send({ type: "step", id, seqId, tokens, startPosition });
+      this.send({ type: "step", id, tokens, seqs });
     });
-  }
-
-  free(seqId: number): void {
-    if (!this.failure) this.send({ type: "free", seqId });
   }
 
   async close(): Promise<void> {
@@ -81,7 +85,7 @@ export class ModelRunner {
     const pending = m.id === undefined ? undefined : this.pending.get(m.id);
     if (!pending || m.id === undefined) return;
     this.pending.delete(m.id);
-    if (m.type === "logits") pending.resolve(m.logits);
+    if (m.type === "logits") pending.resolve({ logits: m.logits, runMs: m.runMs });
     else pending.reject(new TesseraError(m.code, m.message));
   }
 

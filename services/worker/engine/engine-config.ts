@@ -1,0 +1,53 @@
+// Engine settings, validated at start-up.
+import { z } from "zod";
+import { Code, TesseraError } from "../../common/errors.ts";
+import { ATTENTION_BACKENDS } from "../graph/attention-backend.ts";
+
+export const engineConfigSchema = z
+  .object({
+    /** Tokens per KV block. */
+    blockSize: z.number().int().min(1).max(256).default(16),
+    /** KV pool size in blocks; when unset it follows kvCacheBytes. */
+    kvCacheBlocks: z.number().int().min(1).optional(),
+    /** KV pool size in bytes (keys and values of every layer), used when kvCacheBlocks is unset. */
+    kvCacheBytes: z
+      .number()
+      .int()
+      .min(1)
+      .default(512 * 1024 * 1024),
+    /** Tokens computed per step over all requests; long prompts are prefilled in chunks of this budget. */
+    maxNumBatchedTokens: z.number().int().min(1).default(512),
+    /** Requests running at once; more wait in the queue. */
+    maxNumSeqs: z.number().int().min(1).default(64),
+    enablePrefixCaching: z.boolean().default(true),
+    /** Attention implementation: "auto" times the available ones at load and keeps the fastest. */
+    attention: z.enum(["auto", ...ATTENTION_BACKENDS]).default("auto"),
+    /** onnxruntime intra-op threads (0 = all cores). */
+    threads: z.number().int().min(0).default(0),
+  })
+  .strict();
+
+export type EngineConfig = z.infer<typeof engineConfigSchema>;
+export type EngineConfigInput = z.input<typeof engineConfigSchema>;
+
+export function parseEngineConfig(raw: unknown): EngineConfig {
+  const parsed = engineConfigSchema.safeParse(raw ?? {});
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  throw new TesseraError(
+    Code.INVALID_ARGUMENT,
+    `engine config ${issue.path.join(".") || "(root)"}: ${issue.message}`,
+  );
+}
+
+/** Blocks in the pool: as configured, else as many as the byte budget allows (never more than all sequences at full context need). */
+export function poolBlocks(
+  config: EngineConfig,
+  model: { numLayers: number; numKvHeads: number; headDim: number; maxContext: number },
+): number {
+  if (config.kvCacheBlocks !== undefined) return config.kvCacheBlocks;
+  const bytesPerBlock = 2 * model.numLayers * config.blockSize * model.numKvHeads * model.headDim * 4;
+  const byBytes = Math.floor(config.kvCacheBytes / bytesPerBlock);
+  const enough = Math.ceil(model.maxContext / config.blockSize) * config.maxNumSeqs;
+  return Math.max(1, Math.min(byBytes, enough));
+}

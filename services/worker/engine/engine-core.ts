@@ -1,0 +1,151 @@
+// The engine loop: schedule -> run the model on the batch -> sample, stop checks, stream out.
+// It runs while there is work and sleeps otherwise; the model runs in its own thread, so the event
+// loop stays free to serve requests during a step.
+import { Code, TesseraError } from "../../common/errors.ts";
+import type { Logger } from "../../common/log.ts";
+import type { KvCacheManager } from "../kv/kv-cache-manager.ts";
+import type { ModelRunner } from "../runtime/model-runner.ts";
+import type { SequenceStep } from "../runtime/step-inputs.ts";
+import type { EngineMetrics } from "./engine-metrics.ts";
+import { appendToken, finishEvents, type OutputLimits } from "./output-processor.ts";
+import { type EngineRequest, RequestStatus } from "./request.ts";
+import type { Scheduler, SchedulerOutput } from "./scheduler.ts";
+import type { FinishReason } from "./types.ts";
+
+export interface EngineCoreParts {
+  runner: ModelRunner;
+  scheduler: Scheduler;
+  kv: KvCacheManager;
+  metrics: EngineMetrics | undefined;
+  limits: OutputLimits;
+  vocabSize: number;
+  log: Logger | undefined;
+  now?: () => number;
+}
+
+export class EngineCore {
+  private readonly p: EngineCoreParts;
+  private readonly now: () => number;
+  private loopActive = false;
+  private steps = 0;
+
+  constructor(parts: EngineCoreParts) {
+    this.p = parts;
+    this.now = parts.now ?? Date.now;
+  }
+
+  get numSteps(): number {
+    return this.steps;
+  }
+
+  submit(request: EngineRequest): void {
+    this.p.scheduler.add(request);
+    if (!this.loopActive) {
+      this.loopActive = true;
+      void this.loop();
+    }
+  }
+
+  private async loop(): Promise<void> {
+    const { scheduler } = this.p;
+    try {
+      while (scheduler.hasWork) {
+        this.reap();
+        if (!scheduler.hasWork) break;
+        const out = scheduler.schedule();
+        for (const r of out.rejected) r.events.fail(r.error);
+        this.p.metrics?.step(out.numBatchedTokens, out.preempted.length);
+        if (out.scheduled.length === 0) {
+          await new Promise((resolve) => setImmediate(resolve));
+          continue;
+        }
+        await this.step(out);
+      }
+    } catch (err) {
+      this.p.log?.error({ err }, "engine loop failed");
+      const error = TesseraError.from(err);
+      for (const r of [...scheduler.running, ...scheduler.waiting]) this.fail(r, error);
+    } finally {
+      this.loopActive = false;
+    }
+  }
+
+  private async step(out: SchedulerOutput): Promise<void> {
+    const seqs: SequenceStep[] = [];
+    const tokens = new Int32Array(out.numBatchedTokens);
+    let offset = 0;
+    const now = this.now();
+    for (const s of out.scheduled) {
+      const { request, numPast, numNew, needsLogits } = s;
+      request.timings.firstScheduled ??= now;
+      tokens.set(request.tokens.slice(numPast, numPast + numNew), offset);
+      offset += numNew;
+      seqs.push({ numPast, numNew, blockTable: request.kv.blocks, needsLogits });
+    }
+    let logits: Float32Array;
+    try {
+      logits = (await this.p.runner.step(tokens, seqs)).logits;
+    } catch (err) {
+      const error = TesseraError.from(err);
+      this.p.log?.error({ err: error.message }, "model step failed");
+      for (const s of out.scheduled) this.fail(s.request, error);
+      return;
+    }
+    this.steps++;
+    this.postprocess(out, logits);
+  }
+
+  private postprocess(out: SchedulerOutput, logits: Float32Array): void {
+    const { kv, vocabSize } = this.p;
+    let row = 0;
+    const now = this.now();
+    for (const { request, numNew, needsLogits } of out.scheduled) {
+      const rowLogits = needsLogits ? logits.subarray(row * vocabSize, ++row * vocabSize) : undefined;
+      if (request.isFinished) continue;
+      if (request.cancelRequested) {
+        this.finish(request, "cancelled");
+        continue;
+      }
+      request.numComputedTokens += numNew;
+      kv.cacheComputedBlocks(request.kv, request.tokens, request.numComputedTokens);
+      if (!rowLogits) continue;
+      let reason: FinishReason | undefined;
+      try {
+        const token = request.sampler.sample(rowLogits);
+        this.p.metrics?.token(request, now);
+        reason = appendToken(request, token, this.p.limits);
+      } catch (err) {
+        this.fail(request, TesseraError.from(err));
+        continue;
+      }
+      if (reason) this.finish(request, reason);
+    }
+  }
+
+  /** Ends cancelled and expired requests before the next step, freeing their blocks. */
+  private reap(): void {
+    const { scheduler } = this.p;
+    const now = this.now();
+    for (const r of [...scheduler.running, ...scheduler.waiting]) {
+      if (r.cancelRequested) this.finish(r, "cancelled");
+      else if (r.deadline !== undefined && now > r.deadline) {
+        this.fail(r, new TesseraError(Code.DEADLINE_EXCEEDED, `request ${r.id} passed its deadline`));
+      }
+    }
+  }
+
+  private finish(request: EngineRequest, reason: FinishReason): void {
+    if (request.status === RequestStatus.FINISHED) return;
+    this.p.scheduler.remove(request);
+    finishEvents(request, reason);
+    this.p.metrics?.finish(request, reason, this.now());
+  }
+
+  private fail(request: EngineRequest, error: TesseraError): void {
+    if (request.status === RequestStatus.FINISHED) return;
+    this.p.scheduler.remove(request);
+    request.error = error;
+    request.events.fail(error);
+    this.p.metrics?.finish(request, "error", this.now());
+  }
+}

@@ -1,0 +1,46 @@
+// After a step: append a request's sampled token, run the stop checks, and push its events.
+// Returns the finish reason when the request is done.
+import type { EngineRequest } from "./request.ts";
+import type { FinishReason, GeneratedToken } from "./types.ts";
+
+export interface OutputLimits {
+  maxContext: number;
+  eosTokenIds: readonly number[];
+}
+
+export function appendToken(
+  request: EngineRequest,
+  token: GeneratedToken,
+  limits: OutputLimits,
+): FinishReason | undefined {
+  request.tokens.push(token.tokenId);
+  const params = request.sampling;
+  const stopsOnId =
+    params.stopTokenIds.includes(token.tokenId) ||
+    (!params.ignoreEos && limits.eosTokenIds.includes(token.tokenId));
+  if (stopsOnId) {
+    // The stop token is reported among the ids but adds no text.
+    request.events.push({ type: "tokens", tokens: [token], textDelta: "" });
+    return "stop";
+  }
+  const matched = request.stops.push(request.text.push(token.tokenId));
+  request.events.push({ type: "tokens", tokens: [token], textDelta: matched.text });
+  if (matched.stopped) return "stop_string";
+  if (request.numOutputTokens >= params.maxTokens) return "length";
+  // The token just appended sits at position numTokens - 1; the next one would fall outside the context.
+  if (request.numTokens >= limits.maxContext) return "context";
+  return undefined;
+}
+
+/** The final event: the text still held back (unless a stop string cut it) and the usage. */
+export function finishEvents(request: EngineRequest, reason: FinishReason): void {
+  const rest = reason === "stop_string" ? "" : request.stops.flush(request.text.flush());
+  request.finishReason = reason;
+  request.events.push({
+    type: "finish",
+    reason,
+    usage: { promptTokens: request.promptLength, completionTokens: request.numOutputTokens },
+    textDelta: rest,
+  });
+  request.events.end();
+}

@@ -1,0 +1,100 @@
+// One request inside the engine: its tokens, its progress through the KV cache, its sampler and
+// output state, and the queue its events go out on.
+import type { TesseraError } from "../../common/errors.ts";
+import { emptyRequestKv, type RequestKv } from "../kv/kv-cache-manager.ts";
+import { Sampler } from "../sampling/sampler.ts";
+import { StopStringMatcher } from "../sampling/stop-strings.ts";
+import type { TextStream } from "../tokenizer/text-stream.ts";
+import { EventQueue } from "./event-queue.ts";
+import type { FinishReason, GenerateEvent, SamplingParams } from "./types.ts";
+
+/** The lifecycle, in order: a request only moves forward, except RUNNING <-> PREEMPTED. */
+export const RequestStatus = { WAITING: 0, RUNNING: 1, PREEMPTED: 2, FINISHED: 3 } as const;
+export type RequestStatus = (typeof RequestStatus)[keyof typeof RequestStatus];
+
+export interface RequestTimings {
+  arrival: number;
+  firstScheduled: number | undefined;
+  firstToken: number | undefined;
+  lastToken: number | undefined;
+}
+
+export class EngineRequest {
+  readonly id: string;
+  /** Arrival order, for FCFS among equal priorities. */
+  readonly order: number;
+  /** Lower values are served first (as in vLLM); default 0. */
+  readonly priority: number;
+  readonly promptLength: number;
+  /** Prompt followed by the generated tokens: everything the cache must hold. */
+  readonly tokens: number[];
+  readonly sampling: SamplingParams;
+  readonly sampler: Sampler;
+  readonly stops: StopStringMatcher;
+  readonly text: TextStream;
+  readonly events: EventQueue<GenerateEvent>;
+  readonly deadline: number | undefined;
+  readonly timings: RequestTimings;
+  status: RequestStatus = RequestStatus.WAITING;
+  /** Tokens whose K/V are in the cache. */
+  numComputedTokens = 0;
+  /** Prompt tokens served from the prefix cache at first scheduling. */
+  numCachedPromptTokens = 0;
+  numPreemptions = 0;
+  kv: RequestKv = emptyRequestKv();
+  cancelRequested = false;
+  finishReason: FinishReason | undefined;
+  error: TesseraError | undefined;
+
+  constructor(init: {
+    id: string;
+    order: number;
+    priority: number;
+    promptIds: readonly number[];
+    sampling: SamplingParams;
+    text: TextStream;
+    deadline: number | undefined;
+    now: number;
+    onCancel: () => void;
+  }) {
+    this.id = init.id;
+    this.order = init.order;
+    this.priority = init.priority;
+    this.promptLength = init.promptIds.length;
+    this.tokens = [...init.promptIds];
+    this.sampling = init.sampling;
+    this.sampler = new Sampler(init.sampling);
+    this.stops = new StopStringMatcher(init.sampling.stop);
+    this.text = init.text;
+    this.deadline = init.deadline;
+    this.timings = {
+      arrival: init.now,
+      firstScheduled: undefined,
+      firstToken: undefined,
+      lastToken: undefined,
+    };
+    this.events = new EventQueue(init.onCancel);
+  }
+
+  get numTokens(): number {
+    return this.tokens.length;
+  }
+
+  get numOutputTokens(): number {
+    return this.tokens.length - this.promptLength;
+  }
+
+  get isFinished(): boolean {
+    return this.status === RequestStatus.FINISHED;
+  }
+
+  /** Tokens not yet in the cache. */
+  get numPendingTokens(): number {
+    return this.tokens.length - this.numComputedTokens;
+  }
+}
+
+/** Serving order: priority first (lower first), then arrival. */
+export function servesBefore(a: EngineRequest, b: EngineRequest): number {
+  return a.priority - b.priority || a.order - b.order;
+}

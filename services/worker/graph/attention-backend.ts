@@ -1,0 +1,28 @@
+// How a layer's attention is computed for one group of sequences. Backends are interchangeable: the
+// engine times the available ones on the loaded model at start-up and uses the fastest
+// (runtime/attention-selection.ts), unless configuration forces one.
+import type { DecoderConfig } from "../arch/decoder-config.ts";
+import type { AttentionGroup } from "./decoder-graph.ts";
+import type { GraphBuilder } from "./onnx-builder.ts";
+
+export interface AttentionInputs {
+  /** [B,S,H,D] queries (RoPE applied). */
+  query: string;
+  /** [B,S,KV,D] keys and values of the new tokens (keys with RoPE). */
+  newKey: string;
+  newValue: string;
+  /** [B,P,KV,D] cached keys and values gathered from the pool. */
+  pastKey: string;
+  pastValue: string;
+  /** [B,1,S,P+S] additive mask over [past keys, new keys]. */
+  bias: string;
+}
+
+export interface AttentionBackend {
+  readonly name: AttentionBackendName;
+  /** Adds the attention of one group and returns its output [B*S, H*D]. */
+  build(g: GraphBuilder, config: DecoderConfig, group: AttentionGroup, inputs: AttentionInputs): string;
+}
+
+export const ATTENTION_BACKENDS = ["onnx-ops", "ms-gqa"] as const;
+export type AttentionBackendName = (typeof ATTENTION_BACKENDS)[number];

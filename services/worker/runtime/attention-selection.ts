@@ -1,0 +1,122 @@
+// Picks the attention backend for the loaded model on this machine: each available backend builds its
+// session and runs the same representative steps (a decode batch and a prefill chunk); outputs must
+// agree with the first backend's, and the fastest wins. A forced backend skips the race.
+import { Code, TesseraError } from "../../common/errors.ts";
+import type { AttentionBackend, AttentionBackendName } from "../graph/attention-backend.ts";
+import { msGqaAttention } from "../graph/attention-ms-gqa.ts";
+import { onnxOpsAttention } from "../graph/attention-onnx-ops.ts";
+import type { WeightSource } from "../graph/decoder-graph.ts";
+import type { Checkpoint } from "../model/checkpoint.ts";
+import type { ModelThreadOptions } from "./messages.ts";
+import { allocateKvPool, StepExecutor } from "./step-executor.ts";
+import type { SequenceStep } from "./step-inputs.ts";
+
+export const BACKENDS: readonly AttentionBackend[] = [onnxOpsAttention, msGqaAttention];
+
+export interface Selection {
+  executor: StepExecutor;
+  timings: Partial<Record<AttentionBackendName, number>>;
+  rejected: Partial<Record<AttentionBackendName, string>>;
+}
+
+export async function selectAttention(
+  checkpoint: Checkpoint,
+  weights: WeightSource,
+  options: Pick<ModelThreadOptions, "attention" | "numBlocks" | "blockSize" | "threads">,
+): Promise<Selection> {
+  const pool = allocateKvPool(checkpoint.config, options.numBlocks, options.blockSize);
+  const create = (b: AttentionBackend) =>
+    StepExecutor.create(checkpoint, weights, b, pool, options.blockSize, options.threads);
+  if (options.attention !== "auto") {
+    const forced = BACKENDS.find((b) => b.name === options.attention);
+    if (!forced)
+      throw new TesseraError(Code.INVALID_ARGUMENT, `attention: unknown backend ${options.attention}`);
+    return { executor: await create(forced), timings: {}, rejected: {} };
+  }
+  const workload = probeWorkload(checkpoint, options.numBlocks, options.blockSize);
+  const timings: Selection["timings"] = {};
+  const rejected: Selection["rejected"] = {};
+  let best: { executor: StepExecutor; ms: number; logits: Float32Array } | undefined;
+  let reference: Float32Array | undefined;
+  for (const backend of BACKENDS) {
+    let executor: StepExecutor;
+    try {
+      executor = await create(backend);
+    } catch (err) {
+      rejected[backend.name] = `build failed: ${(err as Error).message}`;
+      continue;
+    }
+    try {
+      const { ms, logits } = await time(executor, workload);
+      reference ??= logits;
+      const diff = maxAbsDiff(logits, reference);
+      if (diff > 1e-3) throw new Error(`outputs differ from ${BACKENDS[0]!.name} by ${diff}`);
+      timings[backend.name] = ms;
+      if (!best || ms < best.ms) {
+        await best?.executor.release();
+        best = { executor, ms, logits };
+        continue;
+      }
+    } catch (err) {
+      rejected[backend.name] = (err as Error).message;
+    }
+    await executor.release();
+  }
+  if (!best) throw new TesseraError(Code.INTERNAL, `no attention backend works: ${JSON.stringify(rejected)}`);
+  return { executor: best.executor, timings, rejected };
+}
+
+interface Probe {
+  tokens: Int32Array;
+  seqs: SequenceStep[];
+}
+
+/** A decode batch of 4 sequences with 48 cached tokens each, then the same batch beside a 32-token chunk. */
+function probeWorkload(checkpoint: Checkpoint, numBlocks: number, blockSize: number): Probe[] {
+  const perSeq = Math.ceil(81 / blockSize);
+  const seqCount = Math.min(5, Math.floor(numBlocks / perSeq));
+  if (seqCount < 2)
+    return [
+      { tokens: Int32Array.of(1), seqs: [{ numPast: 0, numNew: 1, blockTable: [0], needsLogits: true }] },
+    ];
+  const table = (s: number) => Array.from({ length: perSeq }, (_, i) => s * perSeq + i);
+  const vocab = checkpoint.config.vocabSize;
+  const ids = (n: number, seed: number) =>
+    Int32Array.from({ length: n }, (_, i) => (seed * 31 + i * 17) % vocab);
+  const prefill = Array.from({ length: seqCount }, (_, s) => ({
+    numPast: 0,
+    numNew: 48,
+    blockTable: table(s),
+    needsLogits: false,
+  }));
+  const decode = prefill.slice(1).map((s) => ({ ...s, numPast: 48, numNew: 1, needsLogits: true }));
+  const chunk = { numPast: 0, numNew: 32, blockTable: table(0), needsLogits: true };
+  const concat = (parts: Int32Array[]) => Int32Array.from(parts.flatMap((p) => [...p]));
+  return [
+    { tokens: concat(prefill.map((_, s) => ids(48, s))), seqs: prefill },
+    { tokens: concat(decode.map((_, s) => ids(1, s + 7))), seqs: decode },
+    { tokens: concat([ids(32, 99), ...decode.map((_, s) => ids(1, s + 7))]), seqs: [chunk, ...decode] },
+  ];
+}
+
+async function time(
+  executor: StepExecutor,
+  workload: Probe[],
+): Promise<{ ms: number; logits: Float32Array }> {
+  // The first pass also warms the session up; only the last two probes are timed, over a few rounds.
+  let logits: Float32Array = new Float32Array(0);
+  for (const p of workload) logits = await executor.run(p.tokens, p.seqs);
+  const rounds = 3;
+  const t0 = performance.now();
+  for (let r = 0; r < rounds; r++) {
+    for (const p of workload.slice(1)) logits = await executor.run(p.tokens, p.seqs);
+  }
+  return { ms: (performance.now() - t0) / (rounds * (workload.length - 1)), logits };
+}
+
+function maxAbsDiff(a: Float32Array, b: Float32Array): number {
+  if (a.length !== b.length) return Number.POSITIVE_INFINITY;
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i]! - b[i]!));
+  return worst;
+}

@@ -1,0 +1,129 @@
+// Turns one scheduled step (the sequences, how many of their tokens are cached and how many are new,
+// and their block tables) into the index and mask tensors of the decoder graph. Pure: no onnxruntime.
+import { ATTENTION_GROUPS, type AttentionGroup } from "../graph/decoder-graph.ts";
+
+export interface SequenceStep {
+  /** Tokens already in the cache (positions 0..numPast-1). */
+  numPast: number;
+  /** Tokens computed this step (positions numPast..numPast+numNew-1). */
+  numNew: number;
+  /** Block ids holding the sequence's tokens, in order. */
+  blockTable: number[];
+  /** Whether the next-token logits after this step's last token are wanted. */
+  needsLogits: boolean;
+}
+
+export interface GroupTensors {
+  batch: number;
+  queries: number;
+  past: number;
+  queryIndex: BigInt64Array;
+  pastIndex: BigInt64Array;
+  bias: Float32Array;
+}
+
+export interface StepInputs {
+  positions: BigInt64Array;
+  groups: Record<AttentionGroup, GroupTensors>;
+  unpadIndex: BigInt64Array;
+  logitsIndex: BigInt64Array;
+  /** Pool slot of each new token, where its K/V is written after the run. */
+  newSlots: Int32Array;
+}
+
+export function slotOf(blockTable: readonly number[], position: number, blockSize: number): number {
+  return blockTable[Math.floor(position / blockSize)]! * blockSize + (position % blockSize);
+}
+
+/** Decode sequences (one new token) go to the decode group, all others to the prefill group. */
+export function groupOf(seq: SequenceStep): AttentionGroup {
+  return seq.numNew === 1 ? "decode" : "prefill";
+}
+
+export function buildStepInputs(
+  seqs: readonly SequenceStep[],
+  blockSize: number,
+  slidingWindow?: number,
+): StepInputs {
+  const numTokens = seqs.reduce((n, s) => n + s.numNew, 0);
+  const positions = new BigInt64Array(numTokens);
+  const newSlots = new Int32Array(numTokens);
+  const offsets: number[] = [];
+  let offset = 0;
+  for (const s of seqs) {
+    offsets.push(offset);
+    for (let i = 0; i < s.numNew; i++) {
+      positions[offset + i] = BigInt(s.numPast + i);
+      newSlots[offset + i] = slotOf(s.blockTable, s.numPast + i, blockSize);
+    }
+    offset += s.numNew;
+  }
+  const unpadIndex = new BigInt64Array(numTokens);
+  const groups = {} as Record<AttentionGroup, GroupTensors>;
+  let groupBase = 0;
+  for (const group of ATTENTION_GROUPS) {
+    const members = seqs.map((s, i) => ({ s, offset: offsets[i]! })).filter(({ s }) => groupOf(s) === group);
+    const t = groupTensors(
+      members.map((m) => m.s),
+      members.map((m) => m.offset),
+      blockSize,
+      slidingWindow,
+    );
+    members.forEach(({ s, offset: o }, b) => {
+      for (let i = 0; i < s.numNew; i++) unpadIndex[o + i] = BigInt(groupBase + b * t.queries + i);
+    });
+    groupBase += t.batch * t.queries;
+    groups[group] = t;
+  }
+  const logitsIndex = BigInt64Array.from(
+    seqs.flatMap((s, i) => (s.needsLogits ? [BigInt(offsets[i]! + s.numNew - 1)] : [])),
+  );
+  return { positions, groups, unpadIndex, logitsIndex, newSlots };
+}
+
+/**
+ * The padded tensors of one attention group. An empty group becomes one dummy row (one query on
+ * token 0 with no past) whose output nothing reads: onnxruntime's shape inference then never meets a
+ * zero-sized batch.
+ */
+function groupTensors(
+  seqs: readonly SequenceStep[],
+  offsets: readonly number[],
+  blockSize: number,
+  slidingWindow: number | undefined,
+): GroupTensors {
+  if (seqs.length === 0) {
+    return {
+      batch: 1,
+      queries: 1,
+      past: 0,
+      queryIndex: BigInt64Array.of(0n),
+      pastIndex: new BigInt64Array(0),
+      bias: Float32Array.of(0),
+    };
+  }
+  const batch = seqs.length;
+  const queries = Math.max(...seqs.map((s) => s.numNew));
+  const past = Math.max(...seqs.map((s) => s.numPast));
+  const keys = past + queries;
+  const queryIndex = new BigInt64Array(batch * queries);
+  const pastIndex = new BigInt64Array(batch * past);
+  const bias = new Float32Array(batch * queries * keys).fill(Number.NEGATIVE_INFINITY);
+  seqs.forEach((s, b) => {
+    const first = offsets[b]!;
+    for (let i = 0; i < queries; i++) queryIndex[b * queries + i] = BigInt(first + Math.min(i, s.numNew - 1));
+    for (let j = 0; j < s.numPast; j++) pastIndex[b * past + j] = BigInt(slotOf(s.blockTable, j, blockSize));
+    for (let i = 0; i < queries; i++) {
+      const row = bias.subarray((b * queries + i) * keys, (b * queries + i + 1) * keys);
+      if (i >= s.numNew) {
+        row[past] = 0; // padding query: attend to one real key so the row stays finite; never read
+        continue;
+      }
+      const position = s.numPast + i;
+      const lowest = slidingWindow === undefined ? 0 : position - slidingWindow + 1;
+      for (let j = Math.max(0, lowest); j < s.numPast; j++) row[j] = 0;
+      for (let k = 0; k <= i; k++) if (s.numPast + k >= lowest) row[past + k] = 0;
+    }
+  });
+  return { batch, queries, past, queryIndex, pastIndex, bias };
+}
