@@ -56,7 +56,7 @@ describe("tessera serve (e2e)", () => {
 
   before(async () => {
     modelDir = await tinyCheckpoint();
-    served = await startServe(modelDir);
+    served = await startServe(modelDir, ["--metrics-port", "0"]);
     await waitUntilServing(served.address, 30_000);
     client = new GrpcClient(served.address);
     const { models } = await client.unary(Inference.method.listModels, {});
@@ -215,6 +215,20 @@ describe("tessera serve (e2e)", () => {
       sampling: { maxTokens: 4 },
     });
     assert.notEqual(messages.at(-1)?.finishReason, FinishReason.UNSPECIFIED);
+  });
+
+  it("exports call metrics in Prometheus text on --metrics-port", async () => {
+    const port = served.logs.find((log) => log["msg"] === "metrics served at /metrics")?.["metricsPort"];
+    assert.ok(typeof port === "number", "the server logged its metrics port");
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? Number.NaN);
+    assert.ok(value(/^tessera_rpc_calls_total\{method="Generate",code="OK"\} (\d+)$/m) >= 3, text);
+    assert.ok(
+      value(/^tessera_rpc_calls_total\{method="Generate",code="INVALID_ARGUMENT"\} (\d+)$/m) >= 8,
+      text,
+    );
+    assert.ok(value(/^tessera_rpc_generated_tokens_total (\d+)$/m) >= 24, text);
+    assert.ok(value(/^tessera_rpc_time_to_first_token_seconds_count (\d+)$/m) >= 3, text);
   });
 });
 

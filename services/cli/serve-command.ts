@@ -39,7 +39,7 @@ export function serveCommand(): Command {
     .option("--host <host>", "interface to listen on", "127.0.0.1")
     .option(
       "--metrics-port <port>",
-      "reserved for the Prometheus /metrics endpoint: validated, not served yet",
+      "serve Prometheus metrics on this port at /metrics (0 = a free one)",
       integerFlag,
     )
     .option(

@@ -3,6 +3,7 @@
 // until the drain timeout, then the rest are cancelled and the server stops.
 import { setTimeout as delay } from "node:timers/promises";
 import { Server, ServerCredentials } from "@grpc/grpc-js";
+import type { Meter } from "@opentelemetry/api";
 import { HealthImplementation, type ServingStatus } from "grpc-health-check";
 import { Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { Code, TesseraError } from "../../common/errors.ts";
@@ -11,6 +12,7 @@ import { grpcServiceDefinition } from "./grpc-service.ts";
 import { InFlight } from "./in-flight.ts";
 import { InferenceService } from "./inference-service.ts";
 import { addReflection } from "./reflection.ts";
+import { RpcMetrics } from "./rpc-metrics.ts";
 import type { ServedModel } from "./served-model.ts";
 
 export interface InferenceServerOptions {
@@ -20,6 +22,8 @@ export interface InferenceServerOptions {
   /** How long calls in flight may run after shutdown starts before they are cancelled. */
   drainTimeoutMs: number;
   log: Logger;
+  /** Where the service's call metrics go (see rpc-metrics.ts); none when unset. */
+  meter?: Meter;
 }
 
 /** How long the transport may take to close once no call is left, before it is forced. */
@@ -50,9 +54,10 @@ export class InferenceServer {
   static async start(model: ServedModel, options: InferenceServerOptions): Promise<InferenceServer> {
     const server = new Server();
     const inFlight = new InFlight();
+    const metrics = options.meter && new RpcMetrics(options.meter, () => inFlight.size);
     server.addService(
       grpcServiceDefinition(Inference),
-      new InferenceService(model, inFlight, options.log).handlers(),
+      new InferenceService(model, inFlight, options.log, metrics).handlers(),
     );
     const health = new HealthImplementation(servingStatus("SERVING"));
     health.addToServer(server);

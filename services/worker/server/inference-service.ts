@@ -19,6 +19,7 @@ import { resolveModel, toEngineRequest } from "./generate-request.ts";
 import { toGenerateResponse } from "./generate-response.ts";
 import type { GrpcHandlers } from "./grpc-service.ts";
 import type { InFlight } from "./in-flight.ts";
+import type { RpcMetrics } from "./rpc-metrics.ts";
 import type { ServedModel } from "./served-model.ts";
 
 type InferenceMethods = typeof Inference extends { method: infer M } ? M : never;
@@ -28,36 +29,43 @@ export class InferenceService {
   readonly #model: ServedModel;
   readonly #inFlight: InFlight;
   readonly #log: Logger;
+  readonly #metrics: RpcMetrics | undefined;
 
-  constructor(model: ServedModel, inFlight: InFlight, log: Logger) {
+  constructor(model: ServedModel, inFlight: InFlight, log: Logger, metrics?: RpcMetrics) {
     this.#model = model;
     this.#inFlight = inFlight;
     this.#log = log;
+    this.#metrics = metrics;
   }
 
   handlers(): GrpcHandlers<InferenceMethods> {
     return {
       generate: (call) => void this.generate(call),
-      tokenize: (call, callback) => this.#unary(call, callback, (request) => this.tokenize(request)),
-      listModels: (call, callback) => this.#unary(call, callback, () => this.listModels()),
+      tokenize: (call, callback) =>
+        this.#unary("Tokenize", call, callback, (request) => this.tokenize(request)),
+      listModels: (call, callback) => this.#unary("ListModels", call, callback, () => this.listModels()),
     };
   }
 
   async generate(call: GenerateCall): Promise<void> {
+    const started = performance.now();
     const controller = this.#inFlight.begin();
-    if (controller === undefined) return fail(call, unavailable());
+    if (controller === undefined) return this.#fail(call, unavailable(), started);
     const requestId = call.request.requestId || randomUUID();
     const log = this.#log.child({ requestId, method: "Generate" });
     const onCancelled = () => controller.abort(new TesseraError(Code.CANCELLED, "cancelled by the client"));
     call.on("cancelled", onCancelled);
     try {
-      await this.#stream(call, requestId, controller.signal, log);
+      const code = await this.#stream(call, requestId, controller.signal, log);
+      this.#finished("Generate", code, started);
     } catch (err) {
       const error = TesseraError.from(controller.signal.aborted ? controller.signal.reason : err);
-      if (call.cancelled) log.info("generate cancelled by the client");
-      else {
+      if (call.cancelled) {
+        log.info("generate cancelled by the client");
+        this.#finished("Generate", Code.CANCELLED, started);
+      } else {
         log.warn({ code: error.code, err: error.message }, "generate failed");
-        if (!call.writableEnded) fail(call, error);
+        this.#fail(call, error, started);
       }
     } finally {
       call.off("cancelled", onCancelled);
@@ -67,21 +75,32 @@ export class InferenceService {
 
   /**
    * Writes one message per engine event, then ends the call and waits until the transport has taken
-   * every message (a slow reader holds the call in flight); throws what the call should fail with.
+   * every message (a slow reader holds the call in flight). Returns OK, or CANCELLED when the client
+   * went away before the end; throws what the call should fail with.
    */
-  async #stream(call: GenerateCall, requestId: string, signal: AbortSignal, log: Logger): Promise<void> {
+  async #stream(call: GenerateCall, requestId: string, signal: AbortSignal, log: Logger): Promise<Code> {
     const request = toEngineRequest(call.request, this.#model, requestId);
     if (request.error) throw request.error;
     log.info({ promptTokens: request.value.promptIds.length }, "generate started");
+    const started = performance.now();
+    let tokens = 0;
     for await (const event of this.#model.generate(request.value, signal)) {
-      if (call.cancelled) return;
+      if (call.cancelled) return Code.CANCELLED;
+      if (event.type === "tokens") {
+        if (tokens === 0) this.#metrics?.firstToken((performance.now() - started) / 1000);
+        tokens += event.tokens.length;
+        this.#metrics?.tokens(event.tokens.length);
+      }
       await write(call, toGenerateResponse(event, requestId, this.#model.tokenizer), signal);
       if (event.type === "finish")
         log.info({ reason: event.reason, usage: event.usage }, "generate finished");
     }
-    if (call.cancelled) return;
+    if (call.cancelled) return Code.CANCELLED;
     call.end();
-    await once(call, "finish", { signal });
+    // Stop waiting when the signal aborts: the drain timed out, or grpc-js reported "cancelled" (which
+    // it also does once the status has been sent).
+    await once(call, "finish", { signal }).catch(() => {});
+    return Code.OK;
   }
 
   tokenize(request: TokenizeRequest): TokenizeResponse {
@@ -98,19 +117,35 @@ export class InferenceService {
   }
 
   #unary<Req, Res>(
+    method: string,
     call: ServerUnaryCall<Req, Res>,
     callback: sendUnaryData<Res>,
     answer: (request: Req) => Res,
-  ) {
+  ): void {
+    const started = performance.now();
     const controller = this.#inFlight.begin();
-    if (controller === undefined) return callback(toStatus(unavailable()));
+    let code: Code = Code.OK;
     try {
+      if (controller === undefined) throw unavailable();
       callback(null, answer(call.request));
     } catch (err) {
-      callback(toStatus(TesseraError.from(err)));
+      const error = TesseraError.from(err);
+      code = error.code;
+      callback(toStatus(error));
     } finally {
-      this.#inFlight.end(controller);
+      if (controller) this.#inFlight.end(controller);
+      this.#finished(method, code, started);
     }
+  }
+
+  /** Fails a Generate call unless it has already ended (then its status is on its way). */
+  #fail(call: GenerateCall, error: TesseraError, started: number): void {
+    if (!call.writableEnded) call.emit("error", toStatus(error));
+    this.#finished("Generate", error.code, started);
+  }
+
+  #finished(method: string, code: Code, started: number): void {
+    this.#metrics?.finished(method, code, (performance.now() - started) / 1000);
   }
 }
 
@@ -120,10 +155,6 @@ function unavailable(): TesseraError {
 
 function toStatus(error: TesseraError): { code: Code; details: string } {
   return { code: error.code, details: error.message };
-}
-
-function fail(call: GenerateCall, error: TesseraError): void {
-  call.emit("error", toStatus(error));
 }
 
 /** Writes one message, waiting while the client is slower than the engine (until aborted). */

@@ -12,14 +12,14 @@ export const ServeConfigSchema = z
     host: z.string().min(1).default("127.0.0.1"),
     /** gRPC port; 0 picks a free one (logged as `port` in the "serving" line). */
     port: port.default(50051),
-    /** Reserved for the Prometheus endpoint: validated, not served yet. */
-    metricsPort: port.min(1).optional(),
+    /** Port of the Prometheus /metrics endpoint (0 picks a free one); unset = no endpoint. */
+    metricsPort: port.optional(),
     /** How long in-flight calls may run after SIGTERM before they are cancelled. */
     drainTimeoutMs: z.int().min(0).default(30_000),
     /** Engine threads; unset lets the engine choose. */
     threads: z.int().min(1).optional(),
   })
-  .refine((c) => c.metricsPort === undefined || c.metricsPort !== c.port, {
+  .refine((c) => c.metricsPort === undefined || c.metricsPort === 0 || c.metricsPort !== c.port, {
     path: ["metricsPort"],
     message: "must differ from port",
   });
