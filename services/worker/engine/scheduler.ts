@@ -36,6 +36,8 @@ export interface SchedulerOutput {
 export class Scheduler {
   readonly waiting: EngineRequest[] = [];
   readonly running: EngineRequest[] = [];
+  /** Preemptions since start. */
+  numPreemptions = 0;
   private readonly kv: KvCacheManager;
   private readonly limits: SchedulerLimits;
 
@@ -134,6 +136,7 @@ export class Scheduler {
     this.kv.free(request.kv);
     request.numComputedTokens = 0;
     request.numPreemptions++;
+    this.numPreemptions++;
     request.status = RequestStatus.PREEMPTED;
     insertSorted(this.waiting, request);
     out.preempted.push(request);
