@@ -71,9 +71,12 @@ function checkContext(ids: number[], maxContext: number): Result<number[]> {
   return { error: TesseraError.invalidArgument("prompt", message) };
 }
 
-/** The message's fields as they arrive: the sampling parser applies the proto's "0 means default". */
+/**
+ * The message's fields as they arrive (every sampling field, present and future, by its name): the
+ * sampling parser applies the proto's "0 means unset" and validates.
+ */
 function samplingFromMessage(message: SamplingParamsMessage | undefined): RawSamplingParams {
   if (message === undefined) return {};
-  const { maxTokens, temperature, topP, topK, seed, stop, stopTokenIds, ignoreEos, logprobs } = message;
-  return { maxTokens, temperature, topP, topK, seed, stop, stopTokenIds, ignoreEos, logprobs };
+  const { $typeName: _, ...fields } = message;
+  return fields;
 }
