@@ -110,12 +110,13 @@ describe("TextStream", () => {
     assert.deepEqual(streamAll(ids).join(""), "<s>Hi</s>");
   });
 
-  it("rejects an unknown id with INVALID_ARGUMENT naming it", () => {
+  it("adds nothing for an id beyond the vocabulary and rejects a negative id, naming it", () => {
     const stream = new TextStream(tokenizer);
+    assert.equal(stream.push(99_999), "");
     assert.throws(
-      () => stream.push(99_999),
+      () => stream.push(-7),
       (err: unknown) =>
-        err instanceof TesseraError && err.code === Code.INVALID_ARGUMENT && /99999/.test(err.message),
+        err instanceof TesseraError && err.code === Code.INVALID_ARGUMENT && /-7/.test(err.message),
     );
   });
 });

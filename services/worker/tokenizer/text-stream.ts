@@ -17,7 +17,7 @@ export class TextStream {
     this.#skipSpecialTokens = options.skipSpecialTokens === true;
   }
 
-  /** The text that this token completes (maybe ""). Throws INVALID_ARGUMENT on an unknown id. */
+  /** The text that this token completes (maybe ""). Throws INVALID_ARGUMENT on a negative or non-integer id. */
   push(tokenId: number): string {
     const bytes = this.#tokenizer.tokenBytes(tokenId);
     if (this.#skipSpecialTokens && this.#tokenizer.isSpecialToken(tokenId)) return "";

@@ -136,8 +136,14 @@ describe("Tokenizer", () => {
     assert.equal(fixture.isSpecialToken(90), false);
   });
 
-  it("rejects unknown ids on decode, naming the id", () => {
-    for (const id of [512, -1, 1.5, Number.NaN]) {
+  it("decodes ids beyond the vocabulary (padding of the model's vocab_size) to nothing, as HF does", () => {
+    assert.equal(fixture.decode([90, 512, 90, 100_000]), fixture.decode([90, 90]));
+    const stream = fixture.textStream();
+    assert.equal(stream.push(512), "");
+  });
+
+  it("rejects negative and non-integer ids on decode, naming the id", () => {
+    for (const id of [-1, 1.5, Number.NaN]) {
       rejects(
         () => fixture.decode([90, id]),
         Code.INVALID_ARGUMENT,

@@ -179,7 +179,7 @@ export class Tokenizer {
     return ids;
   }
 
-  /** The text of `ids`; bytes that are not valid UTF-8 become U+FFFD. Throws INVALID_ARGUMENT on an unknown id. */
+  /** The text of `ids`; bytes that are not valid UTF-8 become U+FFFD; ids outside the vocabulary add nothing. */
   decode(ids: readonly number[], options: DecodeOptions = {}): string {
     const chunks: Uint8Array[] = [];
     let length = 0;
@@ -219,10 +219,16 @@ export class Tokenizer {
     return token !== undefined && this.#specialContents.has(token);
   }
 
-  /** The bytes an id decodes to (possibly part of a UTF-8 character). Throws INVALID_ARGUMENT on an unknown id. */
+  /**
+   * The bytes an id decodes to (possibly part of a UTF-8 character). An id the vocabulary does not
+   * hold decodes to nothing, as in Hugging Face tokenizers: checkpoints often pad the model's
+   * vocab_size beyond the tokenizer's, and a sampled padding id must not break the stream. Throws
+   * INVALID_ARGUMENT on a negative or non-integer id.
+   */
   tokenBytes(id: number): Uint8Array {
     const cached = this.#bytes[id];
     if (cached !== undefined) return cached;
+    if (Number.isInteger(id) && id >= 0 && this.idToToken(id) === undefined) return NO_BYTES;
     const token = Number.isInteger(id) ? this.idToToken(id) : undefined;
     if (token === undefined) {
       throw TesseraError.invalidArgument(
@@ -235,6 +241,8 @@ export class Tokenizer {
     return bytes;
   }
 }
+
+const NO_BYTES = new Uint8Array(0);
 
 function readJson(file: string): unknown {
   let text: string;
