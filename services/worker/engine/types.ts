@@ -13,6 +13,14 @@ export interface SamplingParams {
   topP: number;
   /** 0 = off. */
   topK: number;
+  /** In [0, 1]: drop tokens whose probability (after temperature) is below minP x the largest; 0 = off. */
+  minP: number;
+  /** > 0: logits of ids in the prompt or output are divided (if > 0) or multiplied by it; 1 = off. */
+  repetitionPenalty: number;
+  /** In [-2, 2]: subtracted from the logit of every id generated at least once; 0 = off. */
+  presencePenalty: number;
+  /** In [-2, 2]: times the number of times an id was generated, subtracted from its logit; 0 = off. */
+  frequencyPenalty: number;
   /** Seed of this request's random stream; undefined = drawn at random. */
   seed: bigint | undefined;
   /** Stop strings: generation ends before them and they are not emitted. */

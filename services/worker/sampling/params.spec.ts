@@ -21,6 +21,10 @@ describe("parseSamplingParams", () => {
       temperature: 0,
       topP: 1,
       topK: 0,
+      minP: 0,
+      repetitionPenalty: 1,
+      presencePenalty: 0,
+      frequencyPenalty: 0,
       seed: undefined,
       stop: [],
       stopTokenIds: [],
@@ -28,7 +32,19 @@ describe("parseSamplingParams", () => {
       logprobs: 0,
     };
     assert.deepEqual(parseSamplingParams({}, limits).value, expected);
-    const zeros = { maxTokens: 0, temperature: 0, topP: 0, topK: 0, stop: [], stopTokenIds: [], logprobs: 0 };
+    const zeros = {
+      maxTokens: 0,
+      temperature: 0,
+      topP: 0,
+      topK: 0,
+      minP: 0,
+      repetitionPenalty: 0,
+      presencePenalty: 0,
+      frequencyPenalty: 0,
+      stop: [],
+      stopTokenIds: [],
+      logprobs: 0,
+    };
     assert.deepEqual(parseSamplingParams(zeros, limits).value, expected);
   });
 
@@ -39,6 +55,10 @@ describe("parseSamplingParams", () => {
         temperature: 0.7,
         topP: 0.9,
         topK: 40,
+        minP: 0.05,
+        repetitionPenalty: 1.3,
+        presencePenalty: -0.5,
+        frequencyPenalty: 2,
         seed: 42n,
         stop: ["\n\n", "User:"],
         stopTokenIds: [2, 31_999, 2],
@@ -52,6 +72,10 @@ describe("parseSamplingParams", () => {
       temperature: 0.7,
       topP: 0.9,
       topK: 40,
+      minP: 0.05,
+      repetitionPenalty: 1.3,
+      presencePenalty: -0.5,
+      frequencyPenalty: 2,
       seed: 42n,
       stop: ["\n\n", "User:"],
       stopTokenIds: [2, 31_999],
@@ -87,6 +111,26 @@ describe("parseSamplingParams", () => {
     assert.equal(errorOf({ seed: 1n << 64n }), "seed: must be in 0..2^64-1");
     assert.equal(errorOf({ seed: 1.5 }), "seed: must be an integer");
     assert.equal(errorOf({ seed: 2 ** 60 }), "seed: must be a safe integer when given as a number");
+    assert.equal(errorOf({ minP: -0.01 }), "min_p: must be in [0, 1]");
+    assert.equal(errorOf({ minP: 1.01 }), "min_p: must be in [0, 1]");
+    assert.equal(errorOf({ repetitionPenalty: -1 }), "repetition_penalty: must be > 0");
+    assert.equal(errorOf({ presencePenalty: 2.01 }), "presence_penalty: must be in [-2, 2]");
+    assert.equal(errorOf({ presencePenalty: -2.5 }), "presence_penalty: must be in [-2, 2]");
+    assert.equal(errorOf({ frequencyPenalty: 3 }), "frequency_penalty: must be in [-2, 2]");
+    assert.equal(errorOf({ frequencyPenalty: -2.01 }), "frequency_penalty: must be in [-2, 2]");
+  });
+
+  it("accepts the bounds of min_p and the penalties; repetition_penalty 0 means 1 (off)", () => {
+    const bounds = parseSamplingParams(
+      { minP: 1, repetitionPenalty: 0.5, presencePenalty: -2, frequencyPenalty: 2 },
+      limits,
+    ).value;
+    assert.equal(bounds?.minP, 1);
+    assert.equal(bounds?.repetitionPenalty, 0.5);
+    assert.equal(bounds?.presencePenalty, -2);
+    assert.equal(bounds?.frequencyPenalty, 2);
+    assert.equal(parseSamplingParams({ repetitionPenalty: 0 }, limits).value?.repetitionPenalty, 1);
+    assert.equal(parseSamplingParams({ repetitionPenalty: 1e-3 }, limits).value?.repetitionPenalty, 1e-3);
   });
 
   it("rejects non-finite numbers", () => {
@@ -97,6 +141,10 @@ describe("parseSamplingParams", () => {
       assert.equal(errorOf({ topK: bad }), "top_k: must be a finite number");
       assert.equal(errorOf({ logprobs: bad }), "logprobs: must be a finite number");
       assert.equal(errorOf({ seed: bad }), "seed: must be a finite number");
+      assert.equal(errorOf({ minP: bad }), "min_p: must be a finite number");
+      assert.equal(errorOf({ repetitionPenalty: bad }), "repetition_penalty: must be a finite number");
+      assert.equal(errorOf({ presencePenalty: bad }), "presence_penalty: must be a finite number");
+      assert.equal(errorOf({ frequencyPenalty: bad }), "frequency_penalty: must be a finite number");
     }
   });
 

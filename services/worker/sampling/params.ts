@@ -2,7 +2,9 @@
 //
 // The API is proto3, where an unset scalar reads as zero, so zero means "unset" wherever the proto
 // says so: max_tokens 0 -> the default (16), temperature 0 -> greedy, top_p 0 -> 1 (off),
-// top_k 0 -> off, logprobs 0 -> none. Errors name the field as the API spells it (snake_case).
+// top_k 0 -> off, logprobs 0 -> none, min_p 0 -> off, repetition_penalty 0 -> 1 (off),
+// presence_penalty / frequency_penalty 0 -> off. Errors name the field as the API spells it
+// (snake_case).
 import { type Result, TesseraError } from "../../common/errors.ts";
 import type { SamplingParams } from "../engine/types.ts";
 
@@ -12,6 +14,8 @@ export const MAX_STOP_STRINGS = 16;
 /** Longest stop string, in UTF-16 code units: holding back text costs O(length^2) per delta. */
 export const MAX_STOP_STRING_LENGTH = 256;
 const MAX_SEED = (1n << 64n) - 1n;
+/** presence_penalty and frequency_penalty lie in [-MAX_PENALTY, MAX_PENALTY] (as in OpenAI's API and vLLM). */
+export const MAX_PENALTY = 2;
 
 /** Sampling parameters as they arrive (proto3 message or CLI flags); every field optional. */
 export interface RawSamplingParams {
@@ -19,6 +23,10 @@ export interface RawSamplingParams {
   temperature?: number | undefined;
   topP?: number | undefined;
   topK?: number | undefined;
+  minP?: number | undefined;
+  repetitionPenalty?: number | undefined;
+  presencePenalty?: number | undefined;
+  frequencyPenalty?: number | undefined;
   seed?: bigint | number | undefined;
   stop?: readonly string[] | undefined;
   stopTokenIds?: readonly number[] | undefined;
@@ -63,6 +71,30 @@ export function parseSamplingParams(raw: RawSamplingParams, limits: SamplingLimi
   const topKProblem = notNumber(topK, true);
   if (topKProblem) return invalid("top_k", topKProblem);
   if (topK < 0) return invalid("top_k", "must be >= 0");
+
+  const minP = raw.minP ?? 0;
+  const minPProblem = notNumber(minP, false);
+  if (minPProblem) return invalid("min_p", minPProblem);
+  if (minP < 0 || minP > 1) return invalid("min_p", "must be in [0, 1]");
+
+  const repetitionPenalty = raw.repetitionPenalty ?? 0;
+  const repetitionProblem = notNumber(repetitionPenalty, false);
+  if (repetitionProblem) return invalid("repetition_penalty", repetitionProblem);
+  if (repetitionPenalty < 0) return invalid("repetition_penalty", "must be > 0");
+
+  const presencePenalty = raw.presencePenalty ?? 0;
+  const presenceProblem = notNumber(presencePenalty, false);
+  if (presenceProblem) return invalid("presence_penalty", presenceProblem);
+  if (Math.abs(presencePenalty) > MAX_PENALTY) {
+    return invalid("presence_penalty", `must be in [-${MAX_PENALTY}, ${MAX_PENALTY}]`);
+  }
+
+  const frequencyPenalty = raw.frequencyPenalty ?? 0;
+  const frequencyProblem = notNumber(frequencyPenalty, false);
+  if (frequencyProblem) return invalid("frequency_penalty", frequencyProblem);
+  if (Math.abs(frequencyPenalty) > MAX_PENALTY) {
+    return invalid("frequency_penalty", `must be in [-${MAX_PENALTY}, ${MAX_PENALTY}]`);
+  }
 
   let seed: bigint | undefined;
   if (raw.seed !== undefined) {
@@ -113,6 +145,10 @@ export function parseSamplingParams(raw: RawSamplingParams, limits: SamplingLimi
       temperature,
       topP: topP === 0 ? 1 : topP,
       topK,
+      minP,
+      repetitionPenalty: repetitionPenalty === 0 ? 1 : repetitionPenalty,
+      presencePenalty,
+      frequencyPenalty,
       seed,
       stop,
       stopTokenIds,

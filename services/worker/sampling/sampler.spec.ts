@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { TesseraError } from "../../common/errors.ts";
 import type { SamplingParams } from "../engine/types.ts";
+import { TokenHistory } from "./penalties.ts";
 import { Rng } from "./rng.ts";
 import { logitStats, Sampler } from "./sampler.ts";
 
@@ -10,6 +11,10 @@ function params(overrides: Partial<SamplingParams> = {}): SamplingParams {
     temperature: 1,
     topP: 1,
     topK: 0,
+    minP: 0,
+    repetitionPenalty: 1,
+    presencePenalty: 0,
+    frequencyPenalty: 0,
     seed: 1n,
     stop: [],
     stopTokenIds: [],
@@ -30,12 +35,22 @@ function sequence(sampler: Sampler, logits: Float32Array, n: number): number[] {
   return Array.from({ length: n }, () => sampler.sample(logits).tokenId);
 }
 
-/** Reference distribution: temperature, then top-k, then top-p over a full sort. */
-function filteredSoftmax(logits: Float32Array, p: SamplingParams): number[] {
-  const order = Array.from(logits.keys()).sort((a, b) => logits[b]! - logits[a]! || a - b);
-  const kept = p.topK > 0 ? order.slice(0, p.topK) : order;
+function historyOf(prompt: number[], output: number[]): TokenHistory {
+  const h = new TokenHistory(prompt);
+  for (const id of output) h.append(id);
+  return h;
+}
+
+/** Reference distribution: temperature, then min-p, then top-k, then top-p over a full sort. */
+function filteredSoftmax(logits: ArrayLike<number>, p: SamplingParams): number[] {
+  const order = Array.from({ length: logits.length }, (_, i) => i).sort(
+    (a, b) => logits[b]! - logits[a]! || a - b,
+  );
   const max = logits[order[0]!]!;
-  const w = kept.map((id) => Math.exp((logits[id]! - max) / p.temperature));
+  const weight = (id: number) => Math.exp((logits[id]! - max) / p.temperature);
+  const aboveMinP = order.filter((id) => weight(id) >= p.minP);
+  const kept = p.topK > 0 ? aboveMinP.slice(0, p.topK) : aboveMinP;
+  const w = kept.map(weight);
   const total = w.reduce((a, b) => a + b, 0);
   const probs = new Array<number>(logits.length).fill(0);
   let mass = 0;
@@ -49,6 +64,28 @@ function filteredSoftmax(logits: Float32Array, p: SamplingParams): number[] {
   }
   for (const i of nucleus) probs[kept[i]!] = w[i]! / nucleusMass;
   return probs;
+}
+
+/** Draws 100k tokens and compares their frequencies with `expected` (5 sigma; zero exactly). */
+function checkEmpirically(
+  sampler: Sampler,
+  logits: Float32Array,
+  expected: number[],
+  history?: TokenHistory,
+): void {
+  const draws = 100_000;
+  const counts = new Array<number>(logits.length).fill(0);
+  for (let i = 0; i < draws; i++) counts[sampler.sample(logits, history).tokenId]! += 1;
+  for (let id = 0; id < logits.length; id++) {
+    const q = expected[id]!;
+    const freq = counts[id]! / draws;
+    if (q === 0) {
+      assert.equal(counts[id], 0, `token ${id} is filtered out`);
+    } else {
+      const sigma = Math.sqrt((q * (1 - q)) / draws);
+      assert.ok(Math.abs(freq - q) < 5 * sigma + 1e-9, `token ${id}: ${freq} vs ${q}`);
+    }
+  }
 }
 
 describe("Sampler", () => {
@@ -151,25 +188,18 @@ describe("Sampler", () => {
     ["temperature 2 + top_k 5", { temperature: 2, topK: 5 }],
     ["top_p 0.6", { topP: 0.6 }],
     ["temperature 0.8 + top_k 6 + top_p 0.9", { temperature: 0.8, topK: 6, topP: 0.9 }],
+    ["min_p 0.3", { minP: 0.3 }],
+    ["temperature 2 + min_p 0.5", { temperature: 2, minP: 0.5 }],
+    ["temperature 0.7 + min_p 0.05", { temperature: 0.7, minP: 0.05 }],
+    ["min_p 0.2 + top_k 4", { minP: 0.2, topK: 4 }],
+    ["min_p 0.2 + top_k 8", { minP: 0.2, topK: 8 }],
+    ["temperature 1.5 + min_p 0.1 + top_p 0.8", { temperature: 1.5, minP: 0.1, topP: 0.8 }],
+    ["min_p 0.15 + top_k 6 + top_p 0.7", { minP: 0.15, topK: 6, topP: 0.7 }],
   ] as const) {
     it(`matches the filtered softmax empirically (${name})`, () => {
       const logits = new Float32Array([1.2, -0.3, 0.8, 2.0, 0.1, -1.5, 1.9, 0.5, -0.7, 1.0]);
       const p = params({ ...overrides, seed: 2024n });
-      const expected = filteredSoftmax(logits, p);
-      const sampler = new Sampler(p);
-      const draws = 100_000;
-      const counts = new Array<number>(logits.length).fill(0);
-      for (let i = 0; i < draws; i++) counts[sampler.sample(logits).tokenId]! += 1;
-      for (let id = 0; id < logits.length; id++) {
-        const q = expected[id]!;
-        const freq = counts[id]! / draws;
-        if (q === 0) {
-          assert.equal(counts[id], 0, `token ${id} is filtered out`);
-        } else {
-          const sigma = Math.sqrt((q * (1 - q)) / draws);
-          assert.ok(Math.abs(freq - q) < 5 * sigma + 1e-9, `token ${id}: ${freq} vs ${q}`);
-        }
-      }
+      checkEmpirically(new Sampler(p), logits, filteredSoftmax(logits, p));
     });
   }
 
@@ -186,6 +216,18 @@ describe("Sampler", () => {
     assert.throws(() => new Sampler(params({ temperature: Number.POSITIVE_INFINITY })), /temperature/);
     assert.throws(() => new Sampler(params({ topP: 0 })), /top_p/);
     assert.throws(() => new Sampler(params({ topK: -1 })), /top_k/);
+    assert.throws(() => new Sampler(params({ minP: 1.5 })), /^TesseraError: min_p: must be in \[0, 1\]/);
+    assert.throws(() => new Sampler(params({ minP: Number.NaN })), /min_p/);
+    assert.throws(() => new Sampler(params({ repetitionPenalty: 0 })), /repetition_penalty: must be > 0/);
+    assert.throws(
+      () => new Sampler(params({ repetitionPenalty: Number.POSITIVE_INFINITY })),
+      /repetition_penalty/,
+    );
+    assert.throws(
+      () => new Sampler(params({ presencePenalty: -3 })),
+      /presence_penalty: must be in \[-2, 2\]/,
+    );
+    assert.throws(() => new Sampler(params({ frequencyPenalty: Number.NaN })), /frequency_penalty/);
   });
 
   it("logitStats computes max, first argmax and log-sum-exp stably", () => {
@@ -203,19 +245,233 @@ describe("Sampler", () => {
       ["top_k 50", { temperature: 0.8, topK: 50 }],
       ["top_p 0.95", { temperature: 0.8, topP: 0.95 }],
       ["top_k 50 + top_p 0.9 + logprobs 5", { temperature: 0.8, topK: 50, topP: 0.9, logprobs: 5 }],
+      ["min_p 0.05", { temperature: 0.8, minP: 0.05 }],
+      [
+        "greedy + penalties",
+        { temperature: 0, repetitionPenalty: 1.2, presencePenalty: 0.5, frequencyPenalty: 0.5 },
+      ],
+      [
+        "top_p 0.95 + min_p 0.05 + penalties",
+        { temperature: 0.8, topP: 0.95, minP: 0.05, repetitionPenalty: 1.2, frequencyPenalty: 0.5 },
+      ],
     ];
+    // A 4,000-token prompt and 1,000 generated tokens.
+    const rng = new Rng(13n);
+    const ids = (n: number) => Array.from({ length: n }, () => Math.floor(rng.nextFloat() * logits.length));
+    const history = historyOf(ids(4000), ids(1000));
     const report: string[] = [];
     for (const [name, overrides] of configs) {
       const sampler = new Sampler(params(overrides));
-      for (let i = 0; i < 5; i++) sampler.sample(logits);
+      for (let i = 0; i < 5; i++) sampler.sample(logits, history);
       const n = 50;
       const start = performance.now();
-      for (let i = 0; i < n; i++) sampler.sample(logits);
+      for (let i = 0; i < n; i++) sampler.sample(logits, history);
       const ms = (performance.now() - start) / n;
       report.push(`${name} ${ms.toFixed(2)} ms`);
       // Generous bound for slow CI machines; typical figures are a few milliseconds.
       assert.ok(ms < 50, `${name}: ${ms} ms per token`);
     }
     this.test!.title += ` (${report.join(", ")})`;
+  });
+});
+
+describe("Sampler penalties", () => {
+  const greedy = (overrides: Partial<SamplingParams>) =>
+    new Sampler(params({ temperature: 0, ...overrides }));
+
+  it("needs a history only when a penalty is on", () => {
+    const logits = new Float32Array([0, 1, 2]);
+    assert.equal(new Sampler(params()).usesHistory, false);
+    assert.equal(new Sampler(params({ minP: 0.5 })).usesHistory, false);
+    assert.equal(greedy({}).sample(logits).tokenId, 2);
+    for (const overrides of [
+      { repetitionPenalty: 1.1 },
+      { presencePenalty: 0.1 },
+      { frequencyPenalty: -0.1 },
+    ]) {
+      const sampler = greedy(overrides);
+      assert.equal(sampler.usesHistory, true);
+      assert.throws(() => sampler.sample(logits), /TokenHistory/);
+      assert.equal(sampler.sample(logits, new TokenHistory([])).tokenId, 2);
+    }
+  });
+
+  it("reads missing min_p and penalties as off (literals older than those fields)", () => {
+    const { minP, repetitionPenalty, presencePenalty, frequencyPenalty, ...old } = params({ temperature: 0 });
+    const sampler = new Sampler(old as SamplingParams);
+    assert.equal(sampler.usesHistory, false);
+    assert.equal(sampler.sample(new Float32Array([0, 3, 1])).tokenId, 1);
+  });
+
+  it("repetition penalty moves the greedy choice off a repeated token (prompt or output)", () => {
+    const logits = new Float32Array([2, 1.5, -1, -0.5]);
+    assert.equal(greedy({ repetitionPenalty: 1.2 }).sample(logits, historyOf([0], [])).tokenId, 0); // 1.67 > 1.5
+    assert.equal(greedy({ repetitionPenalty: 1.5 }).sample(logits, historyOf([0], [])).tokenId, 1); // 1.33 < 1.5
+    assert.equal(greedy({ repetitionPenalty: 1.5 }).sample(logits, historyOf([2], [0])).tokenId, 1);
+    // Negative logits are multiplied: -0.5 * 3 = -1.5 < -1.
+    const negative = new Float32Array([-3, -3, -1, -0.5]);
+    assert.equal(greedy({ repetitionPenalty: 3 }).sample(negative, historyOf([3], [])).tokenId, 2);
+    // Below 1 it favours repeats: 1.5 / 0.7 = 2.14 > 2.
+    assert.equal(greedy({ repetitionPenalty: 0.7 }).sample(logits, historyOf([1], [])).tokenId, 1);
+  });
+
+  it("presence penalty counts generated tokens only, once each", () => {
+    const logits = new Float32Array([1, 0.9, 0]);
+    const sampler = greedy({ presencePenalty: 0.2 });
+    assert.equal(sampler.sample(logits, historyOf([0, 0, 0], [])).tokenId, 0); // prompt: not penalized
+    assert.equal(sampler.sample(logits, historyOf([], [0])).tokenId, 1); // 0.8 < 0.9
+    const far = new Float32Array([1, 0.5, 0]);
+    assert.equal(sampler.sample(far, historyOf([], [0, 0, 0, 0])).tokenId, 0); // 0.8 > 0.5 however often
+    assert.equal(greedy({ presencePenalty: -0.6 }).sample(far, historyOf([], [1])).tokenId, 1); // 1.1 > 1
+  });
+
+  it("frequency penalty grows with the count", () => {
+    const logits = new Float32Array([1, 0.5, 0]);
+    const sampler = greedy({ frequencyPenalty: 0.2 });
+    assert.equal(sampler.sample(logits, historyOf([0], [])).tokenId, 0);
+    assert.equal(sampler.sample(logits, historyOf([], [0, 0])).tokenId, 0); // 0.6 > 0.5
+    assert.equal(sampler.sample(logits, historyOf([], [0, 0, 0])).tokenId, 1); // 0.4 < 0.5
+    const h = historyOf([], [0, 0]);
+    assert.equal(sampler.sample(logits, h).tokenId, 0);
+    h.append(0);
+    assert.equal(sampler.sample(logits, h).tokenId, 1, "an appended token counts at the next step");
+  });
+
+  it("breaks ties between penalized and untouched tokens by the lowest id", () => {
+    // Penalized down onto an untouched token of higher id: the penalized one (lower id) wins.
+    const down = new Float32Array([0.5, 2, 1.5, 0]);
+    assert.equal(greedy({ presencePenalty: 0.5 }).sample(down, historyOf([], [1])).tokenId, 1);
+    // Boosted up to an untouched token of lower id: the untouched one wins.
+    const up = new Float32Array([0.5, 1.5, 1, 0]);
+    assert.equal(greedy({ presencePenalty: -1.5 }).sample(up, historyOf([], [3])).tokenId, 1);
+    // Boosted up to an untouched token of higher id: the boosted one wins.
+    const low = new Float32Array([1, 1.5]);
+    assert.equal(greedy({ presencePenalty: -0.5 }).sample(low, historyOf([], [0])).tokenId, 0);
+  });
+
+  it("reports raw logprobs and leaves the logits as they were", () => {
+    const logits = randomLogits(2000, 21n);
+    const before = Float32Array.from(logits);
+    const history = historyOf([5, 6, 7, 1999], [3, 3, 42]);
+    const penalized = greedy({
+      repetitionPenalty: 1.3,
+      presencePenalty: 1,
+      frequencyPenalty: 1,
+      logprobs: 5,
+    });
+    const plain = greedy({ logprobs: 5 });
+    const a = penalized.sample(logits, history);
+    const b = plain.sample(logits);
+    assert.deepEqual(logits, before);
+    assert.ok(Math.abs(a.logprob - (logits[a.tokenId]! - logitStats(logits).logSumExp)) < 1e-9);
+    assert.equal(a.top.length, 5);
+    for (const [i, t] of a.top.entries()) {
+      assert.equal(t.tokenId, b.top[i]!.tokenId);
+      assert.ok(Math.abs(t.logprob - b.top[i]!.logprob) < 1e-9);
+    }
+  });
+
+  it("restores the logits when sampling throws", () => {
+    const logits = new Float32Array([1, Number.NaN, 2, 3]);
+    const before = Float32Array.from(logits);
+    assert.throws(() => greedy({ repetitionPenalty: 2 }).sample(logits, historyOf([3], [])), /NaN/);
+    assert.deepEqual(logits, before);
+    const inf = new Float32Array([1, 2, Number.POSITIVE_INFINITY]);
+    assert.throws(
+      () => greedy({ repetitionPenalty: 2 }).sample(inf, historyOf([2], [])),
+      /no finite maximum/,
+    );
+    assert.throws(
+      () => greedy({ repetitionPenalty: 2 }).sample(inf, historyOf([0], [])),
+      /no finite maximum/,
+    );
+    assert.deepEqual(inf, new Float32Array([1, 2, Number.POSITIVE_INFINITY]));
+    const allInf = new Float32Array([Number.NEGATIVE_INFINITY, Number.NEGATIVE_INFINITY]);
+    assert.throws(
+      () => greedy({ presencePenalty: 2 }).sample(allInf, historyOf([], [0])),
+      /no finite maximum/,
+    );
+  });
+
+  it("handles a history that touches every id", () => {
+    const logits = new Float32Array([1, 3, 2]);
+    const t = greedy({ repetitionPenalty: 4, logprobs: 3 }).sample(logits, historyOf([0, 1, 2], []));
+    assert.equal(t.tokenId, 1); // 0.25, 0.75, 0.5
+    assert.ok(Math.abs(t.logprob - (3 - logitStats(logits).logSumExp)) < 1e-9);
+  });
+
+  it("samples the softmax of the penalized logits (temperature, min_p, top-k, top-p after penalties)", () => {
+    const logits = new Float32Array([1.2, -0.3, 0.8, 2.0, 0.1, -1.5, 1.9, 0.5, -0.7, 1.0]);
+    const history = historyOf([3, 0, 5], [6, 6, 9, 1]);
+    const p = params({
+      temperature: 0.9,
+      topK: 7,
+      topP: 0.95,
+      minP: 0.02,
+      repetitionPenalty: 1.4,
+      presencePenalty: 0.3,
+      frequencyPenalty: 0.2,
+      seed: 77n,
+    });
+    const penalized = Array.from(logits, (l, id) => {
+      let v = history.inPrompt(id) || history.count(id) > 0 ? (l > 0 ? l / 1.4 : l * 1.4) : l;
+      const c = history.count(id);
+      if (c > 0) v -= 0.2 * c + 0.3;
+      return Math.fround(v);
+    });
+    checkEmpirically(new Sampler(p), logits, filteredSoftmax(penalized, p), history);
+  });
+
+  it("draws exactly what a penalty-free sampler draws from pre-penalized logits (same seed)", () => {
+    for (const [seed, overrides] of [
+      [1n, { temperature: 1 }],
+      [2n, { temperature: 0.6, topK: 40 }],
+      [3n, { temperature: 1.2, topP: 0.9, minP: 0.01 }],
+    ] as const) {
+      const logits = randomLogits(5000, seed + 100n, 3);
+      const penalties = { repetitionPenalty: 1.3, presencePenalty: 0.4, frequencyPenalty: 0.3 };
+      const mine = new Sampler(params({ ...overrides, ...penalties, seed }));
+      const reference = new Sampler(params({ ...overrides, seed }));
+      const rng = new Rng(seed);
+      const prompt = Array.from({ length: 300 }, () => Math.floor(rng.nextFloat() * logits.length));
+      const history = new TokenHistory(prompt);
+      for (let step = 0; step < 200; step++) {
+        const copy = Float32Array.from(logits, (l, id) => {
+          const seen = history.inPrompt(id) || history.count(id) > 0;
+          let v = seen ? (l > 0 ? l / 1.3 : l * 1.3) : l;
+          const c = history.count(id);
+          if (c > 0) v -= 0.3 * c + 0.4;
+          return v;
+        });
+        const got = mine.sample(logits, history).tokenId;
+        assert.equal(got, reference.sample(copy).tokenId, `step ${step}`);
+        history.append(got);
+      }
+      assert.ok(history.outputLength === 200);
+    }
+  });
+
+  it("is reproducible with a seed, and penalties off leave the draws unchanged", () => {
+    const logits = randomLogits(1000, 31n, 1);
+    const run = (overrides: Partial<SamplingParams>, withHistory: boolean) => {
+      const sampler = new Sampler(params({ seed: 5n, ...overrides }));
+      const history = new TokenHistory([1, 2, 3]);
+      return Array.from({ length: 40 }, () => {
+        const id = sampler.sample(logits, withHistory ? history : undefined).tokenId;
+        history.append(id);
+        return id;
+      });
+    };
+    assert.deepEqual(run({}, true), run({}, false));
+    assert.deepEqual(run({}, false), sequence(new Sampler(params({ seed: 5n })), logits, 40));
+    const penalized = { repetitionPenalty: 1.5, frequencyPenalty: 1 };
+    assert.deepEqual(run(penalized, true), run(penalized, true));
+    assert.notDeepEqual(run(penalized, true), run({}, true));
+  });
+
+  it("min_p 1 keeps only the most likely tokens", () => {
+    const logits = new Float32Array([1, 3, 2, 3]);
+    const seen = new Set(sequence(new Sampler(params({ minP: 1, temperature: 2 })), logits, 500));
+    assert.deepEqual([...seen].sort(), [1, 3]);
   });
 });

@@ -1,17 +1,29 @@
-// Per-request token sampler: greedy, or temperature + top-k + top-p and a draw from the request's
-// own seeded stream.
+// Per-request token sampler: greedy, or temperature + min-p + top-k + top-p and a draw from the
+// request's own seeded stream; repetition / presence / frequency penalties first, in both cases.
+//
+// Order (that of vLLM's v1 sampler): penalties on the raw logits (penalties.ts) -> greedy argmax, or
+// temperature -> min_p -> top_k -> top_p -> draw. min_p keeps the tokens whose tempered probability
+// is >= min_p times the largest one; it commutes with top_k, and top_p then takes its nucleus of the
+// mass that min_p and top_k left (renormalised).
 //
 // Log probabilities (`logprob` of the chosen token and the `top` alternatives) are always the
-// log-softmax of the RAW logits: before temperature, top-k and top-p. They describe what the model
-// predicted rather than what this request's knobs did to it, stay meaningful for greedy decoding
-// (where the tempered distribution is degenerate), are comparable across requests with different
-// settings, and match what OpenAI-style APIs and vLLM report by default. A consequence: a sampled
-// token's logprob can be far below that of a filtered-out alternative, and a token masked with
-// -Infinity has logprob -Infinity.
+// log-softmax of the RAW logits: before penalties, temperature, min_p, top-k and top-p. They describe
+// what the model predicted rather than what this request's knobs did to it, stay meaningful for
+// greedy decoding (where the tempered distribution is degenerate), are comparable across requests
+// with different settings, and match what OpenAI-style APIs and vLLM (logprobs_mode "raw_logprobs",
+// its default) report. A consequence: a sampled token's logprob can be far below that of a
+// filtered-out or penalized alternative, and a token masked with -Infinity has logprob -Infinity.
+//
+// Penalties are applied without copying the vocabulary: `sample` writes the penalized values of the
+// few touched ids into the caller's `logits` for the duration of the call and writes the raw values
+// back before it returns or throws. The caller must not read that array concurrently (another thread
+// over a SharedArrayBuffer) while `sample` runs.
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { GeneratedToken, SamplingParams, TokenLogprob } from "../engine/types.ts";
 import { expNonPositive } from "./fast-exp.ts";
 import { selectNucleus } from "./nucleus.ts";
+import { MAX_PENALTY } from "./params.ts";
+import { hasPenalties, type Penalties, PenaltyScratch, type TokenHistory } from "./penalties.ts";
 import { Rng } from "./rng.ts";
 import { topKIndices } from "./top-k.ts";
 
@@ -28,8 +40,10 @@ function scratch(n: number): { ids: Int32Array; weights: Float64Array } {
   return { ids: scratchIds, weights: scratchWeights };
 }
 
-/** Maximum, its first index, and log(sum(exp(x))) of the logits; throws on NaN, +Infinity or no finite value. */
-export function logitStats(logits: Float32Array): { max: number; argmax: number; logSumExp: number } {
+const penaltyScratch = new PenaltyScratch();
+
+/** Maximum and its first index; throws on NaN. argmax is -1 when every entry is -Infinity (or none). */
+function scanMax(logits: Float32Array): { max: number; argmax: number } {
   const n = logits.length;
   let max = Number.NEGATIVE_INFINITY;
   let argmax = -1;
@@ -42,56 +56,158 @@ export function logitStats(logits: Float32Array): { max: number; argmax: number;
       throw new TesseraError(Code.INTERNAL, `sampler: logit ${i} is NaN`);
     }
   }
-  if (argmax < 0 || max === Number.POSITIVE_INFINITY) {
-    throw new TesseraError(Code.INTERNAL, "sampler: logits have no finite maximum");
-  }
-  let sum = 0;
-  for (let i = 0; i < n; i++) sum += expNonPositive(logits[i]! - max);
-  return { max, argmax, logSumExp: max + Math.log(sum) };
+  return { max, argmax };
 }
 
-/** Samples the tokens of one request. Create one per request, from parameters checked by parseSamplingParams. */
+/** sum(exp(x - shift)) for a shift >= every entry. */
+function sumExp(logits: Float32Array, shift: number): number {
+  const n = logits.length;
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += expNonPositive(logits[i]! - shift);
+  return sum;
+}
+
+function noFiniteMaximum(): TesseraError {
+  return new TesseraError(Code.INTERNAL, "sampler: logits have no finite maximum");
+}
+
+/** Maximum, its first index, and log(sum(exp(x))) of the logits; throws on NaN, +Infinity or no finite value. */
+export function logitStats(logits: Float32Array): { max: number; argmax: number; logSumExp: number } {
+  const { max, argmax } = scanMax(logits);
+  if (argmax < 0 || max === Number.POSITIVE_INFINITY) throw noFiniteMaximum();
+  return { max, argmax, logSumExp: max + Math.log(sumExp(logits, max)) };
+}
+
+/**
+ * Samples the tokens of one request. Create one per request, from parameters checked by
+ * parseSamplingParams. When `usesHistory` is true (a penalty is on), pass the request's TokenHistory
+ * to every `sample` call and append each generated token to it.
+ */
 export class Sampler {
   readonly params: SamplingParams;
   /** The seed of this request's stream (drawn from crypto when the request gave none), for logs and replays. */
   readonly seed: bigint;
+  /** Whether a penalty is on: `sample` then needs the request's TokenHistory. */
+  readonly usesHistory: boolean;
   readonly #rng: Rng;
+  readonly #minP: number;
+  readonly #penalties: Penalties;
 
   constructor(params: SamplingParams) {
     const { temperature, topP, topK, logprobs } = params;
+    // Missing (undefined) min_p and penalties are read as off: SamplingParams literals written before
+    // those fields existed keep working at run time.
+    const minP = params.minP ?? 0;
+    const repetition = params.repetitionPenalty ?? 1;
+    const presence = params.presencePenalty ?? 0;
+    const frequency = params.frequencyPenalty ?? 0;
     if (!(Number.isFinite(temperature) && temperature >= 0)) {
       throw TesseraError.invalidArgument("temperature", "must be a finite number >= 0");
     }
     if (!(topP > 0 && topP <= 1)) throw TesseraError.invalidArgument("top_p", "must be in (0, 1]");
     if (!(Number.isInteger(topK) && topK >= 0)) throw TesseraError.invalidArgument("top_k", "must be >= 0");
+    if (!(minP >= 0 && minP <= 1)) throw TesseraError.invalidArgument("min_p", "must be in [0, 1]");
+    if (!(Number.isFinite(repetition) && repetition > 0)) {
+      throw TesseraError.invalidArgument("repetition_penalty", "must be > 0");
+    }
+    if (!(Math.abs(presence) <= MAX_PENALTY)) {
+      throw TesseraError.invalidArgument("presence_penalty", `must be in [-${MAX_PENALTY}, ${MAX_PENALTY}]`);
+    }
+    if (!(Math.abs(frequency) <= MAX_PENALTY)) {
+      throw TesseraError.invalidArgument("frequency_penalty", `must be in [-${MAX_PENALTY}, ${MAX_PENALTY}]`);
+    }
     if (!(Number.isInteger(logprobs) && logprobs >= 0)) {
       throw TesseraError.invalidArgument("logprobs", "must be >= 0");
     }
     this.params = params;
+    this.#minP = minP;
+    this.#penalties = { repetition, presence, frequency };
+    this.usesHistory = hasPenalties(this.#penalties);
     this.#rng = params.seed === undefined ? Rng.random() : new Rng(params.seed);
     this.seed = this.#rng.seed;
   }
 
-  /** Picks the next token from one position's logits (length = vocabulary size). */
-  sample(logits: Float32Array): GeneratedToken {
+  /**
+   * Picks the next token from one position's logits (length = vocabulary size). `history` (the
+   * request's prompt and output so far) is required when `usesHistory`, ignored otherwise. It is
+   * not modified: append the returned token to it yourself.
+   */
+  sample(logits: Float32Array, history?: TokenHistory): GeneratedToken {
+    if (this.usesHistory) {
+      if (history === undefined) {
+        throw new TesseraError(Code.INTERNAL, "sampler: this request has penalties: pass its TokenHistory");
+      }
+      const n = history.collect(logits, this.#penalties, penaltyScratch);
+      if (n > 0) return this.#samplePenalized(logits, n);
+    }
     const stats = logitStats(logits);
     const tokenId = this.#choose(logits, stats.max, stats.argmax);
+    return this.#result(logits, tokenId, stats.logSumExp);
+  }
 
+  /**
+   * `sample` with the `n` touched ids of penaltyScratch. Same two passes over the vocabulary as
+   * without penalties: the touched ids are masked with -Infinity while the untouched maximum and sum
+   * are taken, then both the raw statistics (for logprobs) and the penalized maximum follow from
+   * those and the touched values alone.
+   */
+  #samplePenalized(logits: Float32Array, n: number): GeneratedToken {
+    const { ids, raw, penalized } = penaltyScratch;
+    let rawMax = Number.NEGATIVE_INFINITY;
+    for (let i = 0; i < n; i++) {
+      const r = raw[i]!;
+      if (Number.isNaN(r)) throw new TesseraError(Code.INTERNAL, `sampler: logit ${ids[i]} is NaN`);
+      if (r > rawMax) rawMax = r;
+    }
+    if (rawMax === Number.POSITIVE_INFINITY) throw noFiniteMaximum();
+
+    let tokenId: number;
+    let logSumExp: number;
+    for (let i = 0; i < n; i++) logits[ids[i]!] = Number.NEGATIVE_INFINITY;
+    try {
+      const untouched = scanMax(logits);
+      if (untouched.max === Number.POSITIVE_INFINITY) throw noFiniteMaximum();
+      if (untouched.max > rawMax) rawMax = untouched.max;
+      if (rawMax === Number.NEGATIVE_INFINITY) throw noFiniteMaximum();
+      let sum = sumExp(logits, rawMax);
+      for (let i = 0; i < n; i++) sum += expNonPositive(raw[i]! - rawMax);
+      logSumExp = rawMax + Math.log(sum);
+
+      // Penalized maximum, first index on ties; finite, since a finite raw logit stays finite.
+      let { max, argmax } = untouched;
+      for (let i = 0; i < n; i++) {
+        const v = penalized[i]!;
+        const id = ids[i]!;
+        if (v > max || (v === max && (argmax < 0 || id < argmax))) {
+          max = v;
+          argmax = id;
+        }
+        logits[id] = v;
+      }
+      tokenId = this.#choose(logits, max, argmax);
+    } finally {
+      for (let i = 0; i < n; i++) logits[ids[i]!] = raw[i]!;
+    }
+    return this.#result(logits, tokenId, logSumExp);
+  }
+
+  #result(logits: Float32Array, tokenId: number, logSumExp: number): GeneratedToken {
     const n = this.params.logprobs;
     const top: TokenLogprob[] = [];
     if (n > 0) {
-      for (const id of topKIndices(logits, n))
-        top.push({ tokenId: id, logprob: logits[id]! - stats.logSumExp });
+      for (const id of topKIndices(logits, n)) top.push({ tokenId: id, logprob: logits[id]! - logSumExp });
     }
-    return { tokenId, logprob: logits[tokenId]! - stats.logSumExp, top };
+    return { tokenId, logprob: logits[tokenId]! - logSumExp, top };
   }
 
   #choose(logits: Float32Array, max: number, argmax: number): number {
     const { temperature, topK, topP } = this.params;
+    const minP = this.#minP;
     const invT = 1 / temperature;
     // A temperature so small that 1/T overflows is greedy in all but name.
     if (temperature === 0 || !Number.isFinite(invT)) return argmax;
 
+    // Weights are exp((logit - max) / T): the most likely token weighs 1, so min_p keeps weights >= minP.
     const vocab = logits.length;
     let n: number;
     let ids: Int32Array;
@@ -100,26 +216,28 @@ export class Sampler {
     if (topK > 0 && topK < vocab) {
       const kept = topKIndices(logits, topK);
       ({ ids, weights } = scratch(kept.length));
-      n = kept.length;
-      for (let i = 0; i < n; i++) {
+      n = 0;
+      for (let i = 0; i < kept.length; i++) {
         const id = kept[i]!;
         const w = expNonPositive((logits[id]! - max) * invT);
-        ids[i] = id;
-        weights[i] = w;
+        if (w < minP) break; // kept is sorted, heaviest first
+        ids[n] = id;
+        weights[n] = w;
         total += w;
+        n++;
       }
     } else {
-      // Keep only tokens that can matter. Without top-p: those of weight > 0. With top-p: those of
-      // weight >= (1 - topP) / vocab. The dropped ones weigh less than (1 - topP) together, and the
-      // total is >= 1 (the maximum has weight 1), so the kept ones, all heavier than the dropped ones,
-      // already reach topP * total: the nucleus lies among them. For a peaked distribution this
-      // shrinks 150k candidates to a few hundred.
-      const minWeight = topP < 1 ? (1 - topP) / vocab : Number.MIN_VALUE;
+      // Keep only tokens that can matter: those of weight >= minP, and > 0. With top-p also those of
+      // weight >= (1 - topP) / vocab: the dropped ones weigh less than (1 - topP) together, and the
+      // total that top-p applies to (of the weights >= minP) is >= 1 (the maximum has weight 1), so
+      // the kept ones, all heavier than the dropped ones, already reach topP * total: the nucleus
+      // lies among them. For a peaked distribution this shrinks 150k candidates to a few hundred.
+      const minWeight = Math.max(minP, topP < 1 ? (1 - topP) / vocab : Number.MIN_VALUE);
       ({ ids, weights } = scratch(vocab));
       n = 0;
       for (let id = 0; id < vocab; id++) {
         const w = expNonPositive((logits[id]! - max) * invT);
-        total += w;
+        if (w >= minP) total += w;
         if (w >= minWeight) {
           ids[n] = id;
           weights[n] = w;

@@ -141,6 +141,39 @@ export declare type SamplingParams = Message<"tessera.v1.SamplingParams"> & {
    * @generated from field: int32 logprobs = 9;
    */
   logprobs: number;
+
+  /**
+   * Min-p sampling: after temperature, drop tokens whose probability is below min_p times that of the
+   * most likely token (0 <= min_p <= 1; 0 = off). Applied before top_k and top_p.
+   *
+   * @generated from field: float min_p = 10;
+   */
+  minP: number;
+
+  /**
+   * Repetition penalty (> 0; 0 = unset = 1 = off): the logit of every token id in the prompt or the
+   * output so far is divided by it when positive and multiplied by it otherwise.
+   *
+   * @generated from field: float repetition_penalty = 11;
+   */
+  repetitionPenalty: number;
+
+  /**
+   * Presence penalty (-2 <= presence_penalty <= 2; 0 = off): subtracted from the logit of every token
+   * id generated at least once.
+   *
+   * @generated from field: float presence_penalty = 12;
+   */
+  presencePenalty: number;
+
+  /**
+   * Frequency penalty (-2 <= frequency_penalty <= 2; 0 = off): subtracted from the logit of every
+   * token id once per time it was generated. Penalties apply before temperature and also to greedy
+   * decoding; reported logprobs are those of the raw model logits, before any penalty.
+   *
+   * @generated from field: float frequency_penalty = 13;
+   */
+  frequencyPenalty: number;
 };
 
 /**
