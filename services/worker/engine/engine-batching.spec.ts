@@ -15,6 +15,10 @@ const GREEDY: SamplingParams = {
   stopTokenIds: [],
   ignoreEos: true,
   logprobs: 0,
+  minP: 0,
+  repetitionPenalty: 1,
+  presencePenalty: 0,
+  frequencyPenalty: 0,
 };
 
 interface Output {

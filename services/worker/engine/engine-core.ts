@@ -111,7 +111,7 @@ export class EngineCore {
       if (!rowLogits) continue;
       let reason: FinishReason | undefined;
       try {
-        const token = request.sampler.sample(rowLogits);
+        const token = request.sampler.sample(rowLogits, request.history);
         this.p.metrics?.token(request, now);
         reason = appendToken(request, token, this.p.limits);
       } catch (err) {

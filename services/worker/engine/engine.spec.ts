@@ -15,6 +15,10 @@ const GREEDY: SamplingParams = {
   stopTokenIds: [],
   ignoreEos: false,
   logprobs: 0,
+  minP: 0,
+  repetitionPenalty: 1,
+  presencePenalty: 0,
+  frequencyPenalty: 0,
 };
 
 interface Collected {
@@ -167,5 +171,28 @@ describe("Engine requests", () => {
     const got = await collect(engine.generate(request(ids, { ignoreEos: true, maxTokens: 50 })));
     assert.equal(got.reason, "context");
     assert.equal(got.ids.length, 3);
+  });
+});
+
+describe("Engine penalties", () => {
+  let engine: Engine;
+  const prompt = referenceCases("tiny-llama")[3]!.prompt_ids;
+  before(async () => {
+    engine = await Engine.load(path.join(REFERENCE_DIR, "tiny-llama"), { threads: 1 });
+  });
+  after(() => engine.close());
+
+  it("never repeats a generated token under a strong presence penalty, and is unchanged without one", async () => {
+    const plain = await collect(engine.generate(request(prompt, { ignoreEos: true, maxTokens: 40 })));
+    assert.ok(new Set(plain.ids).size < plain.ids.length, "the greedy output repeats tokens");
+    const penalized = await collect(
+      engine.generate(
+        request(prompt, { ignoreEos: true, maxTokens: 40, presencePenalty: 2, frequencyPenalty: 2 }),
+      ),
+    );
+    // Every used token loses at least 4 from its logit: more than the spread of this model's top logits.
+    assert.equal(new Set(penalized.ids).size, penalized.ids.length);
+    const again = await collect(engine.generate(request(prompt, { ignoreEos: true, maxTokens: 40 })));
+    assert.deepEqual(again.ids, plain.ids);
   });
 });

@@ -14,6 +14,7 @@ export function appendToken(
   limits: OutputLimits,
 ): FinishReason | undefined {
   request.tokens.push(token.tokenId);
+  request.history?.append(token.tokenId);
   const params = request.sampling;
   const stopsOnId =
     params.stopTokenIds.includes(token.tokenId) ||

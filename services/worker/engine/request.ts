@@ -2,6 +2,7 @@
 // output state, and the queue its events go out on.
 import type { TesseraError } from "../../common/errors.ts";
 import { emptyRequestKv, type RequestKv } from "../kv/kv-cache-manager.ts";
+import { TokenHistory } from "../sampling/penalties.ts";
 import { Sampler } from "../sampling/sampler.ts";
 import { StopStringMatcher } from "../sampling/stop-strings.ts";
 import type { TextStream } from "../tokenizer/text-stream.ts";
@@ -30,6 +31,8 @@ export class EngineRequest {
   readonly tokens: number[];
   readonly sampling: SamplingParams;
   readonly sampler: Sampler;
+  /** Prompt ids and output counts, for penalties (only when the request sets one). */
+  readonly history: TokenHistory | undefined;
   readonly stops: StopStringMatcher;
   readonly text: TextStream;
   readonly events: EventQueue<GenerateEvent>;
@@ -64,6 +67,7 @@ export class EngineRequest {
     this.tokens = [...init.promptIds];
     this.sampling = init.sampling;
     this.sampler = new Sampler(init.sampling);
+    this.history = this.sampler.usesHistory ? new TokenHistory(init.promptIds) : undefined;
     this.stops = new StopStringMatcher(init.sampling.stop);
     this.text = init.text;
     this.deadline = init.deadline;
