@@ -1,0 +1,71 @@
+// Custom objects go through the CRD's schema: prune unknown fields (or reject them under strict
+// field validation), apply defaults, then validate types, bounds and CEL rules.
+import { apiErrors } from "../core/api-status.ts";
+import type { FieldError } from "../core/field-errors.ts";
+import type { JsonObject, JsonValue, KubeObject } from "../core/kube-object.ts";
+import type { ResourceType } from "../resources/resource-type.ts";
+import { checkCelRules } from "../schema/cel-rules.ts";
+import { applyDefaults } from "../schema/defaulting.ts";
+import { pruneObject } from "../schema/prune.ts";
+import { validateValue } from "../schema/schema-validation.ts";
+
+export type FieldValidation = "Strict" | "Warn" | "Ignore";
+
+/** Prunes and defaults in place; returns warnings for pruned fields (Warn) or throws (Strict). */
+export function pruneAndDefault(
+  type: ResourceType,
+  object: KubeObject,
+  fieldValidation: FieldValidation,
+): string[] {
+  if (!type.schema) return [];
+  const removed = pruneObject(object as unknown as JsonObject, type.schema);
+  if (removed.length > 0 && fieldValidation === "Strict") {
+    const unknown = removed.map((path) => `unknown field "${path}"`).join(", ");
+    throw apiErrors.badRequest(
+      `${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: strict decoding error: ${unknown}`,
+    );
+  }
+  applyDefaults(object as unknown as JsonValue, type.schema);
+  return fieldValidation === "Warn" ? removed.map((path) => `unknown field "${path}"`) : [];
+}
+
+export function validateCustomObject(
+  type: ResourceType,
+  object: KubeObject,
+  old: KubeObject | undefined,
+): FieldError[] {
+  const schema = type.schema;
+  if (!schema) return [];
+  const errors: FieldError[] = [];
+  const root = object as unknown as JsonObject;
+  for (const [key, childSchema] of Object.entries(schema.properties ?? {})) {
+    if (key === "metadata" || key === "apiVersion" || key === "kind") continue;
+    const value = root[key];
+    if (value !== undefined) errors.push(...validateValue(value, childSchema, key));
+  }
+  for (const key of schema.required ?? []) {
+    if (root[key] === undefined) errors.push({ type: "Required", field: key });
+  }
+  const body: JsonObject = {};
+  const oldBody: JsonObject = {};
+  for (const key of Object.keys(schema.properties ?? {})) {
+    if (key === "metadata") continue;
+    if (root[key] !== undefined) body[key] = root[key];
+    const previous = old ? (old as unknown as JsonObject)[key] : undefined;
+    if (previous !== undefined) oldBody[key] = previous;
+  }
+  if (errors.length === 0) {
+    const rootRules = schema["x-kubernetes-validations"];
+    const withoutMeta = {
+      ...schema,
+      properties: Object.fromEntries(
+        Object.entries(schema.properties ?? {}).filter(([k]) => k !== "metadata"),
+      ),
+    };
+    for (const error of checkCelRules(body, old ? oldBody : undefined, withoutMeta, "")) {
+      errors.push({ ...error, field: error.field === "" ? "<nil>" : error.field });
+    }
+    void rootRules;
+  }
+  return errors;
+}

@@ -1,0 +1,13 @@
+// JSON merge patch (RFC 7386): objects merge key by key, null deletes, anything else replaces.
+import { cloneObject, isJsonObject, type JsonValue } from "../core/kube-object.ts";
+
+export function applyMergePatch(target: JsonValue | undefined, patch: JsonValue): JsonValue {
+  if (!isJsonObject(patch)) return cloneObject(patch);
+  const result = isJsonObject(target) ? cloneObject(target) : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    if (value === null) delete result[key];
+    else result[key] = applyMergePatch(result[key], value);
+  }
+  return result;
+}
