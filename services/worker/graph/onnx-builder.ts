@@ -15,7 +15,7 @@ import {
   ValueInfoProtoSchema,
 } from "../../../proto/gen/onnx/onnx_pb.js";
 
-export type ElemType = "float" | "int64";
+export type ElemType = "float" | "int64" | "int32";
 
 /** An attribute value: an integer, integers, a string, or a float wrapped as {float}. */
 export type Attr = number | number[] | string | { float: number };
@@ -23,7 +23,11 @@ export type Attr = number | number[] | string | { float: number };
 export const OPSET = 17;
 export const MS_DOMAIN = "com.microsoft";
 
-const ELEM: Record<ElemType, DataType> = { float: DataType.FLOAT, int64: DataType.INT64 };
+const ELEM: Record<ElemType, DataType> = {
+  float: DataType.FLOAT,
+  int64: DataType.INT64,
+  int32: DataType.INT32,
+};
 
 export class GraphBuilder {
   private readonly nodes: NodeProto[] = [];
@@ -34,8 +38,9 @@ export class GraphBuilder {
   private usesMsDomain = false;
   private counter = 0;
 
-  /** A graph input; dims are numbers (fixed) or names (symbolic). */
+  /** A graph input; dims are numbers (fixed) or names (symbolic). Declaring a name again returns it. */
   input(name: string, elem: ElemType, dims: (number | string)[]): string {
+    if (this.inputs.some((i) => i.name === name)) return name;
     this.inputs.push(valueInfo(name, elem, dims));
     return name;
   }

@@ -21,6 +21,8 @@ export interface ThreadReady {
   attention: AttentionBackendName;
   /** Milliseconds per timed step of each backend tried (empty when forced). */
   attentionTimings: Partial<Record<AttentionBackendName, number>>;
+  /** Backends that failed to build, run or agree, with the reason. */
+  attentionRejected: Partial<Record<AttentionBackendName, string>>;
 }
 
 export type ToModelThread =

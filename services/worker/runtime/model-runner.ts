@@ -23,6 +23,7 @@ export class ModelRunner {
   readonly loadMs: number;
   readonly attention: AttentionBackendName;
   readonly attentionTimings: ThreadReady["attentionTimings"];
+  readonly attentionRejected: ThreadReady["attentionRejected"];
   private readonly worker: Worker;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
@@ -33,6 +34,7 @@ export class ModelRunner {
     this.loadMs = ready.loadMs;
     this.attention = ready.attention;
     this.attentionTimings = ready.attentionTimings;
+    this.attentionRejected = ready.attentionRejected;
     worker.on("message", (m: FromModelThread) => this.onMessage(m));
     worker.on("error", (err) =>
       this.fail(new TesseraError(Code.INTERNAL, `model thread failed: ${err.message}`)),

@@ -27,6 +27,7 @@ try {
     graphBytes: executor.graphBytes,
     attention: executor.attention,
     attentionTimings: selected.timings,
+    attentionRejected: selected.rejected,
   });
 } catch (err) {
   const e = TesseraError.from(err);

@@ -3,6 +3,7 @@
 import * as ort from "onnxruntime-node";
 import type { DecoderConfig } from "../arch/decoder-config.ts";
 import type { AttentionBackend, AttentionBackendName } from "../graph/attention-backend.ts";
+import { GQA_SEQLENS, GQA_TOTAL_LENGTH } from "../graph/attention-ms-gqa.ts";
 import {
   ATTENTION_GROUPS,
   buildDecoderGraph,
@@ -62,7 +63,11 @@ export class StepExecutor {
   ): Promise<StepExecutor> {
     const { config } = checkpoint;
     const graph = buildDecoderGraph(config, checkpoint.architecture.weightNames(config), weights, attention);
-    const options: ort.InferenceSession.SessionOptions = { graphOptimizationLevel: "all" };
+    // Warnings (e.g. about the unused present K/V of GroupQueryAttention) would flood stderr per step.
+    const options: ort.InferenceSession.SessionOptions = {
+      graphOptimizationLevel: "all",
+      logSeverityLevel: 3,
+    };
     if (threads > 0) options.intraOpNumThreads = threads;
     const session = await ort.InferenceSession.create(graph, options);
     return new StepExecutor(config, session, attention.name, graph.byteLength, pool, blockSize);
@@ -87,6 +92,12 @@ export class StepExecutor {
       feeds[`${group}_query_index`] = i64(t.queryIndex, [t.batch, t.queries]);
       feeds[`${group}_past_index`] = i64(t.pastIndex, [t.batch, t.past]);
       feeds[`${group}_bias`] = new ort.Tensor("float32", t.bias, [t.batch, 1, t.queries, t.past + t.queries]);
+    }
+    if (this.session.inputNames.includes(GQA_SEQLENS)) {
+      const d = inputs.groups.decode;
+      const seqlens = Int32Array.from(d.numPast);
+      feeds[GQA_SEQLENS] = new ort.Tensor("int32", seqlens, [d.batch]);
+      feeds[GQA_TOTAL_LENGTH] = new ort.Tensor("int32", Int32Array.of(d.past + 1), [1]);
     }
     const kvDims = [this.slots, c.numKvHeads, c.headDim];
     for (let l = 0; l < c.numLayers; l++) {

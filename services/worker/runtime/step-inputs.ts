@@ -17,6 +17,8 @@ export interface GroupTensors {
   batch: number;
   queries: number;
   past: number;
+  /** Cached tokens of each sequence (0 for padding rows). */
+  numPast: number[];
   queryIndex: BigInt64Array;
   pastIndex: BigInt64Array;
   bias: Float32Array;
@@ -97,6 +99,7 @@ function groupTensors(
       batch: 1,
       queries: 1,
       past: 0,
+      numPast: [0],
       queryIndex: BigInt64Array.of(0n),
       pastIndex: new BigInt64Array(0),
       bias: Float32Array.of(0),
@@ -125,5 +128,5 @@ function groupTensors(
       for (let k = 0; k <= i; k++) if (s.numPast + k >= lowest) row[past + k] = 0;
     }
   });
-  return { batch, queries, past, queryIndex, pastIndex, bias };
+  return { batch, queries, past, numPast: seqs.map((s) => s.numPast), queryIndex, pastIndex, bias };
 }
