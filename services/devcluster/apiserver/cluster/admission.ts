@@ -109,8 +109,10 @@ export function admitUpdate(
   else delete meta.deletionTimestamp;
   if (old.metadata.deletionGracePeriodSeconds !== undefined)
     meta.deletionGracePeriodSeconds = old.metadata.deletionGracePeriodSeconds;
-  if (old.metadata.managedFields) meta.managedFields = old.metadata.managedFields;
-  else delete meta.managedFields;
+  if (!ctx.skipManagedFields) {
+    if (old.metadata.managedFields) meta.managedFields = old.metadata.managedFields;
+    else delete meta.managedFields;
+  }
   object.apiVersion = old.apiVersion;
   object.kind = type.kind;
   ctx.warnings.push(...pruneAndDefault(type, object, ctx.fieldValidation));
