@@ -6,6 +6,7 @@ import { Server, ServerCredentials } from "@grpc/grpc-js";
 import type { Meter } from "@opentelemetry/api";
 import { HealthImplementation, type ServingStatus } from "grpc-health-check";
 import { Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import { WorkerLoad } from "../../../proto/gen/tessera/v1/load_pb.js";
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import { grpcServiceDefinition } from "./grpc-service.ts";
@@ -13,7 +14,8 @@ import { InFlight } from "./in-flight.ts";
 import { InferenceService } from "./inference-service.ts";
 import { addReflection } from "./reflection.ts";
 import { RpcMetrics } from "./rpc-metrics.ts";
-import type { ServedModel } from "./served-model.ts";
+import type { ServedModel, ServedModelInfo } from "./served-model.ts";
+import { type LoadReport, workerLoadHandlers } from "./worker-load.ts";
 
 export interface InferenceServerOptions {
   host: string;
@@ -24,6 +26,10 @@ export interface InferenceServerOptions {
   log: Logger;
   /** Where the service's call metrics go (see rpc-metrics.ts); none when unset. */
   meter?: Meter;
+  /** What ListModels reports beside the model's description (revision, KV block size, eos ids). */
+  modelInfo?: ServedModelInfo;
+  /** Serves tessera.v1.WorkerLoad with these figures (routers balance on them); none when unset. */
+  load?: () => LoadReport;
 }
 
 /** How long the transport may take to close once no call is left, before it is forced. */
@@ -57,8 +63,13 @@ export class InferenceServer {
     const metrics = options.meter && new RpcMetrics(options.meter, () => inFlight.size);
     server.addService(
       grpcServiceDefinition(Inference),
-      new InferenceService(model, inFlight, options.log, metrics).handlers(),
+      new InferenceService(model, inFlight, options.log, metrics, options.modelInfo).handlers(),
     );
+    if (options.load)
+      server.addService(
+        grpcServiceDefinition(WorkerLoad),
+        workerLoadHandlers(options.load, () => inFlight.size),
+      );
     const health = new HealthImplementation(servingStatus("SERVING"));
     health.addToServer(server);
     addReflection(server);

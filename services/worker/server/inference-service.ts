@@ -20,7 +20,7 @@ import { toGenerateResponse } from "./generate-response.ts";
 import type { GrpcHandlers } from "./grpc-service.ts";
 import type { InFlight } from "./in-flight.ts";
 import type { RpcMetrics } from "./rpc-metrics.ts";
-import type { ServedModel } from "./served-model.ts";
+import type { ServedModel, ServedModelInfo } from "./served-model.ts";
 
 type InferenceMethods = typeof Inference extends { method: infer M } ? M : never;
 type GenerateCall = ServerWritableStream<GenerateRequest, GenerateResponse>;
@@ -30,12 +30,20 @@ export class InferenceService {
   readonly #inFlight: InFlight;
   readonly #log: Logger;
   readonly #metrics: RpcMetrics | undefined;
+  readonly #info: ServedModelInfo | undefined;
 
-  constructor(model: ServedModel, inFlight: InFlight, log: Logger, metrics?: RpcMetrics) {
+  constructor(
+    model: ServedModel,
+    inFlight: InFlight,
+    log: Logger,
+    metrics?: RpcMetrics,
+    info?: ServedModelInfo,
+  ) {
     this.#model = model;
     this.#inFlight = inFlight;
     this.#log = log;
     this.#metrics = metrics;
+    this.#info = info;
   }
 
   handlers(): GrpcHandlers<InferenceMethods> {
@@ -113,7 +121,10 @@ export class InferenceService {
 
   listModels() {
     const { id, architecture, maxContext, vocabSize, dtype } = this.#model.description;
-    return create(ListModelsResponseSchema, { models: [{ id, architecture, maxContext, vocabSize, dtype }] });
+    const info = this.#info && { ...this.#info, eosTokenIds: [...this.#info.eosTokenIds] };
+    return create(ListModelsResponseSchema, {
+      models: [{ id, architecture, maxContext, vocabSize, dtype, ...info }],
+    });
   }
 
   #unary<Req, Res>(

@@ -9,8 +9,15 @@ import { protoPath as healthProtoPath } from "grpc-health-check";
 const protoRoot = path.resolve(import.meta.dirname, "../../../proto");
 
 export function addReflection(server: Server): void {
-  const definition = loadSync([path.join(protoRoot, "tessera/v1/inference.proto"), healthProtoPath], {
-    includeDirs: [protoRoot],
-  });
+  const definition = loadSync(
+    [
+      path.join(protoRoot, "tessera/v1/inference.proto"),
+      path.join(protoRoot, "tessera/v1/load.proto"),
+      healthProtoPath,
+    ],
+    {
+      includeDirs: [protoRoot],
+    },
+  );
   new ReflectionService(definition).addToServer(server);
 }

@@ -1,6 +1,7 @@
 // The one config object of a serving process, validated at start-up.
 import { z } from "zod";
 import { type Result, TesseraError } from "../../common/errors.ts";
+import { engineConfigSchema } from "../engine/engine-config.ts";
 
 const port = z.int().min(0).max(65_535);
 
@@ -18,6 +19,8 @@ export const ServeConfigSchema = z
     drainTimeoutMs: z.int().min(0).default(30_000),
     /** Engine threads; unset lets the engine choose. */
     threads: z.int().min(1).optional(),
+    /** Engine settings (KV pool size, batching limits...); no CLI flags yet, set by programs (benchmarks). */
+    engine: engineConfigSchema.optional(),
   })
   .refine((c) => c.metricsPort === undefined || c.metricsPort === 0 || c.metricsPort !== c.port, {
     path: ["metricsPort"],

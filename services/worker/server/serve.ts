@@ -4,15 +4,20 @@ import type { Server as HttpServer } from "node:http";
 import type { Logger } from "../../common/log.ts";
 import { listeningPort, Metrics } from "../../common/telemetry/metrics.ts";
 import { Engine } from "../engine/engine.ts";
+import { describeCheckpoint } from "../model/checkpoint.ts";
 import { InferenceServer } from "./inference-server.ts";
 import type { ServeConfig } from "./serve-config.ts";
+import { engineLoad } from "./worker-load.ts";
 
 const STOP_SIGNALS: NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
 
 /** Serves until a stop signal, then drains; resolves once everything is closed. */
 export async function serve(config: ServeConfig, log: Logger): Promise<void> {
   const metrics = config.metricsPort === undefined ? undefined : new Metrics();
-  const engine = await Engine.load(config.modelDir, withThreads({ log }, config.threads));
+  const engine = await Engine.load(
+    config.modelDir,
+    withThreads({ log, ...(config.engine && { engine: config.engine }) }, config.threads),
+  );
   let metricsServer: HttpServer | undefined;
   try {
     if (metrics && config.metricsPort !== undefined) {
@@ -25,6 +30,12 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
       drainTimeoutMs: config.drainTimeoutMs,
       log,
       ...(metrics && { meter: metrics.meter("tessera.server") }),
+      modelInfo: {
+        revision: describeCheckpoint(config.modelDir).revision,
+        kvBlockSize: engine.config.blockSize,
+        eosTokenIds: engine.eosTokenIds,
+      },
+      load: engineLoad(engine),
     });
     const signal = await nextSignal(STOP_SIGNALS);
     log.info({ signal, inFlight: server.activeCalls }, "stop signal received");

@@ -12,3 +12,11 @@ export interface ServedModel {
   readonly tokenizer: ServedTokenizer;
   generate(request: GenerateRequest, signal?: AbortSignal): AsyncIterable<GenerateEvent>;
 }
+
+/** What a router needs to know beside the description: the KV-block hash salt and the stop ids. */
+export interface ServedModelInfo {
+  /** The checkpoint's revision (model/checkpoint.ts); the engine salts block hashes with id@revision. */
+  revision: string;
+  kvBlockSize: number;
+  eosTokenIds: readonly number[];
+}

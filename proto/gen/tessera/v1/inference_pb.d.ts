@@ -407,6 +407,28 @@ export declare type ModelInfo = Message<"tessera.v1.ModelInfo"> & {
    * @generated from field: string dtype = 5;
    */
   dtype: string;
+
+  /**
+   * Names the weights and config (a hash of config.json and the safetensors headers). With the model
+   * id it salts the KV-block hash chain, so a router computes the same block hashes as the workers.
+   *
+   * @generated from field: string revision = 6;
+   */
+  revision: string;
+
+  /**
+   * Tokens per KV-cache block (the unit of prefix caching).
+   *
+   * @generated from field: uint32 kv_block_size = 7;
+   */
+  kvBlockSize: number;
+
+  /**
+   * Token ids that end a generation unless ignore_eos.
+   *
+   * @generated from field: repeated uint32 eos_token_ids = 8;
+   */
+  eosTokenIds: number[];
 };
 
 /**
