@@ -13,7 +13,7 @@ import { KubeHttp } from "./http-client.ts";
 const NS = "/api/v1/namespaces/default";
 const DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments";
 // biome-ignore lint/suspicious/noExplicitAny: the assertions read deep into JSON replies
-type Obj = Record<string, any>;
+type Obj = any;
 
 const deployment = (name: string, replicas = 1) => ({
   apiVersion: "apps/v1",

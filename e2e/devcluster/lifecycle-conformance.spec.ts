@@ -7,7 +7,7 @@ import { type ApiServer, startApiServer } from "../../services/devcluster/apiser
 import { KubeHttp } from "./http-client.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: the assertions read deep into JSON replies
-type Obj = Record<string, any>;
+type Obj = any;
 const CM = "/api/v1/namespaces/default/configmaps";
 
 describe("dev cluster object lifecycle conformance (e2e)", () => {
