@@ -59,7 +59,7 @@ describe("dev cluster watch semantics (e2e)", () => {
     const first = await watch.next();
     const second = await watch.next();
     assert.deepEqual([first?.type, second?.type], ["ADDED", "DELETED"]);
-    assert.equal((second?.object["metadata"] as { name: string }).name, "sel");
+    assert.equal((second?.object["metadata"] as { name: string } | undefined)?.name, "sel");
     watch.close();
     await http.delete(`${CM}/sel`);
   });
