@@ -13,6 +13,10 @@ function typeOf(value: JsonValue): string {
   return typeof value;
 }
 
+function wantedType(schema: StructuralSchema): string {
+  return schema["x-kubernetes-int-or-string"] ? "integer,string" : (schema.type ?? "object");
+}
+
 function typeMatches(value: JsonValue, schema: StructuralSchema): boolean {
   if (schema["x-kubernetes-int-or-string"]) return typeof value === "string" || Number.isInteger(value);
   if (!schema.type) return true;
@@ -158,7 +162,11 @@ export function validateValue(value: JsonValue, schema: StructuralSchema, path: 
   }
   if (!typeMatches(value, schema)) {
     return [
-      fieldError.invalid(path, value, `${path} in body must be of type ${schema.type}: "${typeOf(value)}"`),
+      fieldError.invalid(
+        path,
+        value,
+        `${path} in body must be of type ${wantedType(schema)}: "${typeOf(value)}"`,
+      ),
     ];
   }
   if (schema.enum && !schema.enum.some((allowed) => jsonEqual(allowed, value))) {
