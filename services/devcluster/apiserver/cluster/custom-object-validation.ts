@@ -29,6 +29,13 @@ export function pruneAndDefault(
   return fieldValidation === "Warn" ? removed.map((path) => `unknown field "${path}"`) : [];
 }
 
+function rootMetadata(object: KubeObject): JsonObject {
+  const meta: JsonObject = {};
+  if (object.metadata.name !== undefined) meta["name"] = object.metadata.name;
+  if (object.metadata.generateName !== undefined) meta["generateName"] = object.metadata.generateName;
+  return meta;
+}
+
 export function validateCustomObject(
   type: ResourceType,
   object: KubeObject,
@@ -46,26 +53,22 @@ export function validateCustomObject(
   for (const key of schema.required ?? []) {
     if (root[key] === undefined) errors.push({ type: "Required", field: key });
   }
-  const body: JsonObject = {};
-  const oldBody: JsonObject = {};
-  for (const key of Object.keys(schema.properties ?? {})) {
-    if (key === "metadata") continue;
-    if (root[key] !== undefined) body[key] = root[key];
-    const previous = old ? (old as unknown as JsonObject)[key] : undefined;
-    if (previous !== undefined) oldBody[key] = previous;
-  }
-  if (errors.length === 0) {
-    const rootRules = schema["x-kubernetes-validations"];
-    const withoutMeta = {
-      ...schema,
-      properties: Object.fromEntries(
-        Object.entries(schema.properties ?? {}).filter(([k]) => k !== "metadata"),
-      ),
-    };
-    for (const error of checkCelRules(body, old ? oldBody : undefined, withoutMeta, "")) {
-      errors.push({ ...error, field: error.field === "" ? "<nil>" : error.field });
+  if (errors.length > 0) return errors;
+  const withoutMeta = {
+    ...schema,
+    properties: Object.fromEntries(Object.entries(schema.properties ?? {}).filter(([k]) => k !== "metadata")),
+  };
+  const celSelf = (o: KubeObject) => {
+    // The root `self` sees apiVersion, kind, metadata.name/generateName and the schema's fields.
+    const view: JsonObject = { apiVersion: o.apiVersion, kind: o.kind, metadata: rootMetadata(o) };
+    for (const key of Object.keys(withoutMeta.properties)) {
+      const value = (o as unknown as JsonObject)[key];
+      if (value !== undefined) view[key] = value;
     }
-    void rootRules;
+    return view;
+  };
+  for (const error of checkCelRules(celSelf(object), old ? celSelf(old) : undefined, withoutMeta, "")) {
+    errors.push({ ...error, field: error.field === "" ? "<nil>" : error.field });
   }
   return errors;
 }
