@@ -27,9 +27,9 @@ const server = await startApiServer({
   gracefulPodDeletion: opts.gracefulPodDeletion,
   ...(opts.stateFile ? { stateFile: opts.stateFile } : {}),
 });
-process.stdout.write(`API server: ${server.url}\nexport KUBECONFIG=${opts.kubeconfig}\n`);
 const stop = () => {
   void server.close().then(() => process.exit(0));
 };
 process.once("SIGINT", stop);
 process.once("SIGTERM", stop);
+process.stdout.write(`API server: ${server.url}\nexport KUBECONFIG=${opts.kubeconfig}\n`);
