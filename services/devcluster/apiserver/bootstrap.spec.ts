@@ -13,7 +13,8 @@ describe("bootstrap", () => {
       ["default", "kube-node-lease", "kube-public", "kube-system"],
     );
     assert.equal(
-      (store.get("services", "default", "kubernetes")?.["spec"] as { clusterIP: string }).clusterIP,
+      (store.get("services", "default", "kubernetes")?.["spec"] as { clusterIP?: string } | undefined)
+        ?.clusterIP,
       "10.96.0.1",
     );
   });
