@@ -230,6 +230,36 @@ describe("tessera serve (e2e)", () => {
     assert.ok(value(/^tessera_rpc_generated_tokens_total (\d+)$/m) >= 24, text);
     assert.ok(value(/^tessera_rpc_time_to_first_token_seconds_count (\d+)$/m) >= 3, text);
   });
+
+  it("exports the engine's metrics: latencies, queues, KV blocks, prefix cache, configuration", async () => {
+    const port = served.logs.find((log) => log["msg"] === "metrics served at /metrics")?.["metricsPort"];
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const value = (name: string) =>
+      Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, "m").exec(text)?.[1] ?? Number.NaN);
+    for (const histogram of [
+      "tessera_time_to_first_token_seconds",
+      "tessera_inter_token_latency_seconds",
+      "tessera_e2e_request_latency_seconds",
+      "tessera_request_queue_time_seconds",
+      "tessera_request_prefill_time_seconds",
+      "tessera_request_decode_time_seconds",
+    ]) {
+      assert.ok(value(`${histogram}_count`) >= 3, `${histogram}_count\n${text}`);
+    }
+    assert.ok(value("tessera_kv_cache_total_blocks") > 0, text);
+    assert.ok(value("tessera_kv_cache_used_blocks") >= 0, text);
+    assert.ok(value("tessera_running_requests") >= 0 && value("tessera_waiting_requests") >= 0, text);
+    assert.ok(value("tessera_prefix_cache_queries_total") >= value("tessera_prefix_cache_hits_total"), text);
+    assert.ok(
+      value("tessera_prompt_tokens_total") > 0 && value("tessera_generation_tokens_total") >= 24,
+      text,
+    );
+    assert.equal(true);
+    assert.match(
+      text,
+      /^tessera_engine_info\{[^}]*block_size="16"[^}]*attention_backend="(onnx-ops|ms-gqa)"[^}]*\} 1$/m,
+    );
+  });
 });
 
 describe("tessera serve SIGTERM (e2e)", () => {

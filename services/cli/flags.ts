@@ -48,5 +48,5 @@ export function idListFlag(value: string): number[] {
  * "max_tokens: must be > 0" -> "--max-tokens: must be > 0".
  */
 export function asFlagError(error: TesseraError, flags: Record<string, string>): string {
-  return error.message.replace(/^([a-z_]+)/i, (field) => flags[field] ?? field);
+  return error.message.replace(/^([a-z_][a-z_.]*)/i, (field) => flags[field] ?? field);
 }

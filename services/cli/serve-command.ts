@@ -10,6 +10,13 @@ interface ServeFlags {
   metricsPort?: number;
   drainTimeoutMs: number;
   threads?: number;
+  blockSize?: number;
+  kvCacheBlocks?: number;
+  kvCacheBytes?: number;
+  maxBatchedTokens?: number;
+  maxRunningRequests?: number;
+  prefixCaching: boolean;
+  attention?: string;
 }
 
 const FLAG_OF_FIELD: Record<string, string> = {
@@ -19,6 +26,12 @@ const FLAG_OF_FIELD: Record<string, string> = {
   metricsPort: "--metrics-port",
   drainTimeoutMs: "--drain-timeout-ms",
   threads: "--threads",
+  "engine.blockSize": "--block-size",
+  "engine.kvCacheBlocks": "--kv-cache-blocks",
+  "engine.kvCacheBytes": "--kv-cache-bytes",
+  "engine.maxNumBatchedTokens": "--max-batched-tokens",
+  "engine.maxNumSeqs": "--max-running-requests",
+  "engine.attention": "--attention",
 };
 
 export function serveCommand(): Command {
@@ -49,10 +62,48 @@ export function serveCommand(): Command {
       30_000,
     )
     .option("--threads <n>", "engine threads (default: one per core)", positiveIntegerFlag)
+    .option("--block-size <tokens>", "tokens per KV-cache block (default 16)", positiveIntegerFlag)
+    .option(
+      "--kv-cache-blocks <n>",
+      "KV-cache size in blocks (default: from --kv-cache-bytes)",
+      positiveIntegerFlag,
+    )
+    .option("--kv-cache-bytes <n>", "KV-cache size in bytes (default 512 MiB)", positiveIntegerFlag)
+    .option(
+      "--max-batched-tokens <n>",
+      "tokens computed per step; longer prompts prefill in chunks (default 512)",
+      positiveIntegerFlag,
+    )
+    .option(
+      "--max-running-requests <n>",
+      "requests batched at once; more wait (default 64)",
+      positiveIntegerFlag,
+    )
+    .option("--no-prefix-caching", "do not reuse KV blocks of shared prompt prefixes")
+    .option("--attention <backend>", "attention implementation: auto (time them at load), onnx-ops or ms-gqa")
     .action(async (flags: ServeFlags, command: Command) => {
       const { parseServeConfig } = await import("../worker/server/serve-config.ts");
-      const { model, ...rest } = flags;
-      const config = parseServeConfig({ modelDir: model, ...rest });
+      const {
+        model,
+        blockSize,
+        kvCacheBlocks,
+        kvCacheBytes,
+        maxBatchedTokens,
+        maxRunningRequests,
+        prefixCaching,
+        attention,
+        ...rest
+      } = flags;
+      const engine = {
+        ...(blockSize !== undefined && { blockSize }),
+        ...(kvCacheBlocks !== undefined && { kvCacheBlocks }),
+        ...(kvCacheBytes !== undefined && { kvCacheBytes }),
+        ...(maxBatchedTokens !== undefined && { maxNumBatchedTokens: maxBatchedTokens }),
+        ...(maxRunningRequests !== undefined && { maxNumSeqs: maxRunningRequests }),
+        ...(attention !== undefined && { attention }),
+        enablePrefixCaching: prefixCaching,
+      };
+      const config = parseServeConfig({ modelDir: model, ...rest, engine });
       if (config.error) command.error(`error: ${asFlagError(config.error, FLAG_OF_FIELD)}`, { exitCode: 2 });
       const { serve } = await import("../worker/server/serve.ts");
       await serve(config.value, createLogger("server"));

@@ -16,7 +16,10 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
   const metrics = config.metricsPort === undefined ? undefined : new Metrics();
   const engine = await Engine.load(
     config.modelDir,
-    withThreads({ log, ...(config.engine && { engine: config.engine }) }, config.threads),
+    withThreads(
+      { log, ...(config.engine && { engine: config.engine }), ...(metrics && { metrics }) },
+      config.threads,
+    ),
   );
   let metricsServer: HttpServer | undefined;
   try {
