@@ -254,7 +254,6 @@ describe("tessera serve (e2e)", () => {
       value("tessera_prompt_tokens_total") > 0 && value("tessera_generation_tokens_total") >= 24,
       text,
     );
-    assert.equal(true);
     assert.match(
       text,
       /^tessera_engine_info\{[^}]*block_size="16"[^}]*attention_backend="(onnx-ops|ms-gqa)"[^}]*\} 1$/m,
