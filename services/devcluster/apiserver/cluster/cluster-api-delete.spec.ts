@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { statusCodeOf } from "../core/api-status.ts";
-import { CONFIGMAPS, configMap, PODS, testCluster } from "./test-cluster.ts";
+import { CONFIGMAPS, configMap, NAMESPACES, PODS, testCluster } from "./test-cluster.ts";
 
 describe("cluster-api delete", () => {
   it("deletes at once without finalizers, and checks preconditions", () => {
@@ -13,6 +13,14 @@ describe("cluster-api delete", () => {
     assert.equal(
       api.delete(CONFIGMAPS, "default", "a", { preconditions: { uid: made.metadata.uid ?? "" } }).deleted,
       true,
+    );
+  });
+
+  it("refuses to delete the system namespaces", () => {
+    const { api } = testCluster();
+    assert.throws(
+      () => api.delete(NAMESPACES, "", "default"),
+      (err) => statusCodeOf(err) === 403,
     );
   });
 

@@ -11,7 +11,7 @@ import { compileFilter } from "./selection.ts";
 export const FOREGROUND_FINALIZER = "foregroundDeletion";
 export const ORPHAN_FINALIZER = "orphan";
 export const NAMESPACE_FINALIZER = "kubernetes";
-export const CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io";
+const PROTECTED_NAMESPACES = new Set(["default", "kube-system", "kube-public"]);
 
 export class ClusterApi extends ClusterWrites {
   readonly #gracefulPods: boolean;
@@ -26,6 +26,9 @@ export class ClusterApi extends ClusterWrites {
     const object = this.get(ref, namespace, name);
     this.checkPreconditions(type, object, options);
     const groupResource = groupResourceOf(type);
+    if (groupResource === "namespaces" && PROTECTED_NAMESPACES.has(name)) {
+      throw apiErrors.forbidden(`namespaces "${name}" is forbidden: this namespace may not be deleted`);
+    }
     const meta = object.metadata;
     const finalizers = [...(meta.finalizers ?? [])];
     const policy = options.propagationPolicy;

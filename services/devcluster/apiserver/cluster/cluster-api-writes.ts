@@ -89,7 +89,7 @@ export class ClusterWrites extends ClusterReads {
     options: WriteOptions = {},
   ): KubeObject {
     const type = this.resolve(ref);
-    if (patchType === "apply") return this.apply(type, ref, namespace, name, body, options);
+    if (patchType === "apply") return this.apply(type, namespace, name, body, options);
     const old = this.get(ref, namespace, name);
     const target = options.subresource === "scale" ? toScale(type, old) : old;
     const patched = this.applyPatch(type, target, patchType, body);
@@ -122,7 +122,6 @@ export class ClusterWrites extends ClusterReads {
 
   private apply(
     type: ResourceType,
-    ref: ResourceRef,
     namespace: string,
     name: string,
     body: JsonValue,
@@ -166,7 +165,6 @@ export class ClusterWrites extends ClusterReads {
       this.afterWrite(type, stored);
       return this.present(type, stored);
     }
-    void ref;
     return this.commitUpdate(type, this.present(type, live), merged, ctx, options);
   }
 

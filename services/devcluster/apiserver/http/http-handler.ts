@@ -100,7 +100,6 @@ async function route(
   }
 }
 
-function notFound(path: string) {
-  void path;
+function notFound(_path: string) {
   return apiErrors.noResource();
 }
