@@ -10,11 +10,14 @@ export type Code = GrpcStatus;
  */
 export class TesseraError extends Error {
   readonly code: Code;
+  /** When retrying may succeed (RESOURCE_EXHAUSTED, UNAVAILABLE): a hint in milliseconds. */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(code: Code, message: string, options?: { cause?: unknown }) {
+  constructor(code: Code, message: string, options?: { cause?: unknown; retryAfterMs?: number }) {
     super(message, options);
     this.name = "TesseraError";
     this.code = code;
+    this.retryAfterMs = options?.retryAfterMs;
   }
 
   static invalidArgument(field: string, message: string): TesseraError {

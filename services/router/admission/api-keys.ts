@@ -1,0 +1,120 @@
+// API keys and their limits, from a YAML or JSON file (in Kubernetes: a Secret mounted as a file):
+//
+//   keys:
+//     - name: team-a                 # shown in logs and metrics, never the key itself
+//       key: sk-team-a-...
+//       requestsPerSecond: 5         # token bucket on requests (burst: burstRequests, default 2x rate)
+//       tokensPerSecond: 2000        # token bucket on tokens: prompt + max_tokens, unused ones refunded
+//
+// A limit left out is no limit. Keys are compared in constant time.
+import { timingSafeEqual } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { Code, type Result, TesseraError } from "../../common/errors.ts";
+import type { Clock } from "../clock.ts";
+import { TokenBucket } from "./token-bucket.ts";
+
+const keySchema = z.strictObject({
+  name: z.string().min(1),
+  key: z.string().min(8, "must be at least 8 characters"),
+  requestsPerSecond: z.number().positive().optional(),
+  burstRequests: z.number().positive().optional(),
+  tokensPerSecond: z.number().positive().optional(),
+  burstTokens: z.number().positive().optional(),
+});
+const fileSchema = z.strictObject({ keys: z.array(keySchema).min(1) });
+
+export type ApiKeyConfig = z.infer<typeof keySchema>;
+
+export interface Caller {
+  name: string;
+  requests: TokenBucket | undefined;
+  tokens: TokenBucket | undefined;
+}
+
+export function parseApiKeys(text: string): Result<ApiKeyConfig[]> {
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (err) {
+    return { error: new TesseraError(Code.INVALID_ARGUMENT, `API keys file: ${(err as Error).message}`) };
+  }
+  const parsed = fileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return {
+      error: TesseraError.invalidArgument(
+        `API keys file: ${issue?.path.map(String).join(".") || "keys"}`,
+        issue?.message ?? "invalid",
+      ),
+    };
+  }
+  return { value: parsed.data.keys };
+}
+
+export class ApiKeys {
+  readonly #callers: { key: Buffer; caller: Caller }[];
+
+  constructor(keys: readonly ApiKeyConfig[], clock: Clock) {
+    this.#callers = keys.map((k) => ({
+      key: Buffer.from(k.key),
+      caller: {
+        name: k.name,
+        requests: bucket(k.requestsPerSecond, k.burstRequests, clock),
+        tokens: bucket(k.tokensPerSecond, k.burstTokens, clock),
+      },
+    }));
+  }
+
+  static fromFile(file: string, clock: Clock): ApiKeys {
+    const keys = parseApiKeys(readFileSync(file, "utf8"));
+    if (keys.error) throw keys.error;
+    return new ApiKeys(keys.value, clock);
+  }
+
+  /** The caller owning `key`; UNAUTHENTICATED when it is missing or unknown. */
+  authenticate(key: string | undefined): Result<Caller> {
+    if (!key)
+      return {
+        error: new TesseraError(Code.UNAUTHENTICATED, "an API key is required (Authorization: Bearer KEY)"),
+      };
+    const given = Buffer.from(key);
+    const found = this.#callers.find((c) => c.key.length === given.length && timingSafeEqual(c.key, given));
+    if (found === undefined)
+      return { error: new TesseraError(Code.UNAUTHENTICATED, "the API key is not valid") };
+    return { value: found.caller };
+  }
+}
+
+function bucket(
+  perSecond: number | undefined,
+  burst: number | undefined,
+  clock: Clock,
+): TokenBucket | undefined {
+  return perSecond === undefined
+    ? undefined
+    : new TokenBucket({ perSecond, burst: burst ?? 2 * perSecond }, clock);
+}
+
+/** Charges one request and `tokens` tokens to the caller; RESOURCE_EXHAUSTED with a retry hint when over. */
+export function chargeCaller(caller: Caller, tokens: number): Result<void> {
+  const request = caller.requests?.take(1) ?? { ok: true };
+  if (!request.ok) return { error: rateLimited(caller, "requests", request.retryAfterMs) };
+  const taken = caller.tokens?.take(tokens) ?? { ok: true };
+  if (!taken.ok) {
+    caller.requests?.refund(1);
+    return { error: rateLimited(caller, "tokens", taken.retryAfterMs) };
+  }
+  return { value: undefined };
+}
+
+function rateLimited(caller: Caller, what: string, retryAfterMs: number): TesseraError {
+  return new TesseraError(
+    Code.RESOURCE_EXHAUSTED,
+    `rate limit on ${what} reached for ${caller.name}; retry in ${retryAfterMs} ms`,
+    {
+      retryAfterMs,
+    },
+  );
+}

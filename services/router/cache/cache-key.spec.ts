@@ -1,0 +1,37 @@
+import assert from "node:assert/strict";
+import type { SamplingParams } from "../../worker/engine/types.ts";
+import { cacheKey, isDeterministic } from "./cache-key.ts";
+
+const greedy: SamplingParams = {
+  maxTokens: 16,
+  temperature: 0,
+  topP: 1,
+  topK: 0,
+  minP: 0,
+  repetitionPenalty: 1,
+  presencePenalty: 0,
+  frequencyPenalty: 0,
+  seed: undefined,
+  stop: [],
+  stopTokenIds: [],
+  ignoreEos: false,
+  logprobs: 0,
+};
+
+describe("cache key", () => {
+  it("caches greedy and seeded requests only", () => {
+    assert.equal(isDeterministic(greedy), true);
+    assert.equal(isDeterministic({ ...greedy, temperature: 0.7 }), false);
+    assert.equal(isDeterministic({ ...greedy, temperature: 0.7, seed: 3n }), true);
+  });
+
+  it("differs with the model revision, the prompt and every sampling field", () => {
+    const base = cacheKey("m", "r1", [1, 2, 3], greedy);
+    assert.equal(cacheKey("m", "r1", [1, 2, 3], { ...greedy }), base);
+    assert.notEqual(cacheKey("m", "r2", [1, 2, 3], greedy), base);
+    assert.notEqual(cacheKey("m", "r1", [1, 2, 4], greedy), base);
+    assert.notEqual(cacheKey("m", "r1", [1, 2, 3], { ...greedy, maxTokens: 17 }), base);
+    assert.notEqual(cacheKey("m", "r1", [1, 2, 3], { ...greedy, seed: 1n }), base);
+    assert.notEqual(cacheKey("m", "r1", [1, 2, 3], { ...greedy, stop: ["x"] }), base);
+  });
+});

@@ -1,0 +1,112 @@
+// Static discovery: endpoints listed in a YAML or JSON file, re-read every `pollMs` and handed over
+// when its content changes (reading, not watching, sees editors' atomic renames and never misses a
+// change made just after start):
+//
+//   endpoints:
+//     - { name: worker-0, address: 10.0.0.5:50051 }
+//     - address: 10.0.0.6:50051          # the name defaults to the address
+//
+// A file that becomes invalid is reported and ignored: the last good list stays in force.
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { Code, type Result, TesseraError } from "../../common/errors.ts";
+import type { Logger } from "../../common/log.ts";
+import { type Clock, systemClock, type Timer } from "../clock.ts";
+import type { EndpointDiscovery, EndpointSpec } from "./discovery.ts";
+
+const fileSchema = z.strictObject({
+  endpoints: z.array(
+    z.strictObject({
+      name: z.string().min(1).optional(),
+      address: z.string().regex(/^[^\s:]+:\d+$|^\[[0-9a-fA-F:.]+\]:\d+$/, "must be host:port"),
+    }),
+  ),
+});
+
+/** Parses the endpoints file's text; errors name the entry. */
+export function parseEndpointsFile(text: string): Result<EndpointSpec[]> {
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (err) {
+    return { error: new TesseraError(Code.INVALID_ARGUMENT, `endpoints file: ${(err as Error).message}`) };
+  }
+  const parsed = fileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue?.path.map(String).join(".") || "endpoints";
+    return { error: TesseraError.invalidArgument(`endpoints file: ${field}`, issue?.message ?? "invalid") };
+  }
+  const specs = parsed.data.endpoints.map((e) => ({ name: e.name ?? e.address, address: e.address }));
+  const names = new Set<string>();
+  for (const spec of specs) {
+    if (names.has(spec.name))
+      return { error: TesseraError.invalidArgument("endpoints file", `duplicate name ${spec.name}`) };
+    names.add(spec.name);
+  }
+  return { value: specs };
+}
+
+export class StaticFileDiscovery implements EndpointDiscovery {
+  readonly #file: string;
+  readonly #pollMs: number;
+  readonly #log: Logger;
+  readonly #clock: Clock;
+  #timer: Timer | undefined;
+  #stopped = false;
+  #last = "";
+
+  constructor(file: string, options: { pollMs: number; log: Logger; clock?: Clock }) {
+    this.#file = file;
+    this.#pollMs = options.pollMs;
+    this.#log = options.log;
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  async start(onChange: (endpoints: EndpointSpec[]) => void): Promise<void> {
+    const first = this.#read();
+    if (first.error) throw first.error;
+    this.#publish(first.value, onChange);
+    if (this.#pollMs > 0) this.#poll(onChange);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#timer?.cancel();
+  }
+
+  #poll(onChange: (endpoints: EndpointSpec[]) => void): void {
+    this.#timer = this.#clock.setTimer(() => {
+      if (this.#stopped) return;
+      const next = this.#read();
+      if (next.error)
+        this.#log.error({ file: this.#file, err: next.error.message }, "endpoints file ignored");
+      else this.#publish(next.value, onChange);
+      this.#poll(onChange);
+    }, this.#pollMs);
+  }
+
+  #read(): Result<EndpointSpec[]> {
+    let text: string;
+    try {
+      text = readFileSync(this.#file, "utf8");
+    } catch (err) {
+      return {
+        error: new TesseraError(
+          Code.NOT_FOUND,
+          `cannot read endpoints file ${this.#file}: ${(err as Error).message}`,
+        ),
+      };
+    }
+    return parseEndpointsFile(text);
+  }
+
+  #publish(specs: EndpointSpec[], onChange: (endpoints: EndpointSpec[]) => void): void {
+    const key = JSON.stringify(specs);
+    if (key === this.#last) return;
+    this.#last = key;
+    this.#log.info({ endpoints: specs.length, file: this.#file }, "endpoints file read");
+    onChange(specs);
+  }
+}

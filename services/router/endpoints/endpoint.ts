@@ -1,0 +1,83 @@
+// One worker endpoint as the router knows it: its gRPC channel, the models it serves (from
+// ListModels), its health (grpc.health.v1 Watch), its passive outlier state, its latest load report,
+// this router's requests in flight on it, and its time-to-first-token average.
+import type { ModelInfo } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import { GrpcClient } from "../../worker/server/grpc-client.ts";
+import type { Clock } from "../clock.ts";
+import type { Candidate, LoadReport } from "../routing/plugin.ts";
+import { Ewma } from "./ewma.ts";
+import type { HealthStatus } from "./health-watch.ts";
+import { type OutlierConfig, OutlierDetector, type OutlierEvents } from "./outlier-detector.ts";
+
+export interface EndpointSpec {
+  /** Stable name (pod name, or the address): the hash ring is built over names. */
+  name: string;
+  /** host:port of the worker's gRPC server. */
+  address: string;
+}
+
+export interface EndpointOptions {
+  clock: Clock;
+  outliers: OutlierConfig;
+  /** Half-life of the time-to-first-token average. */
+  latencyHalfLifeMs: number;
+  /** A load report older than this is not trusted. */
+  maxLoadAgeMs: number;
+}
+
+export class Endpoint {
+  readonly name: string;
+  readonly address: string;
+  readonly client: GrpcClient;
+  readonly ttft: Ewma;
+  readonly outliers: OutlierDetector;
+  /** The models the endpoint serves; undefined until its ListModels answered. */
+  models: ModelInfo[] | undefined;
+  health: HealthStatus = "UNKNOWN";
+  /** Requests this router is streaming from the endpoint. */
+  inFlight = 0;
+  #load: { report: LoadReport; at: number } | undefined;
+  readonly #options: EndpointOptions;
+
+  constructor(spec: EndpointSpec, options: EndpointOptions, events: OutlierEvents) {
+    this.name = spec.name;
+    this.address = spec.address;
+    this.#options = options;
+    // Many concurrent streams share one HTTP/2 connection; keepalive notices a dead peer.
+    this.client = new GrpcClient(spec.address, {
+      "grpc.keepalive_time_ms": 30_000,
+      "grpc.keepalive_timeout_ms": 10_000,
+    });
+    this.ttft = new Ewma(options.latencyHalfLifeMs, options.clock);
+    this.outliers = new OutlierDetector(options.outliers, options.clock, events);
+  }
+
+  /** May take new requests: serving by its health and not ejected. */
+  get eligible(): boolean {
+    return this.health === "SERVING" && !this.outliers.ejected;
+  }
+
+  serves(modelId: string): boolean {
+    return this.models?.some((m) => m.id === modelId) === true;
+  }
+
+  set load(report: LoadReport) {
+    this.#load = { report, at: this.#options.clock.now() };
+  }
+
+  get candidate(): Candidate {
+    const load = this.#load;
+    const fresh = load !== undefined && this.#options.clock.now() - load.at <= this.#options.maxLoadAgeMs;
+    return {
+      name: this.name,
+      inFlight: this.inFlight,
+      load: fresh ? load.report : undefined,
+      ttftMs: this.ttft.value,
+    };
+  }
+
+  close(): void {
+    this.outliers.close();
+    this.client.close();
+  }
+}

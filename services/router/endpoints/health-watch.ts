@@ -1,0 +1,83 @@
+// Active health checking: a grpc.health.v1 Watch stream on one endpoint. The server pushes its status
+// whenever it changes (a draining worker turns NOT_SERVING at once); when the stream breaks the
+// endpoint is UNREACHABLE and the watch reconnects with exponential backoff (reset by a message). A
+// server without the health service (UNIMPLEMENTED) is taken as SERVING: passive ejection still guards it.
+import {
+  type ClientReadableStream,
+  credentials,
+  makeGenericClientConstructor,
+  type ServiceError,
+} from "@grpc/grpc-js";
+import { service as healthService } from "grpc-health-check";
+import { Code } from "../../common/errors.ts";
+import type { Clock, Timer } from "../clock.ts";
+import { Backoff, type BackoffConfig } from "./backoff.ts";
+
+const HealthClient = makeGenericClientConstructor(healthService, "grpc.health.v1.Health");
+
+export type HealthStatus = "UNKNOWN" | "SERVING" | "NOT_SERVING" | "SERVICE_UNKNOWN" | "UNREACHABLE";
+
+type WatchMethod = (request: { service: string }) => ClientReadableStream<{ status: HealthStatus }>;
+
+export class HealthWatch {
+  readonly #client: InstanceType<typeof HealthClient>;
+  readonly #service: string;
+  readonly #clock: Clock;
+  readonly #backoff: Backoff;
+  readonly #onStatus: (status: HealthStatus) => void;
+  #stream: ClientReadableStream<{ status: HealthStatus }> | undefined;
+  #timer: Timer | undefined;
+  #stopped = false;
+
+  constructor(
+    address: string,
+    options: {
+      service: string;
+      backoff: BackoffConfig;
+      clock: Clock;
+      onStatus: (status: HealthStatus) => void;
+    },
+  ) {
+    this.#client = new HealthClient(address, credentials.createInsecure());
+    this.#service = options.service;
+    this.#clock = options.clock;
+    this.#backoff = new Backoff(options.backoff);
+    this.#onStatus = options.onStatus;
+  }
+
+  start(): void {
+    if (this.#stopped || this.#stream) return;
+    const watch = this.#client["watch"] as WatchMethod;
+    const stream = watch.call(this.#client, { service: this.#service });
+    this.#stream = stream;
+    stream.on("data", ({ status }: { status: HealthStatus }) => {
+      this.#backoff.reset();
+      this.#onStatus(status);
+    });
+    const broken = (err?: ServiceError) => {
+      if (this.#stream !== stream) return;
+      this.#stream = undefined;
+      stream.removeAllListeners();
+      stream.on("error", () => {});
+      if (this.#stopped) return;
+      if (err?.code === Code.UNIMPLEMENTED) return this.#onStatus("SERVING");
+      this.#onStatus("UNREACHABLE");
+      this.#timer = this.#clock.setTimer(() => this.start(), this.#backoff.next());
+    };
+    stream.on("error", broken);
+    stream.on("end", () => broken());
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#timer?.cancel();
+    const stream = this.#stream;
+    this.#stream = undefined;
+    if (stream) {
+      stream.removeAllListeners();
+      stream.on("error", () => {});
+      stream.cancel();
+    }
+    this.#client.close();
+  }
+}
