@@ -1,0 +1,252 @@
+// InferenceModel.spec: what to serve, how to split it across pods, how to route to it.
+import { z } from "zod";
+import { resourceRequirementsSchema, secretKeySelectorSchema } from "./common-types.ts";
+import { doc, immutable } from "./schema-kit.ts";
+
+export const ARCHITECTURES = ["auto", "llama", "mistral", "qwen2", "mixtral"] as const;
+export const DTYPES = ["auto", "float32", "float16", "bfloat16"] as const;
+export const SERVING_MODES = ["colocated", "disaggregated"] as const;
+export const ROUTING_STRATEGIES = [
+  "consistent-hash",
+  "least-load",
+  "least-latency",
+  "round-robin",
+  "random",
+  "power-of-two",
+] as const;
+export const KV_FAILURE_POLICIES = ["recompute", "fail"] as const;
+
+const modelSource = doc(
+  z.object({
+    path: doc(
+      z.string().min(1).max(1024),
+      "Folder of the Hugging Face checkpoint (config.json, *.safetensors, tokenizer.json). Absolute inside the worker (baked into the image, or on the dev machine); relative to the volume when pvc is set.",
+    ),
+    pvc: doc(
+      z
+        .object({ claimName: doc(z.string().min(1), "PersistentVolumeClaim holding the checkpoint.") })
+        .optional(),
+      "Mount this claim read-only at /models and read the checkpoint from /models/<path>.",
+    ),
+    servedName: doc(
+      z.string().min(1).max(256).optional(),
+      "The model id clients send (tessera.v1 GenerateRequest.model); defaults to metadata.name. Immutable.",
+    ),
+    architecture: doc(
+      z.enum(ARCHITECTURES).default("auto"),
+      "Architecture override; auto detects it from config.json.",
+    ),
+    dtype: doc(z.enum(DTYPES).default("auto"), "Weight dtype to run in; auto keeps the checkpoint's."),
+    numLayers: doc(
+      z.int().min(1).max(1024).optional(),
+      "Decoder layers of the checkpoint; needed to split it into pipeline stages (parallelism.pipeline > 1).",
+    ),
+  }),
+  "Where the weights come from and how to read them.",
+  {
+    rules: [
+      {
+        rule: "has(self.pvc) || self.path.startsWith('/')",
+        message: "path must be absolute unless pvc is set",
+        fieldPath: ".path",
+      },
+      {
+        rule: "!has(self.pvc) || !self.path.startsWith('/')",
+        message: "path must be relative to the volume when pvc is set",
+        fieldPath: ".path",
+      },
+      {
+        rule: "has(self.servedName) == has(oldSelf.servedName) && (!has(self.servedName) || self.servedName == oldSelf.servedName)",
+        message: "servedName is immutable",
+        fieldPath: ".servedName",
+      },
+    ],
+  },
+);
+
+const parallelism = doc(
+  z
+    .object({
+      tensor: doc(
+        z.int().min(1).max(64).default(1),
+        "Tensor-parallel ranks per pipeline stage (one pod each); a power of two.",
+        {
+          rules: [
+            { rule: "[1, 2, 4, 8, 16, 32, 64].exists(n, n == self)", message: "must be a power of two" },
+          ],
+        },
+      ),
+      pipeline: doc(
+        z.int().min(1).max(64).default(1),
+        "Pipeline stages per replica (one pod per rank each).",
+      ),
+    })
+    .prefault({}),
+  "How one replica is split: pipeline stages x tensor ranks pods.",
+);
+
+const serving = doc(
+  z
+    .object({
+      mode: doc(
+        z.enum(SERVING_MODES).default("colocated"),
+        "colocated: every replica prefills and decodes. disaggregated: prefill replicas write KV blocks to the KV store, decode replicas read them. Immutable.",
+        { rules: [immutable("serving.mode")] },
+      ),
+      prefillReplicas: doc(
+        z.int().min(0).max(1000).default(1),
+        "Prefill replicas in disaggregated mode (spec.replicas counts decode replicas); ignored when colocated.",
+      ),
+    })
+    .prefault({}),
+  "Whether prefill and decode run in the same pods.",
+);
+
+const poolName = z
+  .string()
+  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/)
+  .max(253);
+
+const pools = doc(
+  z
+    .object({
+      default: doc(poolName.default("default"), "WorkerPool for every role without its own."),
+      prefill: doc(poolName.optional(), "WorkerPool of prefill pods (disaggregated mode)."),
+      decode: doc(poolName.optional(), "WorkerPool of decode pods (disaggregated mode)."),
+    })
+    .prefault({}),
+  "The WorkerPool (class of capacity) each role's pods run in.",
+);
+
+const engine = doc(
+  z
+    .object({
+      blockSize: doc(z.int().min(1).max(256).default(16), "Tokens per KV block."),
+      kvCacheBlocks: doc(
+        z.int().min(0).default(0),
+        "KV blocks per worker; 0 sizes the pool from memory (the engine's default).",
+      ),
+      maxNumBatchedTokens: doc(
+        z.int().min(1).max(1_048_576).default(512),
+        "Tokens computed per engine step over all requests (long prompts prefill in chunks of it).",
+      ),
+      maxNumSeqs: doc(z.int().min(1).max(4096).default(64), "Requests running at once per worker."),
+      enablePrefixCaching: doc(z.boolean().default(true), "Reuse KV blocks of shared prompt prefixes."),
+    })
+    .prefault({}),
+  "Engine settings of every worker; a change replaces the pods one replica at a time.",
+);
+
+const weights = doc(
+  z
+    .object({
+      prefix: doc(
+        z.number().min(0).max(100).default(1),
+        "Weight of the prefix-affinity (consistent hash) score.",
+      ),
+      load: doc(z.number().min(0).max(100).default(0), "Weight of the load score (queue and KV use)."),
+      latency: doc(z.number().min(0).max(100).default(0), "Weight of the time-to-first-token score."),
+    })
+    .prefault({}),
+  "Scorer weights of the consistent-hash strategy.",
+);
+
+const routing = doc(
+  z
+    .object({
+      strategy: doc(
+        z.enum(ROUTING_STRATEGIES).default("consistent-hash"),
+        "How the router picks a replica: consistent-hash (prefix affinity with bounded loads, plus weighted scores), least-load, least-latency, round-robin, random or power-of-two.",
+      ),
+      weights,
+      epsilon: doc(
+        z.number().gt(0).max(10).default(0.25),
+        "Bounded-load slack of consistent hashing: a replica takes at most (1 + epsilon) x the mean load.",
+      ),
+      prefixBlocks: doc(
+        z.int().min(1).max(1024).default(8),
+        "Leading KV blocks of a prompt that form its routing key.",
+      ),
+      sessionHeader: doc(
+        z
+          .string()
+          .regex(/^[a-z0-9-]+$/)
+          .max(64)
+          .default("x-session-id"),
+        "Request header whose value pins a session to one replica (instead of the prompt prefix).",
+      ),
+    })
+    .prefault({}),
+  "How the router spreads requests over the replicas.",
+);
+
+const kvTransfer = doc(
+  z
+    .object({
+      redis: doc(
+        z
+          .object({
+            address: doc(
+              z.string().regex(/^[^\s:]+:[0-9]{1,5}$/),
+              "host:port of the Redis server that holds KV blocks.",
+            ),
+            passwordSecret: doc(secretKeySelectorSchema.optional(), "Secret key holding the Redis password."),
+            db: doc(z.int().min(0).max(15).default(0), "Redis database number."),
+          })
+          .optional(),
+        "Redis as the KV transfer store.",
+      ),
+      ttlSeconds: doc(z.int().min(1).max(86_400).default(600), "How long KV blocks stay in the store."),
+      failurePolicy: doc(
+        z.enum(KV_FAILURE_POLICIES).default("recompute"),
+        "When a block cannot be read (miss, timeout, checksum, store down): recompute it locally, or fail the request.",
+      ),
+    })
+    .prefault({}),
+  "Where prefill workers put KV blocks for decode workers. Keys are prefixed with tessera:<namespace>:<name>: and deleted with the model.",
+);
+
+export const inferenceModelSpecSchema = doc(
+  z.object({
+    model: modelSource,
+    parallelism,
+    replicas: doc(
+      z.int().min(0).max(1000).default(1),
+      "Replicas serving the model (decode replicas in disaggregated mode). Each has pipeline x tensor pods.",
+    ),
+    serving,
+    pools,
+    engine,
+    routing,
+    kvTransfer,
+    resources: doc(
+      resourceRequirementsSchema.prefault({}),
+      "Resources per shard (pod), merged over the WorkerPool's (these win per resource).",
+    ),
+  }),
+  "The desired state of the model.",
+  {
+    rules: [
+      {
+        rule: "self.serving.mode != 'disaggregated' || has(self.kvTransfer.redis)",
+        message: "disaggregated serving needs a KV transfer store: set kvTransfer.redis",
+        fieldPath: ".kvTransfer.redis",
+        reason: "FieldValueRequired",
+      },
+      {
+        rule: "self.parallelism.pipeline == 1 || (has(self.model.numLayers) && self.parallelism.pipeline <= self.model.numLayers)",
+        message: "must not exceed model.numLayers (set model.numLayers to split the model into stages)",
+        fieldPath: ".parallelism.pipeline",
+      },
+      {
+        rule: "self.serving.mode == 'disaggregated' || (!has(self.pools.prefill) && !has(self.pools.decode))",
+        message: "per-role pools need serving.mode disaggregated",
+        fieldPath: ".pools",
+      },
+    ],
+  },
+);
+
+export type InferenceModelSpec = z.infer<typeof inferenceModelSpecSchema>;
+export type InferenceModelSpecInput = z.input<typeof inferenceModelSpecSchema>;
+export type ServingMode = (typeof SERVING_MODES)[number];
