@@ -1,0 +1,31 @@
+// The resources the operator reads and writes, and their REST paths.
+import { GROUP, VERSION } from "../api/group.ts";
+
+/** A resource: API group ("" = core), version and plural name. */
+export interface ResourceRef {
+  group: string;
+  version: string;
+  resource: string;
+}
+
+export const PODS: ResourceRef = { group: "", version: "v1", resource: "pods" };
+export const SERVICES: ResourceRef = { group: "", version: "v1", resource: "services" };
+export const EVENTS: ResourceRef = { group: "", version: "v1", resource: "events" };
+export const SECRETS: ResourceRef = { group: "", version: "v1", resource: "secrets" };
+export const LEASES: ResourceRef = { group: "coordination.k8s.io", version: "v1", resource: "leases" };
+export const INFERENCE_MODELS: ResourceRef = { group: GROUP, version: VERSION, resource: "inferencemodels" };
+export const WORKER_POOLS: ResourceRef = { group: GROUP, version: VERSION, resource: "workerpools" };
+
+/** `/api/v1/namespaces/ns/pods/name/status`; namespace "" means all namespaces (lists, watches). */
+export function resourcePath(
+  ref: ResourceRef,
+  namespace: string,
+  name?: string,
+  subresource?: string,
+): string {
+  const base = ref.group === "" ? `/api/${ref.version}` : `/apis/${ref.group}/${ref.version}`;
+  const ns = namespace ? `/namespaces/${encodeURIComponent(namespace)}` : "";
+  const tail =
+    name === undefined ? "" : `/${encodeURIComponent(name)}${subresource ? `/${subresource}` : ""}`;
+  return `${base}${ns}/${ref.resource}${tail}`;
+}

@@ -1,0 +1,55 @@
+// A dev cluster API server for operator specs: HTTPS like a real cluster, the operator's CRDs
+// installed, a connection for the operator's client, and the in-process API for test setup
+// (what a kubelet would do: pod status).
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createLogger } from "../../services/common/log.ts";
+import { type ApiServer, startApiServer } from "../../services/devcluster/apiserver/api-server.ts";
+import type { KubeObject as DevObject } from "../../services/devcluster/apiserver/core/kube-object.ts";
+import { crdOf } from "../api/crd-builder.ts";
+import { FIELD_MANAGER } from "../api/group.ts";
+import { KINDS } from "../api/kinds.ts";
+import { HttpsKubeClient } from "../kube/https-client.ts";
+import { type ClusterConnection, connectionFromKubeconfig } from "../kube/kubeconfig.ts";
+
+export const CRDS = { group: "apiextensions.k8s.io", version: "v1", resource: "customresourcedefinitions" };
+
+export interface DevCluster {
+  server: ApiServer;
+  kubeconfig: string;
+  connection: ClusterConnection;
+  /** A client with the operator's field manager. */
+  client(): HttpsKubeClient;
+  close(): Promise<void>;
+}
+
+export async function startDevCluster(
+  options: { crds?: boolean; eventWindow?: number } = {},
+): Promise<DevCluster> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "tessera-operator-"));
+  const server = await startApiServer(options.eventWindow ? { eventWindow: options.eventWindow } : {}, {
+    log: createLogger("devcluster", process.env["TESSERA_LOG_LEVEL"] ?? "warn"),
+  });
+  const kubeconfig = path.join(dir, "kubeconfig");
+  await server.writeKubeconfig(kubeconfig);
+  if (options.crds !== false)
+    for (const kind of KINDS) server.api.create(CRDS, "", crdOf(kind) as unknown as DevObject);
+  const connection = connectionFromKubeconfig(kubeconfig);
+  const clients: HttpsKubeClient[] = [];
+  return {
+    server,
+    kubeconfig,
+    connection,
+    client: () => {
+      const client = new HttpsKubeClient(connection, { fieldManager: FIELD_MANAGER });
+      clients.push(client);
+      return client;
+    },
+    close: async () => {
+      for (const client of clients) client.close();
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
