@@ -1,0 +1,282 @@
+// `npm run bench -- engine`: the serving engine on the `base` preset (≈88M parameters, fp32), with
+// every ratio measured in this one run (issue 3):
+//   a. batch-1 decode through the engine vs a bare loop calling the same onnxruntime session;
+//   b. 16 concurrent requests vs the same 16 one at a time; 32-way continuous batching vs static
+//      batches of 32 (each batch runs until its longest request ends) on exponential output lengths;
+//   c. time to first token with a 1,000-token prefix cached vs cold;
+//   d. batch-1 decode vs the memory-bandwidth bound (read bandwidth ÷ weight bytes per token).
+import fs from "node:fs";
+import path from "node:path";
+import * as ort from "onnxruntime-node";
+import { createCheckpoint } from "../../services/model-factory/create-checkpoint.ts";
+import { Engine } from "../../services/worker/engine/engine.ts";
+import type { GenerateEvent, SamplingParams } from "../../services/worker/engine/types.ts";
+import { GraphBuilder } from "../../services/worker/graph/onnx-builder.ts";
+import { describeCheckpoint } from "../../services/worker/model/checkpoint.ts";
+import { WeightStore } from "../../services/worker/model/weights.ts";
+import { BACKENDS } from "../../services/worker/runtime/attention-selection.ts";
+import { allocateKvPool, StepExecutor } from "../../services/worker/runtime/step-executor.ts";
+import { check, writeResult } from "../report.ts";
+
+const MODEL_DIR = path.resolve(import.meta.dirname, "../../.tessera/bench/llama-base");
+const GREEDY: SamplingParams = {
+  maxTokens: 64,
+  temperature: 0,
+  topP: 1,
+  topK: 0,
+  minP: 0,
+  seed: undefined,
+  stop: [],
+  stopTokenIds: [],
+  ignoreEos: true,
+  logprobs: 0,
+  repetitionPenalty: 1,
+  presencePenalty: 0,
+  frequencyPenalty: 0,
+};
+
+let seed = 20261122;
+function rand(): number {
+  seed = (seed * 1103515245 + 12345) % 2 ** 31;
+  return seed / 2 ** 31;
+}
+const randomIds = (n: number, vocab = 2500) =>
+  Array.from({ length: n }, () => 3 + Math.floor(rand() * (vocab - 3)));
+
+interface Timing {
+  tokens: number;
+  first: number;
+  last: number;
+  start: number;
+}
+
+async function timed(stream: AsyncIterable<GenerateEvent>): Promise<Timing> {
+  const t: Timing = { tokens: 0, first: 0, last: 0, start: performance.now() };
+  for await (const e of stream) {
+    if (e.type !== "tokens") continue;
+    const now = performance.now();
+    if (t.tokens === 0) t.first = now;
+    t.last = now;
+    t.tokens += e.tokens.length;
+  }
+  return t;
+}
+
+let nextId = 0;
+const generate = (engine: Engine, promptIds: number[], maxTokens: number) =>
+  timed(engine.generate({ requestId: `bench-${nextId++}`, promptIds, sampling: { ...GREEDY, maxTokens } }));
+
+async function throughput(
+  engine: Engine,
+  prompts: number[][],
+  lengths: number[],
+  concurrent: boolean,
+): Promise<number> {
+  const t0 = performance.now();
+  let tokens = 0;
+  if (concurrent) {
+    const all = await Promise.all(prompts.map((p, i) => generate(engine, p, lengths[i]!)));
+    tokens = all.reduce((n, t) => n + t.tokens, 0);
+  } else {
+    for (const [i, p] of prompts.entries()) tokens += (await generate(engine, p, lengths[i]!)).tokens;
+  }
+  return tokens / ((performance.now() - t0) / 1000);
+}
+
+/**
+ * Static batching as classic batch generation does it: a batch of `size` starts together, every
+ * member keeps computing until the batch's longest output is done (finished rows are padding), and
+ * the next batch starts after. Only each request's own tokens count as useful output.
+ */
+async function staticBatches(engine: Engine, prompts: number[][], lengths: number[], size: number): Promise<number> {
+  const t0 = performance.now();
+  let useful = 0;
+  for (let i = 0; i < prompts.length; i += size) {
+    const wanted = lengths.slice(i, i + size);
+    const longest = Math.max(...wanted);
+    await Promise.all(prompts.slice(i, i + size).map((p) => generate(engine, p, longest)));
+    useful += wanted.reduce((a, b) => a + b, 0);
+  }
+  return useful / ((performance.now() - t0) / 1000);
+}
+
+/** Bare loop: the same graph and backend, called step after step on this thread with greedy argmax. */
+async function bareExecutor(backendName: string, maxTokens: number): Promise<StepExecutor> {
+  const checkpoint = describeCheckpoint(MODEL_DIR);
+  const backend = BACKENDS.find((b) => b.name === backendName)!;
+  const blocks = Math.ceil(maxTokens / 16);
+  return StepExecutor.create(
+    checkpoint,
+    WeightStore.open(MODEL_DIR),
+    backend,
+    allocateKvPool(checkpoint.config, blocks, 16),
+    16,
+    0,
+  );
+}
+
+async function bareDecode(executor: StepExecutor, promptLength: number, steps: number): Promise<number> {
+  const table = Array.from({ length: Math.ceil((promptLength + steps + 1) / 16) }, (_, i) => i);
+  let logits = await executor.run(Int32Array.from(randomIds(promptLength)), [
+    { numPast: 0, numNew: promptLength, blockTable: table, needsLogits: true },
+  ]);
+  const t0 = performance.now();
+  for (let s = 0; s < steps; s++) {
+    let best = 0;
+    for (let i = 1; i < logits.length; i++) if (logits[i]! > logits[best]!) best = i;
+    logits = await executor.run(Int32Array.of(best), [
+      { numPast: promptLength + s, numNew: 1, blockTable: table, needsLogits: true },
+    ]);
+  }
+  return steps / ((performance.now() - t0) / 1000);
+}
+
+/**
+ * Memory read bandwidth: the fastest of two streaming reads of a 512 MiB input (passed without a copy)
+ * in onnxruntime with the engine's thread count, best of 5 each: a row-wise ReduceMax and a
+ * matrix-vector product [1,K] x [K,N] (the access pattern of batch-1 decode). The faster one is the
+ * tightest bound.
+ */
+async function readBandwidth(): Promise<{ reduceMax: number; gemv: number }> {
+  const data = new Float32Array(128 * 1024 * 1024).fill(1);
+  const K = 8192;
+  const N = data.length / K;
+  const reduce = new GraphBuilder();
+  const x = reduce.input("x", "float", [N, K]);
+  reduce.output(reduce.op("ReduceMax", [x], { axes: [1], keepdims: 0 }), "y", "float", [N]);
+  const gemv = new GraphBuilder();
+  const a = gemv.input("a", "float", [1, K]);
+  const b = gemv.input("b", "float", [K, N]);
+  gemv.output(gemv.op("MatMul", [a, b]), "y", "float", [1, N]);
+  const best = async (graph: GraphBuilder, feeds: Record<string, ort.Tensor>) => {
+    const session = await ort.InferenceSession.create(graph.toBytes("bandwidth"));
+    await session.run(feeds);
+    let ms = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      await session.run(feeds);
+      ms = Math.min(ms, performance.now() - t0);
+    }
+    await session.release();
+    return data.byteLength / (ms / 1000);
+  };
+  return {
+    reduceMax: await best(reduce, { x: new ort.Tensor("float32", data, [N, K]) }),
+    gemv: await best(gemv, {
+      a: new ort.Tensor("float32", new Float32Array(K).fill(1), [1, K]),
+      b: new ort.Tensor("float32", data, [K, N]),
+    }),
+  };
+}
+
+/** Bytes of weights a decode step reads per token: everything but the embedding table (one row is read). */
+function weightBytesPerToken(): number {
+  const checkpoint = describeCheckpoint(MODEL_DIR);
+  const weights = WeightStore.open(MODEL_DIR);
+  const names = checkpoint.architecture.weightNames(checkpoint.config);
+  let elements = 0;
+  for (const n of weights.names()) {
+    if (n === names.embed && names.lmHead !== names.embed) continue;
+    elements += weights.shape(n).reduce((a, b) => a * b, 1);
+  }
+  return elements * 4;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export async function run(): Promise<void> {
+  if (!fs.existsSync(path.join(MODEL_DIR, "config.json"))) {
+    await createCheckpoint({ arch: "llama", preset: "base", seed: 1, out: MODEL_DIR });
+  }
+  const figures: Record<string, unknown> = {};
+  const engine = await Engine.load(MODEL_DIR, { engine: { maxNumSeqs: 32 } });
+  figures["attention"] = engine.attention;
+  figures["kvCacheBlocks"] = engine.pool.numBlocks;
+
+  // a. Engine overhead at batch 1 (decode only: first token to last) against the bare loop, in
+  // alternating rounds so both see the same machine; the best round of each counts.
+  const bareRunner = await bareExecutor(engine.attention.backend, 256);
+  const engineRounds: number[] = [];
+  const bareRounds: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    const single = await generate(engine, randomIds(32), 129);
+    engineRounds.push((single.tokens - 1) / ((single.last - single.first) / 1000));
+    bareRounds.push(await bareDecode(bareRunner, 32, 128));
+  }
+  await bareRunner.release();
+  const engineDecode = Math.max(...engineRounds);
+  const bare = Math.max(...bareRounds);
+  figures["engineBatch1DecodeTokPerS"] = engineRounds;
+  figures["bareLoopBatch1DecodeTokPerS"] = bareRounds;
+
+  // b. Continuous batching.
+  const prompts16 = Array.from({ length: 16 }, () => randomIds(32));
+  const lengths16 = prompts16.map(() => 64);
+  const oneAtATime = await throughput(engine, prompts16, lengths16, false);
+  const concurrent16 = await throughput(engine, prompts16, lengths16, true);
+  figures["oneAtATimeTokPerS"] = oneAtATime;
+  figures["concurrent16TokPerS"] = concurrent16;
+  const prompts64 = Array.from({ length: 64 }, () => randomIds(32));
+  const expLengths = prompts64.map(() => Math.min(320, Math.max(8, Math.round(-64 * Math.log(1 - rand())))));
+  figures["exponentialLengths"] = {
+    mean: expLengths.reduce((a, b) => a + b, 0) / expLengths.length,
+    max: Math.max(...expLengths),
+  };
+  const staticRounds: number[] = [];
+  const continuousRounds: number[] = [];
+  for (let round = 0; round < 2; round++) {
+    staticRounds.push(await staticBatches(engine, prompts64, expLengths, 32));
+    continuousRounds.push(await throughput(engine, prompts64, expLengths, true));
+  }
+  const staticTokPerS = Math.max(...staticRounds);
+  const continuousTokPerS = Math.max(...continuousRounds);
+  figures["static32TokPerS"] = staticRounds;
+  figures["continuous32TokPerS"] = continuousRounds;
+
+  // c. Prefix cache: TTFT of a 1,000-token prefix + 16-token question, cached vs cold.
+  const cold: number[] = [];
+  const warm: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const c = await generate(engine, [...randomIds(1000), ...randomIds(16)], 1);
+    cold.push(c.first - c.start);
+    const prefix = randomIds(1000);
+    await generate(engine, [...prefix, ...randomIds(16)], 1);
+    const w = await generate(engine, [...prefix, ...randomIds(16)], 1);
+    warm.push(w.first - w.start);
+  }
+  figures["prefixColdTtftMs"] = cold;
+  figures["prefixWarmTtftMs"] = warm;
+  await engine.close();
+
+  // d. Memory-bandwidth bound.
+  const reads = await readBandwidth();
+  const bandwidth = Math.max(reads.reduceMax, reads.gemv);
+  const bytesPerToken = weightBytesPerToken();
+  const bound = bandwidth / bytesPerToken;
+  figures["readBandwidthGBps"] = {
+    reduceMax: reads.reduceMax / 1e9,
+    gemv: reads.gemv / 1e9,
+    used: bandwidth / 1e9,
+  };
+  figures["weightBytesPerToken"] = bytesPerToken;
+  figures["bandwidthBoundTokPerS"] = bound;
+
+  writeResult({
+    suite: "engine",
+    description:
+      "Engine on the base preset (llama, 88M params, fp32, 2 threads): batch-1 decode vs a bare onnxruntime loop (best of 3 alternating rounds); 16 concurrent vs one at a time (32-token prompts, 64 tokens each); 64 requests with exponential output lengths (mean 64) continuously batched 32-wide vs static batches of 32 that run to their longest member (best of 2 alternating rounds); TTFT with a cached 1,000-token prefix vs cold (median of 3); batch-1 decode vs read bandwidth (fastest streaming read in onnxruntime) ÷ weight bytes per token",
+    figures,
+    checks: [
+      check("engine batch-1 decode / bare loop", engineDecode / bare, ">=", 0.9),
+      check("16 concurrent / one at a time (tokens/s)", concurrent16 / oneAtATime, ">=", 3),
+      check(
+        "32 continuous / static batching, exponential lengths (tokens/s)",
+        continuousTokPerS / staticTokPerS,
+        ">=",
+        1.5,
+      ),
+      check("TTFT with 1,000-token prefix cached / cold", median(warm) / median(cold), "<=", 0.3),
+      check("batch-1 decode / bandwidth bound", engineDecode / bound, ">=", 0.6),
+    ],
+  });
+}
