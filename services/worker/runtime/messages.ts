@@ -27,9 +27,15 @@ export interface ThreadReady {
 
 export type ToModelThread =
   | { type: "step"; id: number; tokens: Int32Array; seqs: SequenceStep[] }
+  /** Copies blocks out of the pool: [block][layer][key|value][blockSize][kvHeads][headDim]. */
+  | { type: "export"; id: number; blocks: number[] }
+  /** Writes blocks (same layout as export) into the pool. */
+  | { type: "import"; id: number; blocks: number[]; data: Float32Array }
   | { type: "close" };
 
 export type FromModelThread =
   | ThreadReady
   | { type: "logits"; id: number; logits: Float32Array; runMs: number }
+  | { type: "blocks"; id: number; data: Float32Array }
+  | { type: "done"; id: number }
   | { type: "error"; id: number | undefined; code: number; message: string };

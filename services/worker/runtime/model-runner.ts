@@ -15,7 +15,7 @@ export interface StepResult {
 }
 
 interface Pending {
-  resolve(result: StepResult): void;
+  resolve(result: StepResult | Float32Array | undefined): void;
   reject(err: TesseraError): void;
 }
 
@@ -63,11 +63,25 @@ export class ModelRunner {
 
   /** Runs one step: `tokens` are the new tokens of `seqs`, sequence after sequence. */
   step(tokens: Int32Array, seqs: SequenceStep[]): Promise<StepResult> {
+    return this.call((id) => ({ type: "step", id, tokens, seqs })) as Promise<StepResult>;
+  }
+
+  /** The K/V of `blocks` (all layers): [block][layer][key|value][blockSize][kvHeads][headDim]. */
+  exportBlocks(blocks: number[]): Promise<Float32Array> {
+    return this.call((id) => ({ type: "export", id, blocks })) as Promise<Float32Array>;
+  }
+
+  /** Writes blocks in the layout exportBlocks returns into the pool. */
+  async importBlocks(blocks: number[], data: Float32Array): Promise<void> {
+    await this.call((id) => ({ type: "import", id, blocks, data }), [data.buffer as ArrayBuffer]);
+  }
+
+  private call(message: (id: number) => ToModelThread, transfer: ArrayBuffer[] = []): Promise<unknown> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.send({ type: "step", id, tokens, seqs });
+      this.worker.postMessage(message(id), transfer);
     });
   }
 
@@ -87,8 +101,24 @@ export class ModelRunner {
     const pending = m.id === undefined ? undefined : this.pending.get(m.id);
     if (!pending || m.id === undefined) return;
     this.pending.delete(m.id);
-    if (m.type === "logits") pending.resolve({ logits: m.logits, runMs: m.runMs });
-    else pending.reject(new TesseraError(m.code, m.message));
+    switch (m.type) {
+      case "logits":
+        pending.resolve({ logits: m.logits, runMs: m.runMs });
+        return;
+      case "blocks":
+        pending.resolve(m.data);
+        return;
+      case "done":
+        pending.resolve(undefined);
+        return;
+      case "error":
+        pending.reject(new TesseraError(m.code, m.message));
+        return;
+      default: {
+        const never: never = m;
+        throw new Error(`unknown message ${JSON.stringify(never)}`);
+      }
+    }
   }
 
   private fail(err: TesseraError): void {

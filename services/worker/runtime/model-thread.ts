@@ -35,27 +35,44 @@ try {
   process.exit(1);
 }
 
-port.on("message", async (msg: ToModelThread) => {
-  switch (msg.type) {
-    case "step":
-      try {
+// Messages are handled one at a time, in order: an export queued after a step sees that step's K/V,
+// and a step queued after an import sees the imported blocks.
+let queue: Promise<void> = Promise.resolve();
+port.on("message", (msg: ToModelThread) => {
+  queue = queue.then(() => handle(msg));
+});
+
+async function handle(msg: ToModelThread): Promise<void> {
+  try {
+    switch (msg.type) {
+      case "step": {
         const t0 = performance.now();
         const logits = await executor.run(msg.tokens, msg.seqs);
         post({ type: "logits", id: msg.id, logits, runMs: performance.now() - t0 }, [
           logits.buffer as ArrayBuffer,
         ]);
-      } catch (err) {
-        const e = TesseraError.from(err);
-        post({ type: "error", id: msg.id, code: e.code, message: e.message });
+        return;
       }
-      return;
-    case "close":
-      await executor.release();
-      port.close();
-      return;
-    default: {
-      const never: never = msg;
-      throw new Error(`unknown message ${JSON.stringify(never)}`);
+      case "export": {
+        const data = executor.exportBlocks(msg.blocks);
+        post({ type: "blocks", id: msg.id, data }, [data.buffer as ArrayBuffer]);
+        return;
+      }
+      case "import":
+        executor.importBlocks(msg.blocks, msg.data);
+        post({ type: "done", id: msg.id });
+        return;
+      case "close":
+        await executor.release();
+        port.close();
+        return;
+      default: {
+        const never: never = msg;
+        throw new Error(`unknown message ${JSON.stringify(never)}`);
+      }
     }
+  } catch (err) {
+    const e = TesseraError.from(err);
+    post({ type: "error", id: "id" in msg ? msg.id : undefined, code: e.code, message: e.message });
   }
-});
+}

@@ -113,6 +113,51 @@ export class StepExecutor {
     return (out["logits"]!.data as Float32Array).slice();
   }
 
+  /** Floats of one block across all layers, keys and values: layers × 2 × blockSize × kvHeads × headDim. */
+  get blockFloats(): number {
+    return this.config.numLayers * 2 * this.blockSize * this.config.numKvHeads * this.config.headDim;
+  }
+
+  /** Copies blocks out of the pool, block after block, each [layer][key|value][token][kvHead][dim]. */
+  exportBlocks(blocks: readonly number[]): Float32Array {
+    const out = new Float32Array(blocks.length * this.blockFloats);
+    const span = this.blockSize * this.config.numKvHeads * this.config.headDim;
+    let at = 0;
+    for (const b of blocks) {
+      this.checkBlock(b);
+      for (let l = 0; l < this.config.numLayers; l++) {
+        out.set(this.pool.keys[l]!.subarray(b * span, (b + 1) * span), at);
+        out.set(this.pool.values[l]!.subarray(b * span, (b + 1) * span), at + span);
+        at += 2 * span;
+      }
+    }
+    return out;
+  }
+
+  /** Writes blocks laid out as exportBlocks returns them into the pool. */
+  importBlocks(blocks: readonly number[], data: Float32Array): void {
+    if (data.length !== blocks.length * this.blockFloats) {
+      throw new Error(
+        `import of ${blocks.length} blocks needs ${blocks.length * this.blockFloats} floats, got ${data.length}`,
+      );
+    }
+    const span = this.blockSize * this.config.numKvHeads * this.config.headDim;
+    let at = 0;
+    for (const b of blocks) {
+      this.checkBlock(b);
+      for (let l = 0; l < this.config.numLayers; l++) {
+        this.pool.keys[l]!.set(data.subarray(at, at + span), b * span);
+        this.pool.values[l]!.set(data.subarray(at + span, at + 2 * span), b * span);
+        at += 2 * span;
+      }
+    }
+  }
+
+  private checkBlock(b: number): void {
+    if (!Number.isInteger(b) || b < 0 || (b + 1) * this.blockSize > this.slots)
+      throw new Error(`no block ${b} in the pool`);
+  }
+
   release(): Promise<void> {
     return this.session.release();
   }
