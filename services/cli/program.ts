@@ -4,6 +4,7 @@ import { Command, CommanderError } from "commander";
 import { TesseraError } from "../common/errors.ts";
 import { generateCommand } from "./generate-command.ts";
 import { modelCommand } from "./model-command.ts";
+import { routerCommand } from "./router-command.ts";
 import { serveCommand } from "./serve-command.ts";
 
 export const EXIT_FAILED = 1;
@@ -14,7 +15,8 @@ export function createProgram(): Command {
     .description("Tessera: distributed LLM inference in TypeScript")
     .addCommand(modelCommand())
     .addCommand(generateCommand())
-    .addCommand(serveCommand());
+    .addCommand(serveCommand())
+    .addCommand(routerCommand());
   throwInsteadOfExit(program);
   return program;
 }

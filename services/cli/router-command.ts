@@ -1,0 +1,22 @@
+// `tessera router --config FILE`: routes gRPC (tessera.v1.Inference) and OpenAI-compatible HTTP
+// requests to worker endpoints until SIGTERM or SIGINT, then drains and exits 0.
+import { Command } from "commander";
+import { createLogger } from "../common/log.ts";
+
+export function routerCommand(): Command {
+  return new Command("router")
+    .summary("Route requests to workers (gRPC and OpenAI-compatible HTTP)")
+    .description(
+      "Serve tessera.v1.Inference over gRPC and /v1/completions, /v1/chat/completions, /v1/models over HTTP, " +
+        "routing each request to the worker that caches its prefix (consistent hashing with bounded loads), " +
+        "with health checking, failover, admission control and a response cache. See services/router/config/router-config.ts.",
+    )
+    .requiredOption("--config <file>", "router config (YAML or JSON)")
+    .action(async (flags: { config: string }, command: Command) => {
+      const { loadRouterConfig } = await import("../router/config/router-config.ts");
+      const config = loadRouterConfig(flags.config);
+      if (config.error) command.error(`error: ${config.error.message}`, { exitCode: 2 });
+      const { runRouter } = await import("../router/run-router.ts");
+      await runRouter(config.value, createLogger("router"));
+    });
+}

@@ -1,0 +1,150 @@
+// The router's one config object (YAML or JSON file), validated at start-up; errors name the field.
+// Relative paths in it (tokenizer folders, the endpoints file, the API keys file) are relative to the
+// config file. Every section has defaults; only `models` and `discovery` must be given.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { Code, type Result, TesseraError } from "../../common/errors.ts";
+import { createLogger } from "../../common/log.ts";
+import { createPlugins, routingConfigSchema } from "../routing/routing-config.ts";
+
+const port = z.int().min(0).max(65_535);
+
+const staticDiscovery = z.strictObject({
+  type: z.literal("static"),
+  /** YAML or JSON file listing the endpoints (see discovery/static-file-discovery.ts). */
+  file: z.string().min(1),
+  /** How often the file is re-read (0: read once). */
+  pollMs: z.int().min(0).default(1_000),
+});
+
+const kubernetesDiscovery = z.strictObject({
+  type: z.literal("kubernetes"),
+  namespace: z.string().min(1).default("default"),
+  inferenceModel: z.string().min(1),
+});
+
+export const routerConfigSchema = z.strictObject({
+  host: z.string().min(1).default("127.0.0.1"),
+  /** gRPC front door (tessera.v1.Inference, health, reflection); 0 picks a free port. */
+  grpcPort: port.default(50050),
+  /** OpenAI-compatible HTTP front door; 0 picks a free port. */
+  httpPort: port.default(8080),
+  /** Prometheus /metrics; unset: none. */
+  metricsPort: port.optional(),
+  /** How long requests in flight may run after SIGTERM. */
+  drainTimeoutMs: z.int().min(0).default(30_000),
+  models: z
+    .array(
+      z.strictObject({
+        /** The id requests use; it must match the id the workers report in ListModels. */
+        id: z.string().min(1),
+        /** Checkpoint folder with tokenizer.json and tokenizer_config.json. */
+        tokenizer: z.string().min(1),
+        /** Largest max_tokens a request may ask for (default: the model's context). */
+        maxTokens: z.int().min(1).optional(),
+      }),
+    )
+    .min(1),
+  discovery: z.discriminatedUnion("type", [staticDiscovery, kubernetesDiscovery]),
+  routing: routingConfigSchema.prefault({}),
+  health: z
+    .strictObject({
+      /** Watch grpc.health.v1 on every endpoint. */
+      watch: z.boolean().default(true),
+      /** The health service name watched. */
+      service: z.string().default("tessera.v1.Inference"),
+      reconnectBaseMs: z.int().min(1).default(500),
+      reconnectMaxMs: z.int().min(1).default(30_000),
+      /** How often each endpoint's load is read (0: never). */
+      loadPollMs: z.int().min(0).default(200),
+      /** A load report older than this is not used. */
+      loadMaxAgeMs: z.int().min(1).default(2_000),
+      /** Half-life of the time-to-first-token average per endpoint. */
+      latencyHalfLifeMs: z.int().min(1).default(10_000),
+    })
+    .prefault({}),
+  outliers: z
+    .strictObject({
+      consecutiveFailures: z.int().min(1).default(3),
+      baseEjectionMs: z.int().min(1).default(1_000),
+      maxEjectionMs: z.int().min(1).default(60_000),
+    })
+    .prefault({}),
+  failover: z
+    .strictObject({
+      /** Endpoints tried for a request that fails before its first token. */
+      maxAttempts: z.int().min(1).max(10).default(3),
+    })
+    .prefault({}),
+  cache: z
+    .strictObject({
+      /** Answer repeated deterministic requests (temperature 0 or a seed) from memory. */
+      enabled: z.boolean().default(true),
+      maxEntries: z.int().min(0).default(4_096),
+      maxBytes: z
+        .int()
+        .min(0)
+        .default(64 * 1024 * 1024),
+      ttlMs: z.int().min(1).default(600_000),
+      /** Identical deterministic requests in flight share one generation. */
+      coalesce: z.boolean().default(true),
+    })
+    .prefault({}),
+  admission: z
+    .strictObject({
+      /** Requests per model running upstream at once, per eligible endpoint. */
+      maxInFlightPerEndpoint: z.int().min(1).default(64),
+      /** Requests per model waiting for a slot; more are refused (RESOURCE_EXHAUSTED / 429). */
+      maxQueue: z.int().min(0).default(256),
+      /** The retry hint sent with a refusal. */
+      retryAfterMs: z.int().min(0).default(1_000),
+      /** API keys and their rate limits (see admission/api-keys.ts); unset: no authentication. */
+      apiKeysFile: z.string().min(1).optional(),
+      /** Largest request message (gRPC) or body (HTTP). */
+      maxRequestBytes: z
+        .int()
+        .min(1_024)
+        .default(4 * 1024 * 1024),
+      /** Deadline of requests that bring none (gRPC deadline); unset: none. */
+      defaultTimeoutMs: z.int().min(1).optional(),
+    })
+    .prefault({}),
+});
+
+export type RouterConfig = z.infer<typeof routerConfigSchema>;
+
+/** Validates a raw config, its routing plugins included; relative paths are resolved against `baseDir`. */
+export function parseRouterConfig(raw: unknown, baseDir: string): Result<RouterConfig> {
+  const parsed = routerConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue?.path.map(String).join(".") || "config";
+    return { error: TesseraError.invalidArgument(field, issue?.message ?? "invalid") };
+  }
+  const config = parsed.data;
+  const plugins = createPlugins(config.routing, {
+    random: Math.random,
+    log: createLogger("router", "silent"),
+  });
+  if (plugins.error) return plugins;
+  const resolve = (p: string) => path.resolve(baseDir, p);
+  config.models = config.models.map((m) => ({ ...m, tokenizer: resolve(m.tokenizer) }));
+  if (config.discovery.type === "static") config.discovery.file = resolve(config.discovery.file);
+  if (config.admission.apiKeysFile !== undefined)
+    config.admission.apiKeysFile = resolve(config.admission.apiKeysFile);
+  return { value: config };
+}
+
+export function loadRouterConfig(file: string): Result<RouterConfig> {
+  let raw: unknown;
+  try {
+    raw = parseYaml(readFileSync(file, "utf8"));
+  } catch (err) {
+    return {
+      error: new TesseraError(Code.INVALID_ARGUMENT, `cannot read config ${file}: ${(err as Error).message}`),
+    };
+  }
+  return parseRouterConfig(raw, path.dirname(path.resolve(file)));
+}

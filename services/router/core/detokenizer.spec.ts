@@ -1,0 +1,54 @@
+import assert from "node:assert/strict";
+import path from "node:path";
+import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import type { SamplingParams } from "../../worker/engine/types.ts";
+import { Tokenizer } from "../../worker/tokenizer/tokenizer.ts";
+import { Detokenizer } from "./detokenizer.ts";
+
+const tokenizer = Tokenizer.fromFile(
+  path.resolve(import.meta.dirname, "../../worker/testdata/hf-reference/tiny-llama"),
+);
+const EOS = 2;
+const sampling = (fields: Partial<SamplingParams> = {}): SamplingParams => ({
+  maxTokens: 16,
+  temperature: 0,
+  topP: 1,
+  topK: 0,
+  minP: 0,
+  repetitionPenalty: 1,
+  presencePenalty: 0,
+  frequencyPenalty: 0,
+  seed: undefined,
+  stop: [],
+  stopTokenIds: [],
+  ignoreEos: false,
+  logprobs: 0,
+  ...fields,
+});
+
+function run(ids: number[], params: SamplingParams, reason: FinishReason): string {
+  const detokenizer = new Detokenizer(tokenizer, params, [EOS]);
+  return ids.map((id) => detokenizer.push(id)).join("") + detokenizer.finish(reason);
+}
+
+describe("Detokenizer", () => {
+  const text = "Hello wörld, 日本語 text!";
+  const ids = tokenizer.encode(text);
+
+  it("streams the same text as decoding all ids at once", () => {
+    assert.equal(run(ids, sampling(), FinishReason.LENGTH), tokenizer.decode(ids));
+  });
+
+  it("adds no text for an eos or stop token id, unless eos is ignored", () => {
+    assert.equal(run([...ids, EOS], sampling(), FinishReason.STOP), text);
+    assert.equal(run([...ids, 7], sampling({ stopTokenIds: [7] }), FinishReason.STOP), text);
+    assert.equal(
+      run([...ids, EOS], sampling({ ignoreEos: true }), FinishReason.LENGTH),
+      tokenizer.decode([...ids, EOS]),
+    );
+  });
+
+  it("cuts the text before a stop string and drops it", () => {
+    assert.equal(run(ids, sampling({ stop: ["wörld"] }), FinishReason.STOP_STRING), "Hello ");
+  });
+});

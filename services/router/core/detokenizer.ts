@@ -1,0 +1,32 @@
+// Router-side detokenization: turns the token ids a worker streams into text exactly as the worker's
+// output processor does (services/worker/engine/output-processor.ts): an eos or stop token id adds no
+// text; other tokens go through the tokenizer's UTF-8-safe text stream and the stop-string matcher
+// (text is held back while it may still become a stop string and cut before one); at the end the held
+// text is released unless a stop string ended the generation.
+import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import type { SamplingParams } from "../../worker/engine/types.ts";
+import { StopStringMatcher } from "../../worker/sampling/stop-strings.ts";
+import type { TextStream, Tokenizer } from "../../worker/tokenizer/tokenizer.ts";
+
+export class Detokenizer {
+  readonly #text: TextStream;
+  readonly #stops: StopStringMatcher;
+  readonly #endIds: Set<number>;
+
+  constructor(tokenizer: Tokenizer, sampling: SamplingParams, eosTokenIds: readonly number[]) {
+    this.#text = tokenizer.textStream();
+    this.#stops = new StopStringMatcher(sampling.stop);
+    this.#endIds = new Set([...sampling.stopTokenIds, ...(sampling.ignoreEos ? [] : eosTokenIds)]);
+  }
+
+  /** The text this token releases (maybe ""). */
+  push(tokenId: number): string {
+    if (this.#endIds.has(tokenId)) return "";
+    return this.#stops.push(this.#text.push(tokenId)).text;
+  }
+
+  /** The text still held back when the generation ends for `reason`. */
+  finish(reason: FinishReason): string {
+    return reason === FinishReason.STOP_STRING ? "" : this.#stops.flush(this.#text.flush());
+  }
+}

@@ -1,0 +1,74 @@
+// Validation before any work: the model exists and has reported in, the prompt tokenizes and fits
+// the context, max_tokens is within the cap, every sampling field is in range. Errors are
+// INVALID_ARGUMENT naming the field (as the workers word them), NOT_FOUND for an unknown model.
+import { Code, type Result, TesseraError } from "../../common/errors.ts";
+import { parseSamplingParams } from "../../worker/sampling/params.ts";
+import { checkPromptIds } from "../../worker/server/generate-request.ts";
+import type { ModelRegistry } from "../models/model-registry.ts";
+import type { RouterModel } from "../models/router-model.ts";
+import { routingKey } from "../routing/routing-key.ts";
+import type { PreparedRequest, RouterPrompt, RouterRequest } from "./router-request.ts";
+
+/** How long a client should wait before asking for a model no worker has reported yet. */
+const NOT_READY_RETRY_MS = 1_000;
+
+export function prepareRequest(
+  request: RouterRequest,
+  models: ModelRegistry,
+  options: { prefixBlocks: number },
+): Result<PreparedRequest> {
+  const model = models.resolve(request.model);
+  if (model.error) return model;
+  const info = model.value.info;
+  if (info === undefined) {
+    const message = `no endpoint serving model "${model.value.id}" has reported in yet`;
+    return { error: new TesseraError(Code.UNAVAILABLE, message, { retryAfterMs: NOT_READY_RETRY_MS }) };
+  }
+  const tokenized = promptIds(request.prompt, model.value);
+  if (tokenized.error) return tokenized;
+  const checked = checkPromptIds(tokenized.value, info);
+  if (checked.error) return checked;
+  const sampling = parseSamplingParams(request.sampling, { vocabSize: info.vocabSize });
+  if (sampling.error) return sampling;
+  const cap = model.value.maxTokens ?? info.maxContext;
+  if (sampling.value.maxTokens > cap)
+    return { error: TesseraError.invalidArgument("max_tokens", `must be <= ${cap}`) };
+  const key = routingKey({
+    promptIds: checked.value,
+    blockSize: info.blockSize,
+    salt: model.value.salt,
+    prefixBlocks: options.prefixBlocks,
+    sessionKey: request.sessionKey,
+  });
+  return {
+    value: { request, model: model.value, info, promptIds: checked.value, sampling: sampling.value, key },
+  };
+}
+
+function promptIds(prompt: RouterPrompt, model: RouterModel): Result<number[]> {
+  switch (prompt.type) {
+    case "tokens":
+      return { value: prompt.ids };
+    case "text":
+      if (prompt.text === "") return { error: TesseraError.invalidArgument("text", "must not be empty") };
+      return { value: model.tokenizer.encode(prompt.text, { addSpecialTokens: true }) };
+    case "chat": {
+      if (prompt.messages.length === 0)
+        return { error: TesseraError.invalidArgument("messages", "must not be empty") };
+      if (model.chatTemplate === undefined)
+        return {
+          error: TesseraError.invalidArgument("messages", `model "${model.id}" has no chat template`),
+        };
+      const text = model.chatTemplate.render(prompt.messages);
+      if (text.error) return text;
+      // As transformers' apply_chat_template: the template writes the special tokens it wants.
+      return { value: model.tokenizer.encode(text.value, { addSpecialTokens: false }) };
+    }
+    default:
+      return assertNever(prompt);
+  }
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unexpected prompt ${JSON.stringify(value)}`);
+}

@@ -1,0 +1,228 @@
+// The router core, behind both front doors: authenticate, validate and tokenize, charge the caller's
+// rate limits, answer from the response cache or join an identical request in flight, wait for
+// admission, then stream from the endpoint the routing pipeline picks (with failover). generate()
+// resolves once the first event is there, so every failure before it (bad request, overload, no
+// endpoint) is a status the front door can still send; later failures end the event stream.
+import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import { Code, TesseraError } from "../../common/errors.ts";
+import type { Logger } from "../../common/log.ts";
+import { AdmissionQueue } from "../admission/admission-queue.ts";
+import { type ApiKeys, type Caller, chargeCaller } from "../admission/api-keys.ts";
+import { cacheKey, isDeterministic, responseBytes } from "../cache/cache-key.ts";
+import { ResponseCache } from "../cache/response-cache.ts";
+import type { Clock } from "../clock.ts";
+import type { RouterConfig } from "../config/router-config.ts";
+import type { RouterMetrics } from "../metrics/router-metrics.ts";
+import type { ModelRegistry } from "../models/model-registry.ts";
+import type { EndpointSelector } from "./endpoint-selector.ts";
+import { Flight } from "./flight.ts";
+import { prepareRequest } from "./prepare-request.ts";
+import type { RouterEvent } from "./router-events.ts";
+import type { PreparedRequest, RouterRequest } from "./router-request.ts";
+import { upstream } from "./upstream.ts";
+
+export interface Generation {
+  model: string;
+  /** The endpoint that produced the events (for a cache hit: the one that produced them first). */
+  endpoint: string;
+  cache: "hit" | "coalesced" | "miss" | "off";
+  promptTokens: number;
+  events: AsyncIterable<RouterEvent>;
+}
+
+export interface RouterDeps {
+  models: ModelRegistry;
+  selector: EndpointSelector;
+  config: Pick<RouterConfig, "routing" | "failover" | "cache" | "admission">;
+  apiKeys: ApiKeys | undefined;
+  metrics: RouterMetrics | undefined;
+  clock: Clock;
+  log: Logger;
+}
+
+interface CachedResponse {
+  endpoint: string;
+  events: RouterEvent[];
+}
+
+export class Router {
+  readonly models: ModelRegistry;
+  readonly #deps: RouterDeps;
+  readonly #queues = new Map<string, AdmissionQueue>();
+  readonly #flights = new Map<string, Flight>();
+  readonly #cache: ResponseCache<CachedResponse> | undefined;
+
+  constructor(deps: RouterDeps) {
+    this.#deps = deps;
+    this.models = deps.models;
+    const { cache } = deps.config;
+    this.#cache = cache.enabled ? new ResponseCache(cache, deps.clock) : undefined;
+    for (const model of deps.models.models) {
+      const capacity = () =>
+        deps.config.admission.maxInFlightPerEndpoint * Math.max(1, deps.selector.eligible(model.id).length);
+      this.#queues.set(model.id, new AdmissionQueue({ ...deps.config.admission, capacity }));
+    }
+  }
+
+  get queueDepths(): { model: string; queued: number }[] {
+    return [...this.#queues].map(([model, queue]) => ({ model, queued: queue.queued }));
+  }
+
+  /** Call when endpoints change: admission capacity follows the eligible endpoints. */
+  endpointsChanged(): void {
+    for (const queue of this.#queues.values()) queue.wake();
+  }
+
+  async generate(request: RouterRequest, callerSignal: AbortSignal): Promise<Generation> {
+    const { metrics, config, clock } = this.#deps;
+    const caller = this.#authenticate(request.apiKey);
+    const prepared = prepareRequest(request, this.models, config.routing);
+    if (prepared.error)
+      throw this.#rejected(
+        prepared.error,
+        prepared.error.code === Code.UNAVAILABLE ? "unavailable" : "invalid",
+      );
+    const { sampling, model, promptIds } = prepared.value;
+    if (caller) {
+      const charged = chargeCaller(caller, promptIds.length + sampling.maxTokens);
+      if (charged.error) throw this.#rejected(charged.error, "rate_limited");
+    }
+    const timeout = config.admission.defaultTimeoutMs;
+    const deadline = request.deadline ?? (timeout === undefined ? undefined : clock.now() + timeout);
+    const signal = withDeadline(callerSignal, deadline, clock);
+    const key = this.#cacheKey(prepared.value);
+    const base = { model: model.id, promptTokens: promptIds.length };
+    const cached = key === undefined ? undefined : this.#cache?.get(key);
+    if (key !== undefined)
+      metrics?.cacheLookup(cached ? "hit" : this.#flights.has(key) ? "coalesced" : "miss");
+    if (cached)
+      return {
+        ...base,
+        endpoint: cached.endpoint,
+        cache: "hit",
+        events: replay(cached.events, caller, sampling.maxTokens),
+      };
+    const running = key === undefined ? undefined : this.#flights.get(key);
+    if (running)
+      return {
+        ...base,
+        ...(await this.#read(running, signal, caller, sampling.maxTokens)),
+        cache: "coalesced",
+      };
+    const release = await this.#admit(model.id, signal);
+    const flight = new Flight(
+      upstream(prepared.value, {
+        selector: this.#deps.selector,
+        maxAttempts: config.failover.maxAttempts,
+        deadline,
+        metrics,
+        log: this.#deps.log,
+      }),
+    );
+    if (key !== undefined && config.cache.coalesce) this.#flights.set(key, flight);
+    void flight.settled.then(() => {
+      release();
+      if (key === undefined) return;
+      if (this.#flights.get(key) === flight) this.#flights.delete(key);
+      const last = flight.events.at(-1);
+      if (!flight.error && last?.type === "finish" && last.reason !== FinishReason.CANCELLED)
+        this.#cache?.set(
+          key,
+          { endpoint: flight.endpoint, events: flight.events },
+          responseBytes(flight.events),
+        );
+    });
+    return {
+      ...base,
+      ...(await this.#read(flight, signal, caller, sampling.maxTokens)),
+      cache: key === undefined ? "off" : "miss",
+    };
+  }
+
+  async #read(flight: Flight, signal: AbortSignal, caller: Caller | undefined, maxTokens: number) {
+    flight.join();
+    try {
+      await flight.first(signal);
+    } catch (err) {
+      flight.leave();
+      throw err;
+    }
+    return { endpoint: flight.endpoint, events: refunding(flight.read(signal), caller, maxTokens) };
+  }
+
+  async #admit(model: string, signal: AbortSignal): Promise<() => void> {
+    try {
+      return await this.#queues.get(model)!.acquire(signal);
+    } catch (err) {
+      const error = TesseraError.from(err);
+      throw error.code === Code.RESOURCE_EXHAUSTED ? this.#rejected(error, "queue_full") : error;
+    }
+  }
+
+  /** Throws UNAUTHENTICATED unless the key is valid (or no keys are configured). */
+  checkApiKey(key: string | undefined): void {
+    this.#authenticate(key);
+  }
+
+  #authenticate(key: string | undefined): Caller | undefined {
+    if (this.#deps.apiKeys === undefined) return undefined;
+    const caller = this.#deps.apiKeys.authenticate(key);
+    if (caller.error) throw this.#rejected(caller.error, "unauthenticated");
+    return caller.value;
+  }
+
+  #cacheKey({ model, info, promptIds, sampling }: PreparedRequest): string | undefined {
+    const { cache } = this.#deps.config;
+    if (!(cache.enabled || cache.coalesce) || !isDeterministic(sampling)) return undefined;
+    return cacheKey(model.id, info.revision, promptIds, sampling);
+  }
+
+  #rejected(error: TesseraError, reason: Parameters<RouterMetrics["rejected"]>[0]): TesseraError {
+    this.#deps.metrics?.rejected(reason);
+    return error;
+  }
+}
+
+/** Passes events through; at the finish, gives the caller back the tokens it was charged but did not use. */
+async function* refunding(
+  events: AsyncIterable<RouterEvent>,
+  caller: Caller | undefined,
+  maxTokens: number,
+): AsyncGenerator<RouterEvent> {
+  for await (const event of events) {
+    if (event.type === "finish")
+      caller?.tokens?.refund(Math.max(0, maxTokens - event.usage.completionTokens));
+    yield event;
+  }
+}
+
+function replay(
+  events: readonly RouterEvent[],
+  caller: Caller | undefined,
+  maxTokens: number,
+): AsyncIterable<RouterEvent> {
+  return refunding(
+    (async function* () {
+      yield* events;
+    })(),
+    caller,
+    maxTokens,
+  );
+}
+
+/** A signal that also aborts, with DEADLINE_EXCEEDED, when the deadline passes. */
+function withDeadline(signal: AbortSignal, deadline: number | undefined, clock: Clock): AbortSignal {
+  if (deadline === undefined) return signal;
+  const controller = new AbortController();
+  const timer = clock.setTimer(
+    () => controller.abort(new TesseraError(Code.DEADLINE_EXCEEDED, "the deadline passed")),
+    Math.max(0, deadline - clock.now()),
+  );
+  const follow = () => {
+    timer.cancel();
+    controller.abort(signal.reason);
+  };
+  if (signal.aborted) follow();
+  else signal.addEventListener("abort", follow, { once: true });
+  return controller.signal;
+}

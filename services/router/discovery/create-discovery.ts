@@ -1,0 +1,21 @@
+// The discovery named by the config.
+import type { Logger } from "../../common/log.ts";
+import type { RouterConfig } from "../config/router-config.ts";
+import type { EndpointDiscovery } from "./discovery.ts";
+import { KubernetesDiscovery } from "./kubernetes-discovery.ts";
+import { StaticFileDiscovery } from "./static-file-discovery.ts";
+
+export function createDiscovery(config: RouterConfig["discovery"], log: Logger): EndpointDiscovery {
+  switch (config.type) {
+    case "static":
+      return new StaticFileDiscovery(config.file, { pollMs: config.pollMs, log });
+    case "kubernetes":
+      return new KubernetesDiscovery(config);
+    default:
+      return assertNever(config);
+  }
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unexpected discovery ${JSON.stringify(value)}`);
+}

@@ -1,0 +1,53 @@
+// A tessera.v1.Inference Generate call, as a RouterRequest: the prompt and sampling fields from the
+// message; the API key (`authorization: Bearer KEY`), the session key (`x-session-id`) and the
+// deadline from the call.
+import { randomUUID } from "node:crypto";
+import type { Metadata } from "@grpc/grpc-js";
+import type { GenerateRequest } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import { type Result, TesseraError } from "../../common/errors.ts";
+import type { RouterPrompt, RouterRequest } from "../core/router-request.ts";
+
+export const SESSION_HEADER = "x-session-id";
+
+export function fromGrpc(
+  message: GenerateRequest,
+  metadata: Metadata,
+  deadline: Date | number,
+): Result<RouterRequest> {
+  const prompt = promptOf(message.prompt);
+  if (prompt.error) return prompt;
+  const { $typeName: _, ...sampling } = message.sampling ?? { $typeName: "" };
+  const at = deadline instanceof Date ? deadline.getTime() : deadline;
+  return {
+    value: {
+      requestId: message.requestId || randomUUID(),
+      model: message.model,
+      prompt: prompt.value,
+      sampling,
+      sessionKey: header(metadata, SESSION_HEADER),
+      apiKey: bearer(header(metadata, "authorization")) ?? header(metadata, "x-api-key"),
+      deadline: Number.isFinite(at) ? at : undefined,
+    },
+  };
+}
+
+function promptOf(prompt: GenerateRequest["prompt"]): Result<RouterPrompt> {
+  switch (prompt.case) {
+    case "text":
+      return { value: { type: "text", text: prompt.value } };
+    case "tokenIds":
+      return { value: { type: "tokens", ids: prompt.value.ids } };
+    default:
+      return { error: TesseraError.invalidArgument("prompt", "set text or token_ids") };
+  }
+}
+
+function header(metadata: Metadata, name: string): string | undefined {
+  const value = metadata.get(name)[0];
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+export function bearer(value: string | undefined): string | undefined {
+  const match = value?.match(/^Bearer\s+(\S+)$/i);
+  return match?.[1];
+}

@@ -1,0 +1,90 @@
+// The router's gRPC front door: tessera.v1.Inference (router-inference-service.ts), grpc.health.v1
+// and reflection, with a bound on the request message size. shutdown() drains like a worker does:
+// health turns NOT_SERVING, new calls are refused, calls in flight may finish until the drain timeout.
+import { setTimeout as delay } from "node:timers/promises";
+import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { HealthImplementation, type ServingStatus } from "grpc-health-check";
+import { Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import { Code, TesseraError } from "../../common/errors.ts";
+import type { Logger } from "../../common/log.ts";
+import { grpcServiceDefinition } from "../../worker/server/grpc-service.ts";
+import { InFlight } from "../../worker/server/in-flight.ts";
+import { addReflection } from "../../worker/server/reflection.ts";
+import type { Router } from "../core/router.ts";
+import type { RouterMetrics } from "../metrics/router-metrics.ts";
+import { routerInferenceHandlers } from "./router-inference-service.ts";
+
+/** How long the transport may take to close once no call is left (health watches linger), before it is forced. */
+const CLOSE_TIMEOUT_MS = 2_000;
+
+export interface RouterGrpcOptions {
+  host: string;
+  port: number;
+  maxRequestBytes: number;
+  log: Logger;
+  metrics: RouterMetrics | undefined;
+}
+
+export class RouterGrpcServer {
+  readonly port: number;
+  readonly inFlight: InFlight;
+  readonly #server: Server;
+  readonly #health: HealthImplementation;
+
+  private constructor(server: Server, health: HealthImplementation, inFlight: InFlight, port: number) {
+    this.#server = server;
+    this.#health = health;
+    this.inFlight = inFlight;
+    this.port = port;
+  }
+
+  static async start(router: Router, options: RouterGrpcOptions): Promise<RouterGrpcServer> {
+    const server = new Server({ "grpc.max_receive_message_length": options.maxRequestBytes });
+    const inFlight = new InFlight();
+    server.addService(
+      grpcServiceDefinition(Inference),
+      routerInferenceHandlers(router, inFlight, options.log, options.metrics),
+    );
+    const health = new HealthImplementation(servingStatus("SERVING"));
+    health.addToServer(server);
+    addReflection(server, ["tessera/v1/inference.proto"]);
+    const port = await bind(server, options.host, options.port);
+    return new RouterGrpcServer(server, health, inFlight, port);
+  }
+
+  /** Refuses new calls, lets those in flight run until `deadline`, cancels the rest and closes. */
+  async shutdown(deadline: Promise<void>): Promise<{ cancelled: number }> {
+    for (const [service, status] of Object.entries(servingStatus("NOT_SERVING")))
+      this.#health.setStatus(service, status);
+    const result = await this.inFlight.drain(
+      deadline,
+      new TesseraError(Code.UNAVAILABLE, "the router is shutting down"),
+    );
+    const closed = new Promise<void>((resolve) => this.#server.tryShutdown(() => resolve()));
+    const timeout = new AbortController();
+    const forced = delay(CLOSE_TIMEOUT_MS, undefined, { signal: timeout.signal }).then(
+      () => this.#server.forceShutdown(),
+      () => {},
+    );
+    await Promise.race([closed, forced]);
+    timeout.abort();
+    return result;
+  }
+}
+
+function servingStatus(status: ServingStatus): Record<string, ServingStatus> {
+  return { "": status, [Inference.typeName]: status };
+}
+
+function bind(server: Server, host: string, port: number): Promise<number> {
+  const address = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+  return new Promise((resolve, reject) => {
+    server.bindAsync(address, ServerCredentials.createInsecure(), (err, bound) => {
+      if (err)
+        reject(
+          new TesseraError(Code.UNAVAILABLE, `cannot listen on ${address}: ${err.message}`, { cause: err }),
+        );
+      else resolve(bound);
+    });
+  });
+}

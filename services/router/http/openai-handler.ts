@@ -1,0 +1,113 @@
+// POST /v1/completions and /v1/chat/completions: parse, hand to the router core, answer as one JSON
+// body or as Server-Sent Events (`data: {chunk}` ... `data: [DONE]`). Status and headers wait for the
+// first event, so a refusal before it is a real HTTP status (400, 401, 404, 429, 503); a failure after
+// it ends the stream with `data: {"error": ...}`, which the OpenAI clients raise as an APIError.
+import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { Code, TesseraError } from "../../common/errors.ts";
+import type { Router } from "../core/router.ts";
+import type { RouterEvent } from "../core/router-events.ts";
+import { bearer, SESSION_HEADER } from "../grpc/grpc-request.ts";
+import { errorBody, sendError, sendJson } from "./http-errors.ts";
+import { parseChatRequest, parseCompletionRequest } from "./openai-request.ts";
+import {
+  chunkBody,
+  type Kind,
+  type ResponseContext,
+  responseBody,
+  usageChunkBody,
+} from "./openai-response.ts";
+
+export interface GenerateOutcome {
+  model: string;
+  code: Code;
+}
+
+export async function handleGenerate(
+  kind: Kind,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+  router: Router,
+  signal: AbortSignal,
+): Promise<GenerateOutcome> {
+  const parsed = kind === "chat" ? parseChatRequest(body) : parseCompletionRequest(body);
+  if (parsed.error) throw parsed.error;
+  const request = parsed.value;
+  const requestId = header(req, "x-request-id") ?? randomUUID();
+  const generation = await router.generate(
+    {
+      requestId,
+      model: request.model,
+      prompt: request.prompt,
+      sampling: request.sampling,
+      sessionKey: header(req, SESSION_HEADER),
+      apiKey: bearer(header(req, "authorization")) ?? header(req, "x-api-key"),
+    },
+    signal,
+  );
+  const model = router.models.resolve(generation.model).value!;
+  const ctx: ResponseContext = {
+    kind,
+    id: `${kind === "chat" ? "chatcmpl" : "cmpl"}-${requestId}`,
+    model: model.id,
+    created: Math.floor(Date.now() / 1000),
+    tokenizer: model.tokenizer,
+    logprobs: request.logprobs,
+  };
+  const headers = {
+    "x-request-id": requestId,
+    "x-tessera-endpoint": generation.endpoint,
+    "x-tessera-cache": generation.cache,
+  };
+  if (!request.stream) {
+    const events: RouterEvent[] = [];
+    for await (const event of generation.events) events.push(event);
+    sendJson(res, 200, responseBody(ctx, events), headers);
+    return { model: model.id, code: Code.OK };
+  }
+  res.writeHead(200, {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+    ...headers,
+  });
+  let code: Code = Code.OK;
+  try {
+    let offset = 0;
+    let first = true;
+    for await (const event of generation.events) {
+      await send(res, chunkBody(ctx, event, offset, first), signal);
+      offset += event.text.length;
+      first = false;
+      if (event.type === "finish" && request.includeUsage)
+        await send(res, usageChunkBody(ctx, event.usage), signal);
+    }
+    res.write("data: [DONE]\n\n");
+  } catch (err) {
+    const error = TesseraError.from(signal.aborted ? signal.reason : err);
+    code = error.code;
+    if (!signal.aborted) res.write(`data: ${JSON.stringify(errorBody(error))}\n\n`);
+  }
+  res.end();
+  return { model: model.id, code };
+}
+
+/** Answers an error unless the response has started (then the stream already said it). */
+export function answerError(res: ServerResponse, err: unknown): Code {
+  const error = TesseraError.from(err);
+  if (!res.headersSent) sendError(res, error);
+  else res.end();
+  return error.code;
+}
+
+async function send(res: ServerResponse, body: unknown, signal: AbortSignal): Promise<void> {
+  if (!res.write(`data: ${JSON.stringify(body)}\n\n`)) await once(res, "drain", { signal });
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  const first = Array.isArray(value) ? value[0] : value;
+  return first === "" ? undefined : first;
+}

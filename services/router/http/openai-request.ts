@@ -1,0 +1,155 @@
+// OpenAI-compatible request bodies (/v1/completions, /v1/chat/completions) as RouterRequests. Unknown
+// fields are ignored, as OpenAI-compatible servers do; fields Tessera cannot honour (n > 1, echo,
+// tools...) are refused with 400 naming the parameter. Sampling follows OpenAI's defaults
+// (temperature 1, max_tokens 16); vLLM's extra fields (top_k, min_p, repetition_penalty, ignore_eos,
+// stop_token_ids) are accepted too.
+import { z } from "zod";
+import { type Result, TesseraError } from "../../common/errors.ts";
+import type { RawSamplingParams } from "../../worker/sampling/params.ts";
+import type { RouterPrompt } from "../core/router-request.ts";
+
+const nullable = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
+
+const common = {
+  model: nullable(z.string()),
+  temperature: nullable(z.number().min(0).max(2)),
+  top_p: nullable(z.number().gt(0).max(1)),
+  top_k: nullable(z.int().min(-1)),
+  min_p: nullable(z.number().min(0).max(1)),
+  repetition_penalty: nullable(z.number().gt(0)),
+  presence_penalty: nullable(z.number().min(-2).max(2)),
+  frequency_penalty: nullable(z.number().min(-2).max(2)),
+  seed: nullable(z.int()),
+  stop: nullable(z.union([z.string(), z.array(z.string())])),
+  stop_token_ids: nullable(z.array(z.int().min(0))),
+  ignore_eos: nullable(z.boolean()),
+  max_tokens: nullable(z.int().min(1)),
+  n: nullable(z.literal(1, "only 1 is supported")),
+  stream: nullable(z.boolean()),
+  stream_options: nullable(z.looseObject({ include_usage: nullable(z.boolean()) })),
+};
+
+const completionSchema = z.looseObject({
+  ...common,
+  prompt: z.union(
+    [
+      z.string(),
+      z.array(z.string()).length(1),
+      z.array(z.int().min(0)).min(1),
+      z.array(z.array(z.int().min(0))).length(1),
+    ],
+    {
+      error: "must be a string or a list of token ids (one prompt per request)",
+    },
+  ),
+  logprobs: nullable(z.int().min(0).max(20)),
+  echo: nullable(z.literal(false, "echo is not supported")),
+  best_of: nullable(z.literal(1, "only 1 is supported")),
+  suffix: nullable(z.null({ error: "suffix is not supported" })),
+});
+
+const contentPart = z.looseObject({
+  type: z.literal("text", "only text content is supported"),
+  text: z.string(),
+});
+const messageSchema = z.looseObject({
+  role: z.string().min(1),
+  content: z.union([z.string(), z.array(contentPart), z.null()]).optional(),
+});
+
+const chatSchema = z.looseObject({
+  ...common,
+  messages: z.array(messageSchema).min(1),
+  max_completion_tokens: nullable(z.int().min(1)),
+  logprobs: nullable(z.boolean()),
+  top_logprobs: nullable(z.int().min(0).max(20)),
+  tools: nullable(z.array(z.unknown()).max(0, "tools are not supported")),
+});
+
+export interface OpenAiRequest {
+  model: string;
+  prompt: RouterPrompt;
+  sampling: RawSamplingParams;
+  stream: boolean;
+  includeUsage: boolean;
+  /** Return log probabilities (with this many alternatives). */
+  logprobs: number | undefined;
+}
+
+type Common = z.infer<z.ZodObject<typeof common>>;
+
+function sampling(
+  body: Common,
+  maxTokens: number | undefined,
+  logprobs: number | undefined,
+): RawSamplingParams {
+  return {
+    maxTokens: maxTokens ?? 16,
+    temperature: body.temperature ?? 1,
+    topP: body.top_p,
+    topK: body.top_k === -1 ? 0 : body.top_k,
+    minP: body.min_p,
+    repetitionPenalty: body.repetition_penalty,
+    presencePenalty: body.presence_penalty,
+    frequencyPenalty: body.frequency_penalty,
+    seed: body.seed,
+    stop: typeof body.stop === "string" ? [body.stop] : body.stop,
+    stopTokenIds: body.stop_token_ids,
+    ignoreEos: body.ignore_eos,
+    logprobs: logprobs ?? 0,
+  };
+}
+
+export function parseCompletionRequest(raw: unknown): Result<OpenAiRequest> {
+  const parsed = completionSchema.safeParse(raw);
+  if (!parsed.success) return invalid(parsed.error);
+  const body = parsed.data;
+  const prompt = body.prompt;
+  const first = Array.isArray(prompt) ? prompt[0] : prompt;
+  const routerPrompt: RouterPrompt =
+    typeof first === "string"
+      ? { type: "text", text: first }
+      : { type: "tokens", ids: Array.isArray(first) ? first : (prompt as number[]) };
+  return { value: toRequest(body, routerPrompt, body.max_tokens, body.logprobs) };
+}
+
+export function parseChatRequest(raw: unknown): Result<OpenAiRequest> {
+  const parsed = chatSchema.safeParse(raw);
+  if (!parsed.success) return invalid(parsed.error);
+  const body = parsed.data;
+  const messages = body.messages.map((m) => ({
+    role: m.role,
+    content: typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p.text).join(""),
+  }));
+  const logprobs = body.logprobs ? (body.top_logprobs ?? 0) : undefined;
+  return {
+    value: toRequest(
+      body,
+      { type: "chat", messages },
+      body.max_completion_tokens ?? body.max_tokens,
+      logprobs,
+    ),
+  };
+}
+
+function toRequest(
+  body: Common,
+  prompt: RouterPrompt,
+  maxTokens: number | undefined,
+  logprobs: number | undefined,
+): OpenAiRequest {
+  return {
+    model: body.model ?? "",
+    prompt,
+    sampling: sampling(body, maxTokens, logprobs),
+    stream: body.stream === true,
+    includeUsage: body.stream_options?.include_usage === true,
+    logprobs,
+  };
+}
+
+function invalid(error: z.ZodError): { error: TesseraError } {
+  const issue = error.issues[0];
+  const field = issue?.path.map(String).join(".") || "body";
+  return { error: TesseraError.invalidArgument(field, issue?.message ?? "invalid") };
+}

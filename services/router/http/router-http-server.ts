@@ -1,0 +1,127 @@
+// The router's OpenAI-compatible HTTP front door: POST /v1/completions, POST /v1/chat/completions,
+// GET /v1/models[/ID], and GET /health (alive) and /ready (every model has an eligible endpoint).
+// Bodies are bounded (413 over admission.maxRequestBytes); a client that disconnects cancels its
+// request upstream. shutdown() refuses new requests and lets those in flight finish until a deadline.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { Code, TesseraError } from "../../common/errors.ts";
+import type { Logger } from "../../common/log.ts";
+import { InFlight } from "../../worker/server/in-flight.ts";
+import type { Router } from "../core/router.ts";
+import { bearer } from "../grpc/grpc-request.ts";
+import type { RouterMetrics } from "../metrics/router-metrics.ts";
+import { sendError, sendJson } from "./http-errors.ts";
+import { answerError, handleGenerate } from "./openai-handler.ts";
+import { readJson } from "./request-body.ts";
+
+export interface RouterHttpOptions {
+  host: string;
+  port: number;
+  maxRequestBytes: number;
+  log: Logger;
+  metrics: RouterMetrics | undefined;
+  /** Every model has an eligible endpoint. */
+  ready: () => boolean;
+}
+
+export class RouterHttpServer {
+  readonly port: number;
+  readonly inFlight = new InFlight();
+  readonly #server: http.Server;
+
+  private constructor(server: http.Server) {
+    this.#server = server;
+    this.port = (server.address() as AddressInfo).port;
+  }
+
+  static async start(router: Router, options: RouterHttpOptions): Promise<RouterHttpServer> {
+    let self: RouterHttpServer | undefined;
+    const server = http.createServer((req, res) => void self?.handle(req, res, router, options));
+    server.keepAliveTimeout = 65_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", (err) =>
+        reject(
+          new TesseraError(
+            Code.UNAVAILABLE,
+            `cannot listen on ${options.host}:${options.port}: ${err.message}`,
+          ),
+        ),
+      );
+      server.listen(options.port, options.host, () => resolve());
+    });
+    self = new RouterHttpServer(server);
+    return self;
+  }
+
+  async handle(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    router: Router,
+    options: RouterHttpOptions,
+  ): Promise<void> {
+    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    try {
+      if (req.method === "GET" && path === "/health") return sendJson(res, 200, { status: "ok" });
+      if (req.method === "GET" && path === "/ready")
+        return sendJson(res, options.ready() ? 200 : 503, { ready: options.ready() });
+      if (req.method === "GET" && (path === "/v1/models" || path.startsWith("/v1/models/")))
+        return this.#models(req, res, router, path);
+      if (req.method === "POST" && path === "/v1/completions")
+        return await this.#generate("completion", req, res, router, options);
+      if (req.method === "POST" && path === "/v1/chat/completions")
+        return await this.#generate("chat", req, res, router, options);
+      sendError(res, TesseraError.notFound(`no route for ${req.method} ${path}`));
+    } catch (err) {
+      answerError(res, err);
+    }
+  }
+
+  #models(req: http.IncomingMessage, res: http.ServerResponse, router: Router, path: string): void {
+    router.checkApiKey(bearer(req.headers.authorization));
+    const card = (id: string) => ({ id, object: "model", created: 0, owned_by: "tessera" });
+    if (path === "/v1/models") {
+      sendJson(res, 200, { object: "list", data: router.models.models.map((m) => card(m.id)) });
+      return;
+    }
+    const model = router.models.resolve(decodeURIComponent(path.slice("/v1/models/".length)));
+    if (model.error) throw model.error;
+    sendJson(res, 200, card(model.value.id));
+  }
+
+  async #generate(
+    kind: "completion" | "chat",
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    router: Router,
+    options: RouterHttpOptions,
+  ) {
+    const started = performance.now();
+    const controller = this.inFlight.begin();
+    let outcome = { model: "", code: Code.OK as Code };
+    const onClose = () => {
+      if (!res.writableFinished) controller?.abort(new TesseraError(Code.CANCELLED, "the client went away"));
+    };
+    res.on("close", onClose);
+    try {
+      if (controller === undefined) throw new TesseraError(Code.UNAVAILABLE, "the router is shutting down");
+      const body = await readJson(req, options.maxRequestBytes);
+      outcome = await handleGenerate(kind, req, res, body, router, controller.signal);
+    } catch (err) {
+      outcome.code = answerError(res, controller?.signal.aborted ? controller.signal.reason : err);
+    } finally {
+      res.off("close", onClose);
+      if (controller) this.inFlight.end(controller);
+      options.metrics?.finished(outcome.model, "http", outcome.code, (performance.now() - started) / 1000);
+    }
+  }
+
+  async shutdown(deadline: Promise<void>): Promise<{ cancelled: number }> {
+    const result = await this.inFlight.drain(
+      deadline,
+      new TesseraError(Code.UNAVAILABLE, "the router is shutting down"),
+    );
+    this.#server.close();
+    this.#server.closeAllConnections();
+    return result;
+  }
+}

@@ -1,0 +1,118 @@
+// Assembles a router from its config: models (tokenizers, chat templates), the routing pipeline,
+// the endpoint pool fed by discovery, the core, and the gRPC, HTTP and metrics servers.
+import type { Server as HttpServer } from "node:http";
+import { setTimeout as delay } from "node:timers/promises";
+import type { Logger } from "../common/log.ts";
+import { listeningPort, Metrics } from "../common/telemetry/metrics.ts";
+import { ApiKeys } from "./admission/api-keys.ts";
+import { type Clock, systemClock } from "./clock.ts";
+import type { RouterConfig } from "./config/router-config.ts";
+import { EndpointSelector } from "./core/endpoint-selector.ts";
+import { Router } from "./core/router.ts";
+import { createDiscovery } from "./discovery/create-discovery.ts";
+import { EndpointPool } from "./endpoints/endpoint-pool.ts";
+import { RouterGrpcServer } from "./grpc/router-grpc-server.ts";
+import { RouterHttpServer } from "./http/router-http-server.ts";
+import { RouterMetrics } from "./metrics/router-metrics.ts";
+import { ModelRegistry } from "./models/model-registry.ts";
+import { RouterModel } from "./models/router-model.ts";
+import { createPlugins } from "./routing/routing-config.ts";
+import { RoutingPipeline } from "./routing/routing-pipeline.ts";
+
+export interface RunningRouter {
+  router: Router;
+  pool: EndpointPool;
+  grpcPort: number;
+  httpPort: number;
+  metricsPort: number | undefined;
+  /** Every model has an eligible endpoint that reported it. */
+  ready(): boolean;
+  /** Drains (requests in flight may run `drainTimeoutMs`) and closes everything. */
+  stop(drainTimeoutMs?: number): Promise<{ cancelled: number }>;
+}
+
+export async function startRouter(
+  config: RouterConfig,
+  log: Logger,
+  clock: Clock = systemClock,
+): Promise<RunningRouter> {
+  const models = new ModelRegistry(config.models.map((m) => RouterModel.load(m)));
+  const plugins = createPlugins(config.routing, { random: Math.random, log });
+  if (plugins.error) throw plugins.error;
+  const telemetry = config.metricsPort === undefined ? undefined : new Metrics();
+  let pool: EndpointPool | undefined;
+  let router: Router | undefined;
+  const metrics =
+    telemetry &&
+    new RouterMetrics(telemetry.meter("tessera.router"), {
+      endpointsInFlight: () =>
+        (pool?.endpoints ?? []).map((e) => ({ endpoint: e.name, inFlight: e.inFlight })),
+      queueDepths: () => router?.queueDepths ?? [],
+    });
+  const { health } = config;
+  pool = new EndpointPool({
+    clock,
+    log,
+    endpoint: {
+      clock,
+      outliers: config.outliers,
+      latencyHalfLifeMs: health.latencyHalfLifeMs,
+      maxLoadAgeMs: health.loadMaxAgeMs,
+    },
+    health: {
+      watch: health.watch,
+      service: health.service,
+      reconnect: { baseMs: health.reconnectBaseMs, maxMs: health.reconnectMaxMs },
+    },
+    loadPollMs: health.loadPollMs,
+    onChange: () => {
+      models.update(pool?.endpoints ?? []);
+      router?.endpointsChanged();
+    },
+    onEjected: (endpoint) => metrics?.ejected(endpoint),
+  });
+  const selector = new EndpointSelector(
+    pool,
+    new RoutingPipeline(plugins.value, metrics),
+    config.routing.virtualNodes,
+  );
+  const apiKeys =
+    config.admission.apiKeysFile === undefined
+      ? undefined
+      : ApiKeys.fromFile(config.admission.apiKeysFile, clock);
+  router = new Router({ models, selector, config, apiKeys, metrics, clock, log });
+  const discovery = createDiscovery(config.discovery, log);
+  const ready = () => models.models.every((m) => m.info !== undefined && selector.eligible(m.id).length > 0);
+  let metricsServer: HttpServer | undefined;
+  try {
+    await discovery.start((specs) => pool.update(specs));
+    const shared = { host: config.host, maxRequestBytes: config.admission.maxRequestBytes, log, metrics };
+    const grpc = await RouterGrpcServer.start(router, { ...shared, port: config.grpcPort });
+    const http = await RouterHttpServer.start(router, { ...shared, port: config.httpPort, ready });
+    if (telemetry && config.metricsPort !== undefined)
+      metricsServer = await telemetry.serve(config.metricsPort, config.host);
+    const metricsPort = metricsServer && listeningPort(metricsServer);
+    log.info(
+      { grpcPort: grpc.port, httpPort: http.port, metricsPort, models: config.models.map((m) => m.id) },
+      "routing",
+    );
+    const stop = async (drainTimeoutMs = config.drainTimeoutMs) => {
+      const timeout = new AbortController();
+      const deadline = delay(drainTimeoutMs, undefined, { signal: timeout.signal }).catch(() => {});
+      const [fromGrpc, fromHttp] = await Promise.all([grpc.shutdown(deadline), http.shutdown(deadline)]);
+      timeout.abort();
+      await discovery.stop();
+      pool.close();
+      metricsServer?.close();
+      metricsServer?.closeAllConnections();
+      await telemetry?.shutdown();
+      return { cancelled: fromGrpc.cancelled + fromHttp.cancelled };
+    };
+    return { router, pool, grpcPort: grpc.port, httpPort: http.port, metricsPort, ready, stop };
+  } catch (err) {
+    await discovery.stop();
+    pool.close();
+    metricsServer?.close();
+    throw err;
+  }
+}
