@@ -1,0 +1,85 @@
+// What a worker pod is told about its shard and its model: env variables (read by the worker at
+// start-up; those `tessera serve` does not read yet are ignored by it) and the serve arguments.
+import { WORKER_GRPC_PORT, WORKER_METRICS_PORT } from "../api/group.ts";
+import type { InferenceModelSpec } from "../api/inference-model-spec.ts";
+import type { Role } from "../api/inference-model-status.ts";
+import type { ModelRef, ShardAssignment } from "./planner.ts";
+
+export const MODELS_MOUNT = "/models";
+
+export type EnvVar =
+  | { name: string; value: string }
+  | { name: string; valueFrom: { fieldRef: { fieldPath: string } } }
+  | { name: string; valueFrom: { secretKeyRef: { name: string; key: string } } };
+
+/** Prefix of the model's keys in the KV transfer store (deleted with the model). */
+export function kvKeyPrefix(model: { namespace: string; name: string }): string {
+  return `tessera:${model.namespace}:${model.name}:`;
+}
+
+export function modelDir(spec: InferenceModelSpec): string {
+  return spec.model.pvc ? `${MODELS_MOUNT}/${spec.model.path}` : spec.model.path;
+}
+
+/** Engine settings as the worker's engineConfigSchema reads them (kvCacheBlocks 0 = engine default). */
+export function engineConfig(spec: InferenceModelSpec): Record<string, unknown> {
+  const { kvCacheBlocks, ...rest } = spec.engine;
+  return kvCacheBlocks > 0 ? { ...rest, kvCacheBlocks } : rest;
+}
+
+export function serveArgs(spec: InferenceModelSpec): string[] {
+  return [
+    "serve",
+    "--model",
+    modelDir(spec),
+    "--host",
+    "$(POD_IP)",
+    "--port",
+    String(WORKER_GRPC_PORT),
+    "--metrics-port",
+    String(WORKER_METRICS_PORT),
+  ];
+}
+
+export function shardEnv(
+  model: ModelRef,
+  spec: InferenceModelSpec,
+  role: Role,
+  replica: number,
+  shard: ShardAssignment,
+): EnvVar[] {
+  const value = (name: string, v: string | number) => ({ name, value: String(v) });
+  const field = (name: string, fieldPath: string) => ({ name, valueFrom: { fieldRef: { fieldPath } } });
+  const env: EnvVar[] = [
+    field("POD_IP", "status.podIP"),
+    field("POD_NAME", "metadata.name"),
+    field("POD_NAMESPACE", "metadata.namespace"),
+    value("TESSERA_MODEL_NAME", spec.model.servedName ?? model.name),
+    value("TESSERA_ROLE", role),
+    value("TESSERA_REPLICA", replica),
+    value("TESSERA_STAGE", shard.stage),
+    value("TESSERA_NUM_STAGES", shard.numStages),
+    value("TESSERA_TENSOR_RANK", shard.rank),
+    value("TESSERA_TENSOR_SIZE", shard.tensorSize),
+    value("TESSERA_RANK", shard.globalRank),
+    value("TESSERA_WORLD_SIZE", shard.worldSize),
+    value("TESSERA_PEERS", shard.peers.join(",")),
+  ];
+  if (shard.layers)
+    env.push(value("TESSERA_LAYER_START", shard.layers.start), value("TESSERA_LAYER_END", shard.layers.end));
+  if (spec.model.architecture !== "auto") env.push(value("TESSERA_ARCHITECTURE", spec.model.architecture));
+  if (spec.model.dtype !== "auto") env.push(value("TESSERA_DTYPE", spec.model.dtype));
+  env.push(value("TESSERA_ENGINE_CONFIG", JSON.stringify(engineConfig(spec))));
+  const redis = spec.kvTransfer.redis;
+  if (redis) {
+    env.push(
+      value("TESSERA_KV_STORE", `redis://${redis.address}/${redis.db}`),
+      value("TESSERA_KV_KEY_PREFIX", kvKeyPrefix(model)),
+      value("TESSERA_KV_TTL_SECONDS", spec.kvTransfer.ttlSeconds),
+      value("TESSERA_KV_FAILURE_POLICY", spec.kvTransfer.failurePolicy),
+    );
+    if (redis.passwordSecret)
+      env.push({ name: "TESSERA_KV_PASSWORD", valueFrom: { secretKeyRef: { ...redis.passwordSecret } } });
+  }
+  return env;
+}
