@@ -8,6 +8,7 @@ import type { ModelRunner } from "../runtime/model-runner.ts";
 import type { SequenceStep } from "../runtime/step-inputs.ts";
 import type { EngineMetrics } from "./engine-metrics.ts";
 import { appendToken, finishEvents, type OutputLimits } from "./output-processor.ts";
+import type { RemoteKv } from "./remote-kv.ts";
 import { type EngineRequest, RequestStatus } from "./request.ts";
 import type { Scheduler, SchedulerOutput } from "./scheduler.ts";
 import type { FinishReason } from "./types.ts";
@@ -20,6 +21,7 @@ export interface EngineCoreParts {
   limits: OutputLimits;
   vocabSize: number;
   log: Logger | undefined;
+  remote?: RemoteKv | undefined;
   now?: () => number;
 }
 
@@ -54,6 +56,7 @@ export class EngineCore {
         if (!scheduler.hasWork) break;
         const out = scheduler.schedule();
         for (const r of out.rejected) r.events.fail(r.error);
+        for (const s of out.scheduled) this.unpin(s.request);
         this.p.metrics?.step(out.numBatchedTokens, out.preempted.length);
         if (out.scheduled.length === 0) {
           await new Promise((resolve) => setImmediate(resolve));
@@ -107,7 +110,10 @@ export class EngineCore {
         continue;
       }
       request.numComputedTokens += numNew;
+      const hashedBefore = request.kv.hashes.length;
       kv.cacheComputedBlocks(request.kv, request.tokens, request.numComputedTokens);
+      if (this.p.remote?.options.writeThrough && request.kv.hashes.length > hashedBefore)
+        this.storeBlocks(request, hashedBefore);
       if (!rowLogits) continue;
       let reason: FinishReason | undefined;
       try {
@@ -120,6 +126,25 @@ export class EngineCore {
       }
       if (reason) this.finish(request, reason);
     }
+  }
+
+  /** Stores the blocks that just became full (exported now, before any later step can reuse them). */
+  private storeBlocks(request: EngineRequest, from: number): void {
+    const bs = this.p.kv.blockSize;
+    const refs = request.kv.hashes.slice(from).map((hash, i) => ({
+      hash,
+      tokens: request.tokens.slice((from + i) * bs, (from + i + 1) * bs),
+    }));
+    request.kvWrites.push(
+      this.p.remote!.store(request.kv.blocks.slice(from, request.kv.hashes.length), refs),
+    );
+  }
+
+  /** Drops the references that kept a request's imported blocks alive until the request held them. */
+  private unpin(request: EngineRequest): void {
+    if (request.pinnedBlocks.length === 0) return;
+    this.p.kv.pool.release(request.pinnedBlocks);
+    request.pinnedBlocks = [];
   }
 
   /** Ends cancelled and expired requests before the next step, freeing their blocks. */
@@ -136,6 +161,7 @@ export class EngineCore {
 
   private finish(request: EngineRequest, reason: FinishReason): void {
     if (request.status === RequestStatus.FINISHED) return;
+    this.unpin(request);
     this.p.scheduler.remove(request);
     finishEvents(request, reason);
     this.p.metrics?.finish(request, reason, this.now());
@@ -143,6 +169,7 @@ export class EngineCore {
 
   private fail(request: EngineRequest, error: TesseraError): void {
     if (request.status === RequestStatus.FINISHED) return;
+    this.unpin(request);
     this.p.scheduler.remove(request);
     request.error = error;
     request.events.fail(error);

@@ -13,6 +13,7 @@ import { Tokenizer } from "../tokenizer/tokenizer.ts";
 import { type EngineConfig, type EngineConfigInput, parseEngineConfig, poolBlocks } from "./engine-config.ts";
 import { EngineCore } from "./engine-core.ts";
 import { EngineMetrics } from "./engine-metrics.ts";
+import { RemoteKv, type RemoteKvOptions } from "./remote-kv.ts";
 import { EngineRequest } from "./request.ts";
 import { Scheduler } from "./scheduler.ts";
 import type { GenerateEvent, GenerateRequest, ModelDescription } from "./types.ts";
@@ -26,6 +27,8 @@ export interface EngineOptions {
   /** onnxruntime intra-op threads (shorthand for engine.threads). */
   threads?: number;
   metrics?: Metrics;
+  /** A remote KV tier (Redis) for disaggregated prefill/decode, a shared prefix tier and migration. */
+  remoteKv?: RemoteKvOptions;
   log?: Logger;
 }
 
@@ -39,12 +42,16 @@ export class Engine {
   readonly attention: { backend: string; timingsMs: Record<string, number> };
   readonly pool: BlockPool;
   readonly scheduler: Scheduler;
+  readonly remote: RemoteKv | undefined;
   private readonly runner: ModelRunner;
   private readonly core: EngineCore;
   private nextOrder = 0;
 
   private constructor(
-    parts: Pick<Engine, "description" | "tokenizer" | "eosTokenIds" | "config" | "pool" | "scheduler"> & {
+    parts: Pick<
+      Engine,
+      "description" | "tokenizer" | "eosTokenIds" | "config" | "pool" | "scheduler" | "remote"
+    > & {
       runner: ModelRunner;
       core: EngineCore;
     },
@@ -55,6 +62,7 @@ export class Engine {
     this.config = parts.config;
     this.pool = parts.pool;
     this.scheduler = parts.scheduler;
+    this.remote = parts.remote;
     this.runner = parts.runner;
     this.core = parts.core;
     this.attention = { backend: parts.runner.attention, timingsMs: { ...parts.runner.attentionTimings } };
@@ -85,11 +93,11 @@ export class Engine {
       dtype: checkpoint.dtype,
     };
     const pool = new BlockPool(numBlocks, config.blockSize);
-    const kv = new KvCacheManager(
-      pool,
-      `${description.id}@${checkpoint.revision}`,
-      config.enablePrefixCaching,
-    );
+    const salt = `${description.id}@${checkpoint.revision}`;
+    const kv = new KvCacheManager(pool, salt, config.enablePrefixCaching);
+    const remote = options.remoteKv
+      ? new RemoteKv(options.remoteKv, { pool, runner, salt, ...(options.log && { log: options.log }) })
+      : undefined;
     const scheduler = new Scheduler(kv, {
       maxNumBatchedTokens: config.maxNumBatchedTokens,
       maxNumSeqs: config.maxNumSeqs,
@@ -109,6 +117,7 @@ export class Engine {
       limits: { maxContext: model.maxContext, eosTokenIds: checkpoint.eosTokenIds },
       vocabSize: model.vocabSize,
       log: options.log,
+      remote,
     });
     options.log?.info(
       {
@@ -127,6 +136,7 @@ export class Engine {
       config,
       pool,
       scheduler,
+      remote,
       runner,
       core,
     });
@@ -152,8 +162,27 @@ export class Engine {
     signal?.addEventListener("abort", () => {
       r.cancelRequested = true;
     });
-    this.core.submit(r);
+    r.awaitKvWrites = request.kv?.awaitWrites === true;
+    if (this.remote?.options.readThrough || (request.kv?.expectedRemoteBlocks ?? 0) > 0) {
+      void this.fetchThenSubmit(r, request.kv?.expectedRemoteBlocks ?? 0);
+    } else {
+      this.core.submit(r);
+    }
     return r.events;
+  }
+
+  /** Imports the prefix blocks the remote tier holds, then queues the request. */
+  private async fetchThenSubmit(r: EngineRequest, expected: number): Promise<void> {
+    try {
+      if (!this.remote) {
+        throw new TesseraError(Code.FAILED_PRECONDITION, "kv: this worker has no remote KV tier configured");
+      }
+      r.pinnedBlocks = await this.remote.fetchPrefix(r.tokens, expected);
+    } catch (err) {
+      r.events.fail(TesseraError.from(err));
+      return;
+    }
+    this.core.submit(r);
   }
 
   close(): Promise<void> {

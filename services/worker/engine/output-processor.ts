@@ -37,11 +37,20 @@ export function appendToken(
 export function finishEvents(request: EngineRequest, reason: FinishReason): void {
   const rest = reason === "stop_string" ? "" : request.stops.flush(request.text.flush());
   request.finishReason = reason;
-  request.events.push({
+  const event = {
     type: "finish",
     reason,
     usage: { promptTokens: request.promptLength, completionTokens: request.numOutputTokens },
     textDelta: rest,
-  });
+  } as const;
+  if (request.awaitKvWrites && request.kvWrites.length > 0) {
+    // A prefill worker's handoff: the next worker may only be told once the blocks are stored.
+    void Promise.all(request.kvWrites).then(() => {
+      request.events.push(event);
+      request.events.end();
+    });
+    return;
+  }
+  request.events.push(event);
   request.events.end();
 }

@@ -46,6 +46,12 @@ export class EngineRequest {
   numPreemptions = 0;
   kv: RequestKv = emptyRequestKv();
   cancelRequested = false;
+  /** Blocks imported from the remote tier for this request, held until it is first scheduled. */
+  pinnedBlocks: number[] = [];
+  /** Stores of this request's blocks still in flight. */
+  kvWrites: Promise<void>[] = [];
+  /** Whether the finish event waits for kvWrites. */
+  awaitKvWrites = false;
   finishReason: FinishReason | undefined;
   error: TesseraError | undefined;
 

@@ -63,6 +63,13 @@ export interface GenerateRequest {
   priority?: number;
   /** Wall-clock deadline (ms since the epoch): past it the request ends with DEADLINE_EXCEEDED. */
   deadline?: number;
+  /** KV transfer (disaggregated serving, migration); needs an engine with a remote KV tier. */
+  kv?: {
+    /** Leading full blocks of the prompt that must come from the remote tier (prefilled elsewhere). */
+    expectedRemoteBlocks?: number;
+    /** Hold the finish event until the blocks this request filled are stored (a prefill worker's handoff). */
+    awaitWrites?: boolean;
+  };
 }
 
 export interface ModelDescription {

@@ -1,0 +1,147 @@
+// The remote KV tier (Redis, through services/worker/kv-transfer) seen from the engine: full blocks
+// named by their hash chain. Read-through: before a request is scheduled, the leading full blocks the
+// local prefix cache lacks are fetched and imported into the pool (a prefill worker's output, another
+// replica's shared prefix, or a migrated request's history). Write-through: every block a request fills
+// is exported and stored. A block that cannot be fetched is recomputed (policy "recompute") or fails the
+// request (policy "fail"); a fetched block is only used after the store verified its checksum.
+import { type BlockHash, blockHash } from "../../common/block-hash.ts";
+import { Code, TesseraError } from "../../common/errors.ts";
+import type { Logger } from "../../common/log.ts";
+import type { BlockPool } from "../kv/block-pool.ts";
+import type { ModelRunner } from "../runtime/model-runner.ts";
+
+export interface RemoteBlockRef {
+  hash: BlockHash;
+  tokens: number[];
+}
+
+export interface RemoteKvTier {
+  /** Stores full blocks (data: one block's K/V of all layers, as ModelRunner.exportBlocks lays it out). */
+  putBlocks(blocks: (RemoteBlockRef & { data: Float32Array })[]): Promise<void>;
+  /** The blocks' data, or undefined for a block that is missing or failed verification. Rejects when the tier is down. */
+  getBlocks(blocks: RemoteBlockRef[]): Promise<(Float32Array | undefined)[]>;
+}
+
+export interface RemoteKvOptions {
+  tier: RemoteKvTier;
+  /** Fetch missing prefix blocks before computing them. */
+  readThrough: boolean;
+  /** Store every block a request fills. */
+  writeThrough: boolean;
+  /** What an unavailable tier means for a request: recompute locally, or fail it. */
+  policy: "recompute" | "fail";
+}
+
+export interface RemoteKvStats {
+  fetched: number;
+  missed: number;
+  stored: number;
+  fallbacks: Record<string, number>;
+}
+
+export class RemoteKv {
+  readonly options: RemoteKvOptions;
+  readonly stats: RemoteKvStats = { fetched: 0, missed: 0, stored: 0, fallbacks: {} };
+  private readonly pool: BlockPool;
+  private readonly runner: ModelRunner;
+  private readonly salt: string;
+  private readonly log: Logger | undefined;
+  /** Hashes known to be in the tier (stored or fetched by this engine), so they are not stored again. */
+  private readonly known = new Set<BlockHash>();
+
+  constructor(
+    options: RemoteKvOptions,
+    parts: { pool: BlockPool; runner: ModelRunner; salt: string; log?: Logger },
+  ) {
+    this.options = options;
+    this.pool = parts.pool;
+    this.runner = parts.runner;
+    this.salt = parts.salt;
+    this.log = parts.log;
+  }
+
+  /**
+   * Imports the leading full blocks of `tokens` that the local cache lacks and the tier holds. Returns
+   * the pool blocks imported, each holding one reference (the caller releases them once the request
+   * has taken its own). At least one token is always left to compute, as in the local prefix cache.
+   * `expected` leading blocks must be found (the request was prefilled or migrated elsewhere): a shortfall
+   * follows the policy. Beyond them, a miss just means nobody computed the block yet.
+   */
+  async fetchPrefix(tokens: readonly number[], expected = 0): Promise<number[]> {
+    const bs = this.pool.blockSize;
+    const wanted: RemoteBlockRef[] = [];
+    let parent: BlockHash | undefined;
+    let local = true;
+    for (let i = 0; i < Math.floor((tokens.length - 1) / bs); i++) {
+      const blockTokens = tokens.slice(i * bs, (i + 1) * bs);
+      parent = blockHash(parent, blockTokens, this.salt);
+      if (local && this.pool.lookup(parent, blockTokens) !== undefined) continue;
+      local = false;
+      wanted.push({ hash: parent, tokens: blockTokens });
+    }
+    if (wanted.length === 0) return [];
+    let found: (Float32Array | undefined)[];
+    try {
+      found = await this.options.tier.getBlocks(wanted);
+    } catch (err) {
+      return this.fallback("unavailable", err, []);
+    }
+    const usable = found.findIndex((d) => d === undefined);
+    const count = usable < 0 ? found.length : usable;
+    this.stats.fetched += count;
+    this.stats.missed += wanted.length - count;
+    const localBlocks = Math.floor((tokens.length - 1) / bs) - wanted.length;
+    if (localBlocks + count < Math.min(expected, Math.floor((tokens.length - 1) / bs))) {
+      this.fallback("miss", undefined, []);
+    }
+    if (count === 0) return [];
+    const blocks = this.pool.allocate(count);
+    if (!blocks) return this.fallback("no_free_blocks", undefined, []);
+    const data = new Float32Array(count * found[0]!.length);
+    for (let i = 0; i < count; i++) data.set(found[i]!, i * found[0]!.length);
+    await this.runner.importBlocks(blocks, data);
+    for (let i = 0; i < count; i++) {
+      this.pool.cacheBlock(blocks[i]!, wanted[i]!.hash, wanted[i]!.tokens);
+      this.known.add(wanted[i]!.hash);
+    }
+    return blocks;
+  }
+
+  /** Stores blocks a request just filled; resolves when stored (errors are counted, never thrown). */
+  async store(blocks: number[], refs: RemoteBlockRef[]): Promise<void> {
+    const fresh = refs.map((r, i) => ({ r, block: blocks[i]! })).filter(({ r }) => !this.known.has(r.hash));
+    if (fresh.length === 0) return;
+    for (const { r } of fresh) this.known.add(r.hash);
+    // Export now (queued before any later step can reuse the blocks), store in the background.
+    const exported = this.runner.exportBlocks(fresh.map((f) => f.block));
+    try {
+      const data = await exported;
+      const per = data.length / fresh.length;
+      await this.options.tier.putBlocks(
+        fresh.map(({ r }, i) => ({ ...r, data: data.subarray(i * per, (i + 1) * per) })),
+      );
+      this.stats.stored += fresh.length;
+    } catch (err) {
+      for (const { r } of fresh) this.known.delete(r.hash);
+      this.countFallback("store_failed");
+      this.log?.warn({ err: (err as Error).message }, "storing KV blocks failed");
+    }
+    if (this.known.size > 200_000) this.known.clear();
+  }
+
+  private fallback(reason: string, err: unknown, value: number[]): number[] {
+    this.countFallback(reason);
+    if (this.options.policy === "fail") {
+      throw new TesseraError(Code.UNAVAILABLE, `KV blocks unavailable (${reason})`, { cause: err });
+    }
+    this.log?.warn(
+      { reason, err: err instanceof Error ? err.message : undefined },
+      "remote KV fallback: recomputing",
+    );
+    return value;
+  }
+
+  private countFallback(reason: string): void {
+    this.stats.fallbacks[reason] = (this.stats.fallbacks[reason] ?? 0) + 1;
+  }
+}
