@@ -22,7 +22,21 @@ export function toEngineRequest(
     vocabSize: model.description.vocabSize,
   });
   if (sampling.error) return sampling;
-  return { value: { requestId, promptIds: promptIds.value, sampling: sampling.value } };
+  if (!Number.isInteger(message.priority))
+    return { error: TesseraError.invalidArgument("priority", "must be an integer") };
+  const kv = message.kv && {
+    expectedRemoteBlocks: message.kv.expectedRemoteBlocks,
+    awaitWrites: message.kv.awaitWrites,
+  };
+  return {
+    value: {
+      requestId,
+      promptIds: promptIds.value,
+      sampling: sampling.value,
+      priority: message.priority,
+      ...(kv && { kv }),
+    },
+  };
 }
 
 /** An empty model name means the only model served here. */

@@ -51,6 +51,20 @@ export declare type GenerateRequest = Message<"tessera.v1.GenerateRequest"> & {
    * @generated from field: string request_id = 5;
    */
   requestId: string;
+
+  /**
+   * Lower values are served first (default 0); equal priorities in arrival order.
+   *
+   * @generated from field: int32 priority = 6;
+   */
+  priority: number;
+
+  /**
+   * KV transfer between workers (set by the router for disaggregated serving and migration).
+   *
+   * @generated from field: tessera.v1.KvTransfer kv = 7;
+   */
+  kv?: KvTransfer | undefined;
 };
 
 /**
@@ -58,6 +72,34 @@ export declare type GenerateRequest = Message<"tessera.v1.GenerateRequest"> & {
  * Use `create(GenerateRequestSchema)` to create a new message.
  */
 export declare const GenerateRequestSchema: GenMessage<GenerateRequest>;
+
+/**
+ * How a request's KV cache moves between workers through the remote KV tier.
+ *
+ * @generated from message tessera.v1.KvTransfer
+ */
+export declare type KvTransfer = Message<"tessera.v1.KvTransfer"> & {
+  /**
+   * Leading full blocks of the prompt that must come from the remote tier (prefilled or migrated);
+   * a shortfall follows the worker's failure policy (recompute or fail).
+   *
+   * @generated from field: uint32 expected_remote_blocks = 1;
+   */
+  expectedRemoteBlocks: number;
+
+  /**
+   * Hold the final message until the blocks this request filled are stored (a prefill handoff).
+   *
+   * @generated from field: bool await_writes = 2;
+   */
+  awaitWrites: boolean;
+};
+
+/**
+ * Describes the message tessera.v1.KvTransfer.
+ * Use `create(KvTransferSchema)` to create a new message.
+ */
+export declare const KvTransferSchema: GenMessage<KvTransfer>;
 
 /**
  * @generated from message tessera.v1.TokenIds

@@ -8,7 +8,7 @@ import { enumDesc, fileDesc, messageDesc, serviceDesc, tsEnum } from "@bufbuild/
  * Describes the file tessera/v1/inference.proto.
  */
 export const file_tessera_v1_inference = /*@__PURE__*/
-  fileDesc("Chp0ZXNzZXJhL3YxL2luZmVyZW5jZS5wcm90bxIKdGVzc2VyYS52MSKnAQoPR2VuZXJhdGVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg4KBHRleHQYAiABKAlIABIpCgl0b2tlbl9pZHMYAyABKAsyFC50ZXNzZXJhLnYxLlRva2VuSWRzSAASLAoIc2FtcGxpbmcYBCABKAsyGi50ZXNzZXJhLnYxLlNhbXBsaW5nUGFyYW1zEhIKCnJlcXVlc3RfaWQYBSABKAlCCAoGcHJvbXB0IhcKCFRva2VuSWRzEgsKA2lkcxgBIAMoDSKfAgoOU2FtcGxpbmdQYXJhbXMSEgoKbWF4X3Rva2VucxgBIAEoBRITCgt0ZW1wZXJhdHVyZRgCIAEoAhINCgV0b3BfcBgDIAEoAhINCgV0b3BfaxgEIAEoBRIRCgRzZWVkGAUgASgESACIAQESDAoEc3RvcBgGIAMoCRIWCg5zdG9wX3Rva2VuX2lkcxgHIAMoDRISCgppZ25vcmVfZW9zGAggASgIEhAKCGxvZ3Byb2JzGAkgASgFEg0KBW1pbl9wGAogASgCEhoKEnJlcGV0aXRpb25fcGVuYWx0eRgLIAEoAhIYChBwcmVzZW5jZV9wZW5hbHR5GAwgASgCEhkKEWZyZXF1ZW5jeV9wZW5hbHR5GA0gASgCQgcKBV9zZWVkIj8KDFRva2VuTG9ncHJvYhIQCgh0b2tlbl9pZBgBIAEoDRIPCgdsb2dwcm9iGAIgASgCEgwKBHRleHQYAyABKAkiXgoJVG9rZW5JbmZvEhAKCHRva2VuX2lkGAEgASgNEg8KB2xvZ3Byb2IYAiABKAISLgoMdG9wX2xvZ3Byb2JzGAMgAygLMhgudGVzc2VyYS52MS5Ub2tlbkxvZ3Byb2IiTwoFVXNhZ2USFQoNcHJvbXB0X3Rva2VucxgBIAEoDRIZChFjb21wbGV0aW9uX3Rva2VucxgCIAEoDRIUCgx0b3RhbF90b2tlbnMYAyABKA0itAEKEEdlbmVyYXRlUmVzcG9uc2USEgoKcmVxdWVzdF9pZBgBIAEoCRIlCgZ0b2tlbnMYAiADKAsyFS50ZXNzZXJhLnYxLlRva2VuSW5mbxISCgp0ZXh0X2RlbHRhGAMgASgJEi8KDWZpbmlzaF9yZWFzb24YBCABKA4yGC50ZXNzZXJhLnYxLkZpbmlzaFJlYXNvbhIgCgV1c2FnZRgFIAEoCzIRLnRlc3NlcmEudjEuVXNhZ2UiSgoPVG9rZW5pemVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEgwKBHRleHQYAiABKAkSGgoSYWRkX3NwZWNpYWxfdG9rZW5zGAMgASgIIjUKEFRva2VuaXplUmVzcG9uc2USEQoJdG9rZW5faWRzGAEgAygNEg4KBnRva2VucxgCIAMoCSITChFMaXN0TW9kZWxzUmVxdWVzdCKlAQoJTW9kZWxJbmZvEgoKAmlkGAEgASgJEhQKDGFyY2hpdGVjdHVyZRgCIAEoCRITCgttYXhfY29udGV4dBgDIAEoDRISCgp2b2NhYl9zaXplGAQgASgNEg0KBWR0eXBlGAUgASgJEhAKCHJldmlzaW9uGAYgASgJEhUKDWt2X2Jsb2NrX3NpemUYByABKA0SFQoNZW9zX3Rva2VuX2lkcxgIIAMoDSI7ChJMaXN0TW9kZWxzUmVzcG9uc2USJQoGbW9kZWxzGAEgAygLMhUudGVzc2VyYS52MS5Nb2RlbEluZm8qtgEKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASFgoSRklOSVNIX1JFQVNPTl9TVE9QEAESGAoURklOSVNIX1JFQVNPTl9MRU5HVEgQAhIdChlGSU5JU0hfUkVBU09OX1NUT1BfU1RSSU5HEAMSGQoVRklOSVNIX1JFQVNPTl9DT05URVhUEAQSGwoXRklOSVNIX1JFQVNPTl9DQU5DRUxMRUQQBTLoAQoJSW5mZXJlbmNlEkcKCEdlbmVyYXRlEhsudGVzc2VyYS52MS5HZW5lcmF0ZVJlcXVlc3QaHC50ZXNzZXJhLnYxLkdlbmVyYXRlUmVzcG9uc2UwARJFCghUb2tlbml6ZRIbLnRlc3NlcmEudjEuVG9rZW5pemVSZXF1ZXN0GhwudGVzc2VyYS52MS5Ub2tlbml6ZVJlc3BvbnNlEksKCkxpc3RNb2RlbHMSHS50ZXNzZXJhLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gh4udGVzc2VyYS52MS5MaXN0TW9kZWxzUmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("Chp0ZXNzZXJhL3YxL2luZmVyZW5jZS5wcm90bxIKdGVzc2VyYS52MSLdAQoPR2VuZXJhdGVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg4KBHRleHQYAiABKAlIABIpCgl0b2tlbl9pZHMYAyABKAsyFC50ZXNzZXJhLnYxLlRva2VuSWRzSAASLAoIc2FtcGxpbmcYBCABKAsyGi50ZXNzZXJhLnYxLlNhbXBsaW5nUGFyYW1zEhIKCnJlcXVlc3RfaWQYBSABKAkSEAoIcHJpb3JpdHkYBiABKAUSIgoCa3YYByABKAsyFi50ZXNzZXJhLnYxLkt2VHJhbnNmZXJCCAoGcHJvbXB0IkIKCkt2VHJhbnNmZXISHgoWZXhwZWN0ZWRfcmVtb3RlX2Jsb2NrcxgBIAEoDRIUCgxhd2FpdF93cml0ZXMYAiABKAgiFwoIVG9rZW5JZHMSCwoDaWRzGAEgAygNIp8CCg5TYW1wbGluZ1BhcmFtcxISCgptYXhfdG9rZW5zGAEgASgFEhMKC3RlbXBlcmF0dXJlGAIgASgCEg0KBXRvcF9wGAMgASgCEg0KBXRvcF9rGAQgASgFEhEKBHNlZWQYBSABKARIAIgBARIMCgRzdG9wGAYgAygJEhYKDnN0b3BfdG9rZW5faWRzGAcgAygNEhIKCmlnbm9yZV9lb3MYCCABKAgSEAoIbG9ncHJvYnMYCSABKAUSDQoFbWluX3AYCiABKAISGgoScmVwZXRpdGlvbl9wZW5hbHR5GAsgASgCEhgKEHByZXNlbmNlX3BlbmFsdHkYDCABKAISGQoRZnJlcXVlbmN5X3BlbmFsdHkYDSABKAJCBwoFX3NlZWQiPwoMVG9rZW5Mb2dwcm9iEhAKCHRva2VuX2lkGAEgASgNEg8KB2xvZ3Byb2IYAiABKAISDAoEdGV4dBgDIAEoCSJeCglUb2tlbkluZm8SEAoIdG9rZW5faWQYASABKA0SDwoHbG9ncHJvYhgCIAEoAhIuCgx0b3BfbG9ncHJvYnMYAyADKAsyGC50ZXNzZXJhLnYxLlRva2VuTG9ncHJvYiJPCgVVc2FnZRIVCg1wcm9tcHRfdG9rZW5zGAEgASgNEhkKEWNvbXBsZXRpb25fdG9rZW5zGAIgASgNEhQKDHRvdGFsX3Rva2VucxgDIAEoDSK0AQoQR2VuZXJhdGVSZXNwb25zZRISCgpyZXF1ZXN0X2lkGAEgASgJEiUKBnRva2VucxgCIAMoCzIVLnRlc3NlcmEudjEuVG9rZW5JbmZvEhIKCnRleHRfZGVsdGEYAyABKAkSLwoNZmluaXNoX3JlYXNvbhgEIAEoDjIYLnRlc3NlcmEudjEuRmluaXNoUmVhc29uEiAKBXVzYWdlGAUgASgLMhEudGVzc2VyYS52MS5Vc2FnZSJKCg9Ub2tlbml6ZVJlcXVlc3QSDQoFbW9kZWwYASABKAkSDAoEdGV4dBgCIAEoCRIaChJhZGRfc3BlY2lhbF90b2tlbnMYAyABKAgiNQoQVG9rZW5pemVSZXNwb25zZRIRCgl0b2tlbl9pZHMYASADKA0SDgoGdG9rZW5zGAIgAygJIhMKEUxpc3RNb2RlbHNSZXF1ZXN0IqUBCglNb2RlbEluZm8SCgoCaWQYASABKAkSFAoMYXJjaGl0ZWN0dXJlGAIgASgJEhMKC21heF9jb250ZXh0GAMgASgNEhIKCnZvY2FiX3NpemUYBCABKA0SDQoFZHR5cGUYBSABKAkSEAoIcmV2aXNpb24YBiABKAkSFQoNa3ZfYmxvY2tfc2l6ZRgHIAEoDRIVCg1lb3NfdG9rZW5faWRzGAggAygNIjsKEkxpc3RNb2RlbHNSZXNwb25zZRIlCgZtb2RlbHMYASADKAsyFS50ZXNzZXJhLnYxLk1vZGVsSW5mbyq2AQoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVDSUZJRUQQABIWChJGSU5JU0hfUkVBU09OX1NUT1AQARIYChRGSU5JU0hfUkVBU09OX0xFTkdUSBACEh0KGUZJTklTSF9SRUFTT05fU1RPUF9TVFJJTkcQAxIZChVGSU5JU0hfUkVBU09OX0NPTlRFWFQQBBIbChdGSU5JU0hfUkVBU09OX0NBTkNFTExFRBAFMugBCglJbmZlcmVuY2USRwoIR2VuZXJhdGUSGy50ZXNzZXJhLnYxLkdlbmVyYXRlUmVxdWVzdBocLnRlc3NlcmEudjEuR2VuZXJhdGVSZXNwb25zZTABEkUKCFRva2VuaXplEhsudGVzc2VyYS52MS5Ub2tlbml6ZVJlcXVlc3QaHC50ZXNzZXJhLnYxLlRva2VuaXplUmVzcG9uc2USSwoKTGlzdE1vZGVscxIdLnRlc3NlcmEudjEuTGlzdE1vZGVsc1JlcXVlc3QaHi50ZXNzZXJhLnYxLkxpc3RNb2RlbHNSZXNwb25zZWIGcHJvdG8z");
 
 /**
  * Describes the message tessera.v1.GenerateRequest.
@@ -18,81 +18,88 @@ export const GenerateRequestSchema = /*@__PURE__*/
   messageDesc(file_tessera_v1_inference, 0);
 
 /**
+ * Describes the message tessera.v1.KvTransfer.
+ * Use `create(KvTransferSchema)` to create a new message.
+ */
+export const KvTransferSchema = /*@__PURE__*/
+  messageDesc(file_tessera_v1_inference, 1);
+
+/**
  * Describes the message tessera.v1.TokenIds.
  * Use `create(TokenIdsSchema)` to create a new message.
  */
 export const TokenIdsSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 1);
+  messageDesc(file_tessera_v1_inference, 2);
 
 /**
  * Describes the message tessera.v1.SamplingParams.
  * Use `create(SamplingParamsSchema)` to create a new message.
  */
 export const SamplingParamsSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 2);
+  messageDesc(file_tessera_v1_inference, 3);
 
 /**
  * Describes the message tessera.v1.TokenLogprob.
  * Use `create(TokenLogprobSchema)` to create a new message.
  */
 export const TokenLogprobSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 3);
+  messageDesc(file_tessera_v1_inference, 4);
 
 /**
  * Describes the message tessera.v1.TokenInfo.
  * Use `create(TokenInfoSchema)` to create a new message.
  */
 export const TokenInfoSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 4);
+  messageDesc(file_tessera_v1_inference, 5);
 
 /**
  * Describes the message tessera.v1.Usage.
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 5);
+  messageDesc(file_tessera_v1_inference, 6);
 
 /**
  * Describes the message tessera.v1.GenerateResponse.
  * Use `create(GenerateResponseSchema)` to create a new message.
  */
 export const GenerateResponseSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 6);
+  messageDesc(file_tessera_v1_inference, 7);
 
 /**
  * Describes the message tessera.v1.TokenizeRequest.
  * Use `create(TokenizeRequestSchema)` to create a new message.
  */
 export const TokenizeRequestSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 7);
+  messageDesc(file_tessera_v1_inference, 8);
 
 /**
  * Describes the message tessera.v1.TokenizeResponse.
  * Use `create(TokenizeResponseSchema)` to create a new message.
  */
 export const TokenizeResponseSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 8);
+  messageDesc(file_tessera_v1_inference, 9);
 
 /**
  * Describes the message tessera.v1.ListModelsRequest.
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 9);
+  messageDesc(file_tessera_v1_inference, 10);
 
 /**
  * Describes the message tessera.v1.ModelInfo.
  * Use `create(ModelInfoSchema)` to create a new message.
  */
 export const ModelInfoSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 10);
+  messageDesc(file_tessera_v1_inference, 11);
 
 /**
  * Describes the message tessera.v1.ListModelsResponse.
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 11);
+  messageDesc(file_tessera_v1_inference, 12);
 
 /**
  * Describes the enum tessera.v1.FinishReason.
