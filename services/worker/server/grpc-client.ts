@@ -33,6 +33,7 @@ export class GrpcClient {
     method: Method<"unary", I, O>,
     request: MessageInitShape<I>,
     options: CallOptions = {},
+    metadata: Metadata = new Metadata(),
   ): Promise<MessageShape<O>> {
     const def = grpcMethodDefinition(method);
     return new Promise((resolve, reject) => {
@@ -41,7 +42,7 @@ export class GrpcClient {
         def.requestSerialize,
         def.responseDeserialize,
         create(method.input, request),
-        new Metadata(),
+        metadata,
         options,
         (err, response) => (err || response === undefined ? reject(err) : resolve(response)),
       );
@@ -52,6 +53,7 @@ export class GrpcClient {
     method: Method<"server_streaming", I, O>,
     request: MessageInitShape<I>,
     options: CallOptions = {},
+    metadata: Metadata = new Metadata(),
   ): ClientReadableStream<MessageShape<O>> {
     const def = grpcMethodDefinition(method);
     return this.#client.makeServerStreamRequest(
@@ -59,7 +61,7 @@ export class GrpcClient {
       def.requestSerialize,
       def.responseDeserialize,
       create(method.input, request),
-      new Metadata(),
+      metadata,
       options,
     );
   }

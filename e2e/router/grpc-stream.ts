@@ -1,0 +1,44 @@
+// Collects a Generate stream from a grpc-js client with the metadata the router sends.
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { Metadata, type ServiceError } from "@grpc/grpc-js";
+import {
+  type GenerateRequestSchema,
+  type GenerateResponse,
+  Inference,
+} from "../../proto/gen/tessera/v1/inference_pb.js";
+import type { GrpcClient } from "../../services/worker/server/grpc-client.ts";
+
+export type Request = MessageInitShape<typeof GenerateRequestSchema>;
+
+export interface Streamed {
+  messages: GenerateResponse[];
+  endpoint: string | undefined;
+  cache: string | undefined;
+  /** The error that ended the stream, if any (after `messages`). */
+  error: ServiceError | undefined;
+}
+
+export function generate(
+  client: GrpcClient,
+  request: Request,
+  headers: Record<string, string> = {},
+  deadlineMs?: number,
+): Promise<Streamed> {
+  const metadata = new Metadata();
+  for (const [k, v] of Object.entries(headers)) metadata.set(k, v);
+  const options = deadlineMs === undefined ? {} : { deadline: Date.now() + deadlineMs };
+  const stream = client.serverStream(Inference.method.generate, request, options, metadata);
+  const result: Streamed = { messages: [], endpoint: undefined, cache: undefined, error: undefined };
+  stream.on("metadata", (m: Metadata) => {
+    result.endpoint = m.get("x-tessera-endpoint")[0]?.toString();
+    result.cache = m.get("x-tessera-cache")[0]?.toString();
+  });
+  stream.on("data", (m: GenerateResponse) => result.messages.push(m));
+  return new Promise((resolve) => {
+    stream.on("end", () => resolve(result));
+    stream.on("error", (err: ServiceError) => resolve({ ...result, error: err }));
+  });
+}
+
+export const textOf = (s: Streamed) => s.messages.map((m) => m.textDelta).join("");
+export const idsOf = (s: Streamed) => s.messages.flatMap((m) => m.tokens.map((t) => t.tokenId));

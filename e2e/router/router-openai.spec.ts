@@ -1,0 +1,180 @@
+// The router's OpenAI-compatible HTTP front door, called with the official `openai` client:
+// completions and chat completions, streamed (SSE, usage) or not, logprobs, models, and the errors a
+// client sees as the SDK's typed exceptions.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { Template } from "@huggingface/jinja";
+import OpenAI from "openai";
+import { Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
+import type { Served } from "../../services/cli/child-process.ts";
+import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
+import { tinyCheckpoint } from "../checkpoint.ts";
+import { type RunningRouter, sharedWorkers, startRouter } from "./fleet.ts";
+import { generate, textOf } from "./grpc-stream.ts";
+
+describe("tessera router over OpenAI HTTP (e2e)", () => {
+  let workers: Served[];
+  let router: RunningRouter;
+  let openai: OpenAI;
+  let grpc: GrpcClient;
+
+  before(async () => {
+    workers = await sharedWorkers();
+    router = await startRouter(workers);
+    openai = new OpenAI({ baseURL: `${router.httpUrl}/v1`, apiKey: "none", maxRetries: 0 });
+    grpc = new GrpcClient(router.grpcAddress);
+  });
+
+  after(async () => {
+    grpc?.close();
+    await router?.stop();
+  });
+
+  it("lists and retrieves the model", async () => {
+    const models = await openai.models.list();
+    assert.deepEqual(
+      models.data.map((m) => m.id),
+      ["tiny-llama"],
+    );
+    assert.equal((await openai.models.retrieve("tiny-llama")).id, "tiny-llama");
+  });
+
+  it("completes a prompt as the gRPC front door does, with usage and the serving endpoint", async () => {
+    const { data, response } = await openai.completions
+      .create({ model: "tiny-llama", prompt: "Once upon a time", max_tokens: 12, temperature: 0 })
+      .withResponse();
+    const viaGrpc = await generate(grpc, {
+      prompt: { case: "text", value: "Once upon a time" },
+      sampling: { maxTokens: 12 },
+    });
+    assert.equal(data.object, "text_completion");
+    assert.equal(data.choices[0]?.text, textOf(viaGrpc));
+    const usage = viaGrpc.messages.at(-1)?.usage;
+    assert.deepEqual(data.usage, {
+      prompt_tokens: usage?.promptTokens,
+      completion_tokens: usage?.completionTokens,
+      total_tokens: usage?.totalTokens,
+    });
+    assert.ok(workers.some((w) => w.address === response.headers.get("x-tessera-endpoint")));
+  });
+
+  it("streams a completion as server-sent events, ending with the usage", async () => {
+    const params = {
+      model: "tiny-llama",
+      prompt: "The weather today",
+      max_tokens: 16,
+      temperature: 0,
+      ignore_eos: true,
+    };
+    const stream = await openai.completions.create({
+      ...params,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const chunks: OpenAI.Completions.Completion[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    const whole = await openai.completions.create(params);
+    assert.ok(chunks.length >= 17, `${chunks.length} chunks`);
+    assert.equal(chunks.map((c) => c.choices[0]?.text ?? "").join(""), whole.choices[0]?.text);
+    assert.equal(chunks.at(-2)?.choices[0]?.finish_reason, "length");
+    assert.deepEqual(chunks.at(-1)?.choices, []);
+    assert.equal(chunks.at(-1)?.usage?.completion_tokens, 16);
+  });
+
+  it("chats through the model's chat template, streamed or not", async () => {
+    const messages = [
+      { role: "system" as const, content: "Be brief." },
+      { role: "user" as const, content: "Hello!" },
+    ];
+    const chat = await openai.chat.completions.create({
+      model: "tiny-llama",
+      messages,
+      max_tokens: 10,
+      temperature: 0,
+    });
+    const config = JSON.parse(
+      readFileSync(path.join(await tinyCheckpoint(), "tokenizer_config.json"), "utf8"),
+    ) as { chat_template: string };
+    const rendered = new Template(config.chat_template).render({ messages, add_generation_prompt: true });
+    const { tokenIds } = await grpc.unary(Inference.method.tokenize, {
+      text: rendered,
+      addSpecialTokens: false,
+    });
+    const viaGrpc = await generate(grpc, {
+      prompt: { case: "tokenIds", value: { ids: tokenIds } },
+      sampling: { maxTokens: 10 },
+    });
+    assert.equal(chat.choices[0]?.message.role, "assistant");
+    assert.equal(chat.choices[0]?.message.content, textOf(viaGrpc));
+    assert.equal(chat.usage?.prompt_tokens, tokenIds.length);
+
+    const stream = await openai.chat.completions.create({
+      model: "tiny-llama",
+      messages,
+      max_tokens: 10,
+      temperature: 0,
+      stream: true,
+    });
+    let content = "";
+    let role: string | undefined;
+    for await (const chunk of stream) {
+      role ??= chunk.choices[0]?.delta.role;
+      content += chunk.choices[0]?.delta.content ?? "";
+    }
+    assert.equal(role, "assistant");
+    assert.equal(content, chat.choices[0]?.message.content);
+  });
+
+  it("returns log probabilities in each API's format", async () => {
+    const completion = await openai.completions.create({
+      model: "tiny-llama",
+      prompt: "Hi",
+      max_tokens: 4,
+      temperature: 0,
+      logprobs: 2,
+      ignore_eos: true,
+    } as OpenAI.Completions.CompletionCreateParamsNonStreaming);
+    const lp = completion.choices[0]?.logprobs;
+    assert.equal(lp?.tokens?.length, 4);
+    assert.equal(lp?.token_logprobs?.length, 4);
+    assert.ok(lp?.token_logprobs?.every((p) => p <= 0));
+    assert.equal(Object.keys(lp?.top_logprobs?.[0] ?? {}).length > 0, true);
+    const chat = await openai.chat.completions.create({
+      model: "tiny-llama",
+      messages: [{ role: "user", content: "Hi" }],
+      max_tokens: 3,
+      temperature: 0,
+      logprobs: true,
+      top_logprobs: 2,
+    });
+    const content = chat.choices[0]?.logprobs?.content;
+    assert.equal(content?.length, chat.usage?.completion_tokens);
+    assert.equal(content?.[0]?.top_logprobs.length, 2);
+    assert.equal(
+      content?.[0]?.top_logprobs[0]?.logprob,
+      content?.[0]?.logprob,
+      "greedy picks the most likely token",
+    );
+  });
+
+  it("raises the SDK's typed errors: 400 naming the parameter, 404 for an unknown model", async () => {
+    await assert.rejects(
+      openai.completions.create({ model: "tiny-llama", prompt: "x", temperature: 5 }),
+      (err: unknown) => {
+        assert.ok(err instanceof OpenAI.BadRequestError);
+        assert.equal(err.param, "temperature");
+        return true;
+      },
+    );
+    await assert.rejects(
+      openai.completions.create({ model: "tiny-llama", prompt: "x", n: 2 }),
+      OpenAI.BadRequestError,
+    );
+    await assert.rejects(openai.completions.create({ model: "gpt-9", prompt: "x" }), OpenAI.NotFoundError);
+    await assert.rejects(
+      openai.chat.completions.create({ model: "tiny-llama", messages: [] }),
+      OpenAI.BadRequestError,
+    );
+  });
+});
