@@ -86,7 +86,7 @@ export class RemoteKv {
     } catch (err) {
       return this.fallback("unavailable", err, []);
     }
-    const usable = found.findIndex((d) => d === undefined);
+    const usable = found.indexOf(undefined);
     const count = usable < 0 ? found.length : usable;
     this.stats.fetched += count;
     this.stats.missed += wanted.length - count;
