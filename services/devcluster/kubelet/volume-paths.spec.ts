@@ -1,0 +1,91 @@
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { Pod } from "../objects/pod-types.ts";
+import type { EnvSources } from "./env-resolver.ts";
+import { containerMounts, mapPaths, prepareVolumes } from "./volume-paths.ts";
+
+const sources: EnvSources = {
+  configMap: (name) => (name === "cfg" ? { "app.conf": "x=1", other: "y" } : undefined),
+  secret: (name) => (name === "creds" ? { token: "t" } : undefined),
+};
+
+describe("volume-paths", () => {
+  let root: string;
+  beforeEach(() => {
+    root = mkdtempSync(path.join(os.tmpdir(), "tessera-volumes-"));
+  });
+  afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+  const pod = (volumes: NonNullable<Pod["spec"]["volumes"]>): Pod => ({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "p", namespace: "ns" },
+    spec: { containers: [], volumes },
+  });
+  const dirs = () => ({ podDir: path.join(root, "pod"), claimsDir: path.join(root, "claims") });
+
+  it("makes a host folder per volume and writes configMap and secret keys as files", () => {
+    const hostDir = path.join(root, "host", "data");
+    const result = prepareVolumes(
+      pod([
+        { name: "scratch", emptyDir: {} },
+        { name: "data", hostPath: { path: hostDir, type: "DirectoryOrCreate" } },
+        { name: "store", persistentVolumeClaim: { claimName: "data-db-0" } },
+        { name: "conf", configMap: { name: "cfg", items: [{ key: "app.conf", path: "etc/app.conf" }] } },
+        { name: "secret", secret: { secretName: "creds" } },
+      ]),
+      dirs(),
+      sources,
+    );
+    const paths = result.value;
+    assert.ok(paths);
+    assert.equal(paths.get("scratch"), path.join(root, "pod", "volumes", "scratch"));
+    assert.equal(paths.get("data"), hostDir);
+    assert.equal(paths.get("store"), path.join(root, "claims", "ns", "data-db-0"));
+    assert.ok(existsSync(hostDir) && existsSync(paths.get("store") ?? ""));
+    assert.equal(readFileSync(path.join(paths.get("conf") ?? "", "etc", "app.conf"), "utf8"), "x=1");
+    assert.equal(existsSync(path.join(paths.get("conf") ?? "", "other")), false);
+    assert.equal(readFileSync(path.join(paths.get("secret") ?? "", "token"), "utf8"), "t");
+  });
+
+  it("fails for a missing configMap unless optional", () => {
+    const missing = prepareVolumes(pod([{ name: "c", configMap: { name: "nope" } }]), dirs(), sources);
+    assert.equal(missing.error?.message, 'configmap "nope" not found');
+    const optional = prepareVolumes(
+      pod([{ name: "c", configMap: { name: "nope", optional: true } }]),
+      dirs(),
+      sources,
+    );
+    assert.ok(optional.value?.has("c"));
+  });
+
+  it("maps mount paths in arguments onto host folders, longest mount first", () => {
+    const volumes = new Map([
+      ["models", "/host/models"],
+      ["cache", "/host/cache"],
+    ]);
+    const mounts = containerMounts(
+      {
+        name: "c",
+        volumeMounts: [
+          { name: "models", mountPath: "/models" },
+          { name: "cache", mountPath: "/models/cache/" },
+        ],
+      },
+      volumes,
+    ).value;
+    assert.ok(mounts);
+    assert.equal(mapPaths("/models/llama", mounts), "/host/models/llama");
+    assert.equal(mapPaths("/models/cache/x", mounts), "/host/cache/x");
+    assert.equal(mapPaths("--model=/models", mounts), "--model=/host/models");
+    assert.equal(mapPaths("/bin:/models/bin", mounts), "/bin:/host/models/bin");
+    assert.equal(mapPaths("/modelsx/y", mounts), "/modelsx/y");
+    assert.match(
+      containerMounts({ name: "c", volumeMounts: [{ name: "ghost", mountPath: "/g" }] }, volumes).error
+        ?.message ?? "",
+      /volume "ghost"/,
+    );
+  });
+});

@@ -1,0 +1,106 @@
+// Volumes without a container runtime: each volume is a host folder, and a container's mount
+// paths are mapped onto those folders by rewriting paths in its command, args, env values and
+// working dir (an argument `/models/llama` under a mount at `/models` becomes `<host>/llama`).
+// emptyDir: a folder of the pod, removed with it. configMap/secret: a folder with one file per
+// key. hostPath: the path itself. persistentVolumeClaim: a folder per claim under the kubelet's
+// root, kept across pods (so a StatefulSet's replica finds its data again).
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { type Result, TesseraError } from "../../common/errors.ts";
+import type { Container, KeyToPath, Pod } from "../objects/pod-types.ts";
+import type { EnvSources } from "./env-resolver.ts";
+
+export interface VolumeDirs {
+  /** The pod's own folder (emptyDir and projected files live below it). */
+  podDir: string;
+  /** Folders of persistentVolumeClaims live below it, by namespace and claim name. */
+  claimsDir: string;
+}
+
+export interface Mount {
+  mountPath: string;
+  hostPath: string;
+}
+
+function writeKeys(dir: string, data: Record<string, string>, items: KeyToPath[] | undefined): string[] {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const missing: string[] = [];
+  const wanted = items ?? Object.keys(data).map((key) => ({ key, path: key }));
+  for (const item of wanted) {
+    if (!Object.hasOwn(data, item.key)) {
+      missing.push(item.key);
+      continue;
+    }
+    const file = path.join(dir, item.path);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, data[item.key] ?? "");
+  }
+  return missing;
+}
+
+/** Creates the host folder of every volume of the pod; returns volume name -> host path. */
+export function prepareVolumes(pod: Pod, dirs: VolumeDirs, sources: EnvSources): Result<Map<string, string>> {
+  const paths = new Map<string, string>();
+  const namespace = pod.metadata.namespace ?? "default";
+  for (const volume of pod.spec.volumes ?? []) {
+    const own = path.join(dirs.podDir, "volumes", volume.name);
+    if (volume.hostPath) {
+      const type = volume.hostPath.type ?? "";
+      if (type === "DirectoryOrCreate") mkdirSync(volume.hostPath.path, { recursive: true });
+      paths.set(volume.name, volume.hostPath.path);
+    } else if (volume.persistentVolumeClaim) {
+      const dir = path.join(dirs.claimsDir, namespace, volume.persistentVolumeClaim.claimName);
+      mkdirSync(dir, { recursive: true });
+      paths.set(volume.name, dir);
+    } else if (volume.configMap || volume.secret) {
+      const name = volume.configMap?.name ?? volume.secret?.secretName ?? "";
+      const data = volume.configMap ? sources.configMap(name) : sources.secret(name);
+      const optional = (volume.configMap ?? volume.secret)?.optional === true;
+      const what = volume.configMap ? "configmap" : "secret";
+      if (!data && !optional) return { error: TesseraError.notFound(`${what} "${name}" not found`) };
+      const missing = writeKeys(own, data ?? {}, (volume.configMap ?? volume.secret)?.items);
+      if (missing.length > 0 && data && !optional)
+        return { error: TesseraError.notFound(`${what} "${name}" has no key ${missing.join(", ")}`) };
+      paths.set(volume.name, own);
+    } else {
+      mkdirSync(own, { recursive: true });
+      paths.set(volume.name, own);
+    }
+  }
+  return { value: paths };
+}
+
+/** The container's mounts as host folders, longest mount path first. */
+export function containerMounts(container: Container, volumes: Map<string, string>): Result<Mount[]> {
+  const mounts: Mount[] = [];
+  for (const mount of container.volumeMounts ?? []) {
+    const base = volumes.get(mount.name);
+    if (base === undefined)
+      return { error: TesseraError.notFound(`volume "${mount.name}" is not declared by the pod`) };
+    const hostPath = mount.subPath ? path.join(base, mount.subPath) : base;
+    if (mount.subPath) mkdirSync(hostPath, { recursive: true });
+    mounts.push({ mountPath: mount.mountPath.replace(/\/+$/, "") || "/", hostPath });
+  }
+  return { value: mounts.sort((a, b) => b.mountPath.length - a.mountPath.length) };
+}
+
+function mapOne(value: string, mounts: readonly Mount[]): string {
+  for (const { mountPath, hostPath } of mounts) {
+    if (value === mountPath) return hostPath;
+    if (value.startsWith(`${mountPath}/`)) return hostPath + value.slice(mountPath.length);
+  }
+  return value;
+}
+
+/** Rewrites a path under a mount (also after `=` or `:`, as in `--model=/models/x` or PATH lists). */
+export function mapPaths(text: string, mounts: readonly Mount[]): string {
+  if (mounts.length === 0) return text;
+  return text
+    .split(/(?<=[=:])/)
+    .map((part) => {
+      const tail = /[=:]$/.test(part) ? part.slice(-1) : "";
+      return mapOne(tail ? part.slice(0, -1) : part, mounts) + tail;
+    })
+    .join("");
+}
