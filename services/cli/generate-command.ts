@@ -13,6 +13,10 @@ interface GenerateFlags {
   temperature: number;
   topP: number;
   topK: number;
+  minP: number;
+  repetitionPenalty: number;
+  presencePenalty: number;
+  frequencyPenalty: number;
   seed?: bigint;
   stop?: string[];
   ignoreEos?: boolean;
@@ -37,6 +41,10 @@ const FLAG_OF_FIELD: Record<string, string> = {
   temperature: "--temperature",
   top_p: "--top-p",
   top_k: "--top-k",
+  min_p: "--min-p",
+  repetition_penalty: "--repetition-penalty",
+  presence_penalty: "--presence-penalty",
+  frequency_penalty: "--frequency-penalty",
   seed: "--seed",
   stop: "--stop",
 };
@@ -55,6 +63,25 @@ export function generateCommand(): Command {
     .option("--temperature <t>", "sampling temperature; 0 = greedy", numberFlag, 0)
     .option("--top-p <p>", "nucleus sampling, 0 < p <= 1; 1 = off", numberFlag, 1)
     .option("--top-k <k>", "keep the k most likely tokens; 0 = off", integerFlag, 0)
+    .option("--min-p <p>", "drop tokens below p × the top probability, 0 <= p <= 1; 0 = off", numberFlag, 0)
+    .option(
+      "--repetition-penalty <r>",
+      "penalize tokens of the prompt and output, > 0; 1 = off",
+      numberFlag,
+      1,
+    )
+    .option(
+      "--presence-penalty <p>",
+      "subtract p from generated tokens' logits, -2..2; 0 = off",
+      numberFlag,
+      0,
+    )
+    .option(
+      "--frequency-penalty <f>",
+      "subtract f × count from generated tokens' logits, -2..2",
+      numberFlag,
+      0,
+    )
     .option("--seed <s>", "random seed (same seed, same output)", seedFlag)
     .option("--stop <str...>", "stop before any of these strings (--stop a b, or --stop a --stop b)")
     .option("--ignore-eos", "keep generating past the model's eos tokens")
@@ -106,6 +133,10 @@ function samplingFromFlags(flags: GenerateFlags): RawSamplingParams {
     temperature: flags.temperature,
     topP: flags.topP,
     topK: flags.topK,
+    minP: flags.minP,
+    repetitionPenalty: flags.repetitionPenalty,
+    presencePenalty: flags.presencePenalty,
+    frequencyPenalty: flags.frequencyPenalty,
     seed: flags.seed,
     stop: flags.stop ?? [],
     ignoreEos: flags.ignoreEos ?? false,
