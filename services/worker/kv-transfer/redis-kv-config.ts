@@ -48,12 +48,12 @@ export const redisKvConfigSchema = z
     connectTimeoutMs: z.number().int().min(1).default(5_000),
     /** Prefix of every key; keys are `${keyPrefix}${modelId}@${revision}:${start}-${end}:${hash}`. */
     keyPrefix: z.string().min(1).default("tessera:kv:"),
-    /** Bytes of values in one pipeline; larger batches are split. */
+    /** Bytes of values in one pipeline; larger batches are split (two pipelines in flight). */
     maxPipelineBytes: z
       .number()
       .int()
       .min(64 * 1024)
-      .default(8 * MiB),
+      .default(4 * MiB),
   })
   .strict()
   .refine((c) => !(c.url !== undefined && (c.host !== undefined || c.port !== undefined)), {

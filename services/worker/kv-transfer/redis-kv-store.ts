@@ -4,11 +4,17 @@
 // counted, never returned. An operation that cannot complete (Redis down, hung, out of memory) rejects
 // with a TesseraError within the configured deadline; the caller falls back to recomputing.
 //
-// Value size: one block per value. Pipelined SET/GET on loopback (redis-server 7.0, ioredis 6, 2 cores,
-// 96 MiB per run) moved about 400-600 MiB/s for values of 64 KiB to 2 MiB, with no clear winner inside
-// that range; 16 KiB values were ~30% slower and 4 MiB ones ~30% slower. The `base` preset's 384 KiB
-// block lies in the flat range, so blocks are not packed several to a value (which would also cost
-// per-block lookups and TTLs). A batch is split into pipelines of at most `maxPipelineBytes`.
+// Value size: one block per value. Pipelined SET/GET of 64 MiB of values over one ioredis connection on
+// loopback (redis-server 7.0, ioredis 6, 2 cores shared with other work; median of 7 runs, MiB/s):
+//   value   16K  64K  128K  256K  384K  512K  1M   2M   4M
+//   SET     157  232  410   301   416   410   298  312  206
+//   GET     248  367  460   287   500   348   355  265  202
+// Runs vary by ±30%, but 128 KiB-1 MiB is consistently the fast range and small or 4 MiB values are
+// slower. The `base` preset's 384 KiB block lies in it, so blocks are not packed several to a value
+// (which would also cost per-block lookups and TTLs); only models with blocks under ~64 KiB would gain.
+// A batch is split into pipelines of at most `maxPipelineBytes` (4 MiB), two in flight: encoding or
+// verifying one overlaps the transfer of the next. With 384 KiB blocks that matched or beat one raw
+// pipeline of the whole batch; one pipeline at a time of 8 MiB was 20-35% slower.
 import type { BlockHash } from "../../common/block-hash.ts";
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
@@ -23,6 +29,7 @@ import {
 import { decodeKvBlock, encodeKvBlock } from "./kv-block-codec.ts";
 import { blockKeyPrefix, checkModelId, modelKeyPattern } from "./kv-keys.ts";
 import { type KvOp, KvTransferMetrics, type KvTransferStats } from "./kv-transfer-metrics.ts";
+import { pipelined } from "./pipeline-window.ts";
 import { type KvStoreHealth, RedisConnection, type SetTimer } from "./redis-connection.ts";
 import { isReplyError } from "./redis-errors.ts";
 import { connectionOptions, type RedisKvConfig } from "./redis-kv-config.ts";
@@ -43,6 +50,9 @@ export interface RedisKvStoreOptions {
 }
 
 type Replies = [Error | null, unknown][];
+
+/** Pipelines of one batch in flight at once: the next is encoded and sent while one transfers. */
+const PIPELINES_IN_FLIGHT = 2;
 
 export class RedisKvStore {
   readonly format: KvBlockFormat;
@@ -102,21 +112,26 @@ export class RedisKvStore {
   /** Writes blocks (SET PX ttl); resolves once every one is stored. */
   putBlocks(blocks: readonly KvBlockData[]): Promise<void> {
     return this.#operation("put", async (signal) => {
-      for (const batch of batches(blocks, this.#blocksPerPipeline)) {
-        signal.throwIfAborted();
-        const values = batch.map((block) => encodeKvBlock({ ...this.format, ...block }));
+      const send = (batch: readonly KvBlockData[]) => {
         const pipeline = this.#connection.redis.pipeline();
-        for (const [i, block] of batch.entries())
-          pipeline.set(this.keyOf(block.hash), values[i]!, "PX", this.config.ttlMs);
-        const replies = await this.#exec(pipeline.exec());
+        let bytes = 0;
+        for (const block of batch) {
+          const value = encodeKvBlock({ ...this.format, ...block });
+          bytes += value.length;
+          pipeline.set(this.keyOf(block.hash), value, "PX", this.config.ttlMs);
+        }
+        return this.#exec(pipeline.exec()).then((replies) => ({ replies, bytes }));
+      };
+      const receive = (
+        batch: readonly KvBlockData[],
+        { replies, bytes }: { replies: Replies; bytes: number },
+      ) => {
         const failed = replies.find(([err]) => err !== null)?.[0];
         if (failed) throw failed;
         this.#metrics.blocks("put", "stored", batch.length);
-        this.#metrics.bytes(
-          "out",
-          values.reduce((n, v) => n + v.length, 0),
-        );
-      }
+        this.#metrics.bytes("out", bytes);
+      };
+      await pipelined(batches(blocks, this.#blocksPerPipeline), PIPELINES_IN_FLIGHT, signal, send, receive);
     });
   }
 
@@ -124,13 +139,15 @@ export class RedisKvStore {
   getBlocks(hashes: readonly BlockHash[]): Promise<(DecodedKvBlock | undefined)[]> {
     return this.#operation("get", async (signal) => {
       const found: (DecodedKvBlock | undefined)[] = [];
-      for (const batch of batches(hashes, this.#blocksPerPipeline)) {
-        signal.throwIfAborted();
+      const send = (batch: readonly BlockHash[]) => {
         const pipeline = this.#connection.redis.pipeline();
         for (const hash of batch) pipeline.getBuffer(this.keyOf(hash));
-        const replies = await this.#exec(pipeline.exec());
+        return this.#exec(pipeline.exec());
+      };
+      const receive = (batch: readonly BlockHash[], replies: Replies) => {
         for (const [i, hash] of batch.entries()) found.push(this.#verify(hash, replies[i]!));
-      }
+      };
+      await pipelined(batches(hashes, this.#blocksPerPipeline), PIPELINES_IN_FLIGHT, signal, send, receive);
       return found;
     });
   }
