@@ -146,7 +146,16 @@ export const statefulSetKind = defineKind({
   fields: workloadFields,
   columns: [column("Ready", (o) => `${count(o, "status", "readyReplicas")}/${count(o, "spec", "replicas")}`)],
   trailingColumns: wide("<none>").slice(0, 2),
-  defaults: defaultWorkload,
+  defaults: (o) => {
+    defaultWorkload(o);
+    // As the real API server defaults them: `kubectl rollout status sts` needs the strategy type.
+    const spec = ensureObject(o as JsonObject, "spec");
+    setDefault(spec, "podManagementPolicy", "OrderedReady");
+    setDefault(spec, "updateStrategy", { type: "RollingUpdate" });
+    const strategy = ensureObject(spec, "updateStrategy");
+    if (stringAt(strategy, "type") === "RollingUpdate")
+      setDefault(strategy, "rollingUpdate", { partition: 0 });
+  },
   validate: validateWorkload,
 });
 
