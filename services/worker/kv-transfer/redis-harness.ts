@@ -3,10 +3,11 @@
 // stopped gracefully, killed abruptly, paused (SIGSTOP: a hung Redis) and restarted on the same port,
 // for outage tests. Every server still running when the test process exits is killed.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import tls from "node:tls";
 
 export interface RedisServerOptions {
   /** `--requirepass`: clients must AUTH with this password (user `default`). */
@@ -15,6 +16,8 @@ export interface RedisServerOptions {
   maxmemory?: string;
   /** `--maxmemory-policy`, e.g. "allkeys-lru" (Redis' default is noeviction). */
   maxmemoryPolicy?: string;
+  /** Serve TLS only, with this certificate and key (PEM); clients need not present certificates. */
+  tls?: { cert: string; key: string };
   /** How long to wait for the server to answer PING; 10 s unless told. */
   startTimeoutMs?: number;
 }
@@ -57,10 +60,15 @@ export class RedisServer {
     }
   }
 
-  /** redis://[:password@]127.0.0.1:port */
+  /** redis://[:password@]127.0.0.1:port (rediss:// with TLS) */
   get url(): string {
     const auth = this.options.password === undefined ? "" : `:${encodeURIComponent(this.options.password)}@`;
-    return `redis://${auth}127.0.0.1:${this.port}`;
+    return `${this.options.tls ? "rediss" : "redis"}://${auth}127.0.0.1:${this.port}`;
+  }
+
+  /** The server's certificate file (PEM), when it serves TLS: clients trust it as their CA. */
+  get certFile(): string {
+    return path.join(this.dir, "server.crt");
   }
 
   get running(): boolean {
@@ -107,8 +115,25 @@ export class RedisServer {
     await exited;
   }
 
+  private tlsArgs(material: { cert: string; key: string }): string[] {
+    const keyFile = path.join(this.dir, "server.key");
+    writeFileSync(this.certFile, material.cert);
+    writeFileSync(keyFile, material.key, { mode: 0o600 });
+    const files = [
+      "--tls-cert-file",
+      this.certFile,
+      "--tls-key-file",
+      keyFile,
+      "--tls-ca-cert-file",
+      this.certFile,
+    ];
+    return [...files, "--tls-auth-clients", "no"];
+  }
+
   private launch(): Promise<void> {
-    const args = ["--port", String(this.port), "--bind", "127.0.0.1", "--dir", this.dir];
+    const args = ["--bind", "127.0.0.1", "--dir", this.dir];
+    if (this.options.tls === undefined) args.push("--port", String(this.port));
+    else args.push("--port", "0", "--tls-port", String(this.port), ...this.tlsArgs(this.options.tls));
     args.push("--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", "");
     if (this.options.password !== undefined) args.push("--requirepass", this.options.password);
     if (this.options.maxmemory !== undefined) args.push("--maxmemory", this.options.maxmemory);
@@ -139,7 +164,7 @@ export class RedisServer {
         output += chunk.toString();
         if (!output.includes("Ready to accept connections")) return;
         child.stdout.off("data", onOutput);
-        ping(this.port).then(() => {
+        ping(this.port, this.options.tls !== undefined).then(() => {
           clearTimeout(timer);
           child.removeAllListeners("exit");
           child.once("exit", () => {
@@ -172,11 +197,13 @@ function freePort(): Promise<number> {
 }
 
 /** One RESP PING; a NOAUTH error also proves the server answers. */
-function ping(port: number): Promise<void> {
+function ping(port: number, secure: boolean): Promise<void> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect(port, "127.0.0.1");
+    const socket = secure
+      ? tls.connect({ port, host: "127.0.0.1", rejectUnauthorized: false })
+      : net.connect(port, "127.0.0.1");
     socket.once("error", reject);
-    socket.once("connect", () => socket.write("PING\r\n"));
+    socket.once(secure ? "secureConnect" : "connect", () => socket.write("PING\r\n"));
     socket.once("data", (data) => {
       socket.destroy();
       const reply = data.toString();
