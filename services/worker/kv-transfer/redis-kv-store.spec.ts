@@ -47,6 +47,14 @@ describe("RedisKvStore on a real redis-server", () => {
     assert.deepEqual(await store.hasBlocks([blocks[7]!.hash, absent[0]!]), [true, false]);
   });
 
+  it("answers empty batches without a round trip failing", async () => {
+    const store = await open();
+    await store.putBlocks([]);
+    assert.deepEqual(await store.getBlocks([]), []);
+    assert.deepEqual(await store.hasBlocks([]), []);
+    assert.equal(await store.deleteModel(), 0);
+  });
+
   it("stores every block under its model, revision and layer range with the configured TTL", async () => {
     const store = await open({ config: { ttlMs: 60_000 } });
     const [block] = testBlocks(store.format, 1);
