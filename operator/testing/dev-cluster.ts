@@ -19,8 +19,8 @@ export interface DevCluster {
   server: ApiServer;
   kubeconfig: string;
   connection: ClusterConnection;
-  /** A client with the operator's field manager. */
-  client(): HttpsKubeClient;
+  /** A client with the operator's field manager, or another (a user's, e.g. "kubectl"). */
+  client(fieldManager?: string): HttpsKubeClient;
   close(): Promise<void>;
 }
 
@@ -41,8 +41,8 @@ export async function startDevCluster(
     server,
     kubeconfig,
     connection,
-    client: () => {
-      const client = new HttpsKubeClient(connection, { fieldManager: FIELD_MANAGER });
+    client: (fieldManager = FIELD_MANAGER) => {
+      const client = new HttpsKubeClient(connection, { fieldManager });
       clients.push(client);
       return client;
     },

@@ -1,0 +1,213 @@
+// The whole control loop against the dev cluster over HTTPS (a simulated kubelet makes pods Ready).
+import assert from "node:assert/strict";
+import { LABELS } from "./api/group.ts";
+import type { KubeObject } from "./kube/kube-object.ts";
+import { SERVICES } from "./kube/resources.ts";
+import { MODELS_CONTROLLER } from "./operator.ts";
+import { observePod } from "./placement/pod-state.ts";
+import { FakeRedis } from "./testing/fake-redis.ts";
+import { inferenceModel, workerPool } from "./testing/fixtures.ts";
+import { condition, OperatorFixture } from "./testing/operator-fixture.ts";
+import { restrictedViolations } from "./testing/pod-security.ts";
+import { waitFor } from "./testing/pod-simulator.ts";
+
+const names = (pods: KubeObject[]) => pods.map((p) => p.metadata.name ?? "").sort();
+const podsWith = (pods: KubeObject[], label: string, value: string) =>
+  pods.filter((p) => p.metadata.labels?.[label] === value);
+
+describe("operator (dev cluster, simulated kubelet)", function () {
+  this.timeout(30_000);
+  let f: OperatorFixture;
+  before(async () => {
+    f = await OperatorFixture.start();
+    f.startOperator();
+  });
+  after(() => f.close());
+
+  it("places a model's pods, registers its shards and reports Ready", async () => {
+    const ns = f.namespace();
+    await f.apply(ns, workerPool("default"));
+    await f.apply(ns, inferenceModel("tiny"));
+    const model = await f.waitForModel(ns, "tiny", "Ready", (m) => condition(m, "Ready")?.status === "True");
+    assert.deepEqual(model.metadata.finalizers, ["serving.tessera.dev/cleanup"]);
+    assert.equal(model.status?.readyReplicas, 1);
+    const [shard] = model.status?.shards ?? [];
+    assert.match(shard?.endpoint ?? "", /^127\.0\.\d+\.\d+:50051$/);
+    assert.deepEqual([shard?.role, shard?.entry, shard?.ready], ["both", true, true]);
+    const pods = await f.pods(ns);
+    assert.equal(pods.length, 1);
+    assert.deepEqual(restrictedViolations(pods[0]!), []);
+    const service = await f.client.get(SERVICES, ns, "tiny-workers");
+    assert.equal((service?.["spec"] as { clusterIP?: string } | undefined)?.clusterIP, "None");
+    await f.settled();
+    const progressing = condition((await f.model(ns, "tiny"))!, "Progressing");
+    assert.equal(progressing?.reason, "Converged");
+  });
+
+  it("places a 2 x 2 group and counts it Ready only when all four pods are", async () => {
+    const ns = f.namespace();
+    f.kubelet.autoReady = false;
+    try {
+      await f.apply(ns, workerPool("default"));
+      await f.apply(
+        ns,
+        inferenceModel("pp", { model: { numLayers: 4 }, parallelism: { tensor: 2, pipeline: 2 } }),
+      );
+      const pods = await waitFor("4 pods", async () =>
+        (await f.pods(ns)).length === 4 ? f.pods(ns) : undefined,
+      );
+      for (const pod of pods.slice(0, 3)) f.kubelet.markReady(ns, pod.metadata.name!);
+      await f.waitForModel(
+        ns,
+        "pp",
+        "3 shards ready",
+        (m) => m.status?.shards?.filter((s) => s.ready).length === 3,
+      );
+      assert.equal((await f.model(ns, "pp"))?.status?.readyReplicas, 0);
+      f.kubelet.markReady(ns, pods[3]!.metadata.name!);
+      await f.waitForModel(ns, "pp", "replica ready", (m) => m.status?.readyReplicas === 1);
+    } finally {
+      f.kubelet.autoReady = true;
+    }
+  });
+
+  it("scales 1 -> 3 -> 1 replicas", async () => {
+    const ns = f.namespace();
+    await f.apply(ns, workerPool("default"));
+    await f.apply(ns, inferenceModel("s", { replicas: 1 }));
+    await f.waitForModel(ns, "s", "1 ready", (m) => m.status?.readyReplicas === 1);
+    await f.apply(ns, inferenceModel("s", { replicas: 3 }));
+    const three = await f.waitForModel(ns, "s", "3 ready", (m) => m.status?.readyReplicas === 3);
+    assert.deepEqual(
+      three.status?.shards?.map((s) => s.replica),
+      [0, 1, 2],
+    );
+    await f.apply(ns, inferenceModel("s", { replicas: 1 }));
+    await waitFor("pods of replicas 1, 2 gone", async () => (await f.pods(ns)).length === 1);
+    await f.waitForModel(
+      ns,
+      "s",
+      "1 replica",
+      (m) => m.status?.replicas === 1 && m.status.shards?.length === 1,
+    );
+  });
+
+  it("rolls an engine change out one replica at a time, never dropping below the ready count", async () => {
+    const ns = f.namespace();
+    await f.apply(ns, workerPool("default"));
+    await f.apply(ns, inferenceModel("r", { replicas: 3 }));
+    const before = await f.waitForModel(ns, "r", "3 ready", (m) => m.status?.readyReplicas === 3);
+    const oldRevision = before.status?.revision ?? "";
+    f.kubelet.autoReady = false;
+    try {
+      await f.apply(ns, inferenceModel("r", { replicas: 3, engine: { blockSize: 32 } }));
+      for (let step = 0; step < 3; step++) {
+        const isFresh = (p: KubeObject) =>
+          p.metadata.labels?.[LABELS.revision] !== oldRevision && !observePod(p)?.ready;
+        const pods = await waitFor(`new pod ${step}`, async () => {
+          const all = await f.pods(ns);
+          return all.some(isFresh) ? all : undefined;
+        });
+        const fresh = pods.filter(isFresh);
+        assert.equal(fresh.length, 1, "one replica at a time");
+        assert.equal(pods.length, 4, "surge: the old group still serves beside the new one");
+        f.kubelet.markReady(ns, fresh[0]!.metadata.name!);
+        await waitFor("old group of the replica deleted", async () => (await f.pods(ns)).length === 3);
+        assert.equal((await f.model(ns, "r"))?.status?.readyReplicas, 3);
+      }
+      const after = await f.waitForModel(
+        ns,
+        "r",
+        "rolled out",
+        (m) => m.status?.updatedReplicas === 3 && condition(m, "Progressing")?.status === "False",
+      );
+      assert.notEqual(after.status?.revision, oldRevision);
+    } finally {
+      f.kubelet.autoReady = true;
+    }
+  });
+
+  it("reports a missing pool as Degraded and places the pods once the pool exists", async () => {
+    const ns = f.namespace();
+    await f.apply(ns, inferenceModel("p", { pools: { default: "gpu" } }));
+    const degraded = await f.waitForModel(
+      ns,
+      "p",
+      "Degraded",
+      (m) => condition(m, "Degraded")?.status === "True",
+    );
+    assert.equal(condition(degraded, "Degraded")?.reason, "PoolNotFound");
+    await f.apply(ns, workerPool("gpu", { resources: { requests: { "nvidia.com/gpu": 1 } } }));
+    await f.waitForModel(
+      ns,
+      "p",
+      "Ready",
+      (m) => condition(m, "Ready")?.status === "True" && condition(m, "Degraded")?.status === "False",
+    );
+    const pool = await waitFor("pool status", async () => {
+      const p = await f.client.get<KubeObject & { status?: { gpusInUse?: number; podsInUse?: number } }>(
+        { group: "serving.tessera.dev", version: "v1alpha1", resource: "workerpools" },
+        ns,
+        "gpu",
+      );
+      return p?.status?.gpusInUse === 1 ? p : undefined;
+    });
+    assert.equal(pool.status?.podsInUse, 1);
+  });
+
+  it("restarts the whole group of a failed pod", async () => {
+    const ns = f.namespace();
+    await f.apply(ns, workerPool("default"));
+    await f.apply(ns, inferenceModel("g", { parallelism: { tensor: 2 } }));
+    await f.waitForModel(ns, "g", "Ready", (m) => m.status?.readyReplicas === 1);
+    const [first] = await f.pods(ns);
+    const uids = new Set((await f.pods(ns)).map((p) => p.metadata.uid));
+    f.kubelet.markFailed(ns, first!.metadata.name!);
+    await waitFor("both pods recreated and ready", async () => {
+      const pods = await f.pods(ns);
+      return (
+        pods.length === 2 &&
+        pods.every((p) => !uids.has(p.metadata.uid)) &&
+        (await f.model(ns, "g"))?.status?.readyReplicas === 1
+      );
+    });
+  });
+
+  it("cleans up on delete: pods gone, KV keys deleted, then the model", async () => {
+    const ns = f.namespace();
+    const redis = new FakeRedis();
+    const address = await redis.start();
+    try {
+      await f.apply(ns, workerPool("default"));
+      const spec = { serving: { mode: "disaggregated" as const }, kvTransfer: { redis: { address } } };
+      await f.apply(ns, inferenceModel("d", spec));
+      await f.waitForModel(ns, "d", "Ready", (m) => condition(m, "Ready")?.status === "True");
+      redis.db(0).set(`tessera:${ns}:d:block1`, "kv");
+      redis.db(0).set(`tessera:${ns}:other:block1`, "kv");
+      assert.equal(podsWith(await f.pods(ns), LABELS.role, "prefill").length, 1);
+      await f.client.delete(
+        { group: "serving.tessera.dev", version: "v1alpha1", resource: "inferencemodels" },
+        ns,
+        "d",
+      );
+      await waitFor("model gone", async () => (await f.model(ns, "d")) === undefined);
+      assert.deepEqual(names(await f.pods(ns)), []);
+      assert.deepEqual([...redis.db(0).keys()], [`tessera:${ns}:other:block1`]);
+    } finally {
+      await redis.close();
+    }
+  });
+
+  it("stops reconciling once converged (no hot loop, no fight over fields)", async () => {
+    const ns = f.namespace();
+    await f.apply(ns, workerPool("default"));
+    await f.apply(ns, inferenceModel("quiet", { replicas: 2 }));
+    await f.waitForModel(ns, "quiet", "Ready", (m) => m.status?.readyReplicas === 2);
+    await f.settled();
+    const count = f.operator!.metrics.reconciles(MODELS_CONTROLLER);
+    const version = (await f.model(ns, "quiet"))?.metadata.resourceVersion;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(f.operator!.metrics.reconciles(MODELS_CONTROLLER), count);
+    assert.equal((await f.model(ns, "quiet"))?.metadata.resourceVersion, version);
+  });
+});

@@ -1,0 +1,197 @@
+// The operator: informers over InferenceModels, WorkerPools and the worker pods and Services it
+// made; a controller per kind; leader election so one replica acts at a time. Events route keys:
+// a pod or Service change requeues its model (label), a pool change requeues the pool and the
+// models placed in it, a deleted pod requeues the pool's models that lacked capacity.
+
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import { createLogger, type Logger } from "../services/common/log.ts";
+import { Metrics } from "../services/common/telemetry/metrics.ts";
+import { LABELS, MANAGED_BY } from "./api/group.ts";
+import type { InferenceModel, WorkerPool } from "./api/kinds.ts";
+import { type Clock, systemClock } from "./controller/clock.ts";
+import { Controller } from "./controller/controller.ts";
+import { EventRecorder } from "./controller/event-recorder.ts";
+import { Informer } from "./controller/informer.ts";
+import { DEFAULT_LEASE_TIMING, LeaderElector } from "./controller/leader-election.ts";
+import { OperatorMetrics } from "./controller/operator-metrics.ts";
+import { WorkQueue } from "./controller/work-queue.ts";
+import type { KubeClient } from "./kube/kube-client.ts";
+import { type KubeObject, objectKey } from "./kube/kube-object.ts";
+import { INFERENCE_MODELS, PODS, SERVICES, WORKER_POOLS } from "./kube/resources.ts";
+import { informerCache } from "./reconcile/cluster-cache.ts";
+import { InferenceModelReconciler } from "./reconcile/inference-model-reconciler.ts";
+import { type KvStoreCleaner, RedisKeyCleaner } from "./reconcile/kv-cleanup.ts";
+import type { ReconcilerDeps } from "./reconcile/reconciler-deps.ts";
+import { WorkerPoolReconciler } from "./reconcile/worker-pool-reconciler.ts";
+
+export interface OperatorOptions {
+  client: KubeClient;
+  /** Namespace to watch; "" watches all (needs the ClusterRole). */
+  namespace: string;
+  /** Where the leader-election Lease lives; undefined runs without election (tests, one replica). */
+  leaderElection?: { namespace: string; name: string; identity?: string };
+  workers?: number;
+  cleanupTimeoutMs?: number;
+  clock?: Clock;
+  log?: Logger;
+  metrics?: Metrics;
+  kvCleaner?: KvStoreCleaner;
+  /** Called when leadership is lost (the CLI exits so the pod restarts as a candidate). */
+  onLostLeadership?: () => void;
+}
+
+export const MODELS_CONTROLLER = "inferencemodel";
+export const POOLS_CONTROLLER = "workerpool";
+
+export class Operator {
+  readonly metrics: OperatorMetrics;
+  readonly #options: OperatorOptions;
+  readonly #log: Logger;
+  readonly #informers;
+  readonly #controllers: Controller[];
+  readonly #events: EventRecorder;
+  readonly #abort = new AbortController();
+  #elector: LeaderElector | undefined;
+  #running: Promise<void> | undefined;
+  #started = false;
+  #leading = false;
+
+  constructor(options: OperatorOptions) {
+    this.#options = options;
+    const clock = options.clock ?? systemClock;
+    const log = options.log ?? createLogger("operator");
+    this.#log = log;
+    this.metrics = new OperatorMetrics((options.metrics ?? new Metrics()).meter("tessera-operator"));
+    const base = { namespace: options.namespace, clock, log };
+    const managed = `${LABELS.managedBy}=${MANAGED_BY}`;
+    this.#informers = {
+      models: new Informer<InferenceModel>(options.client, INFERENCE_MODELS, base),
+      pools: new Informer<WorkerPool>(options.client, WORKER_POOLS, base),
+      pods: new Informer<KubeObject>(options.client, PODS, { ...base, labelSelector: managed }),
+      services: new Informer<KubeObject>(options.client, SERVICES, { ...base, labelSelector: managed }),
+    };
+    this.#events = new EventRecorder(options.client, { component: "tessera-operator", clock, log });
+    const deps: ReconcilerDeps = {
+      client: options.client,
+      cache: informerCache(this.#informers),
+      events: this.#events,
+      kvCleaner: options.kvCleaner ?? new RedisKeyCleaner(),
+      clock,
+      log,
+      config: { cleanupTimeoutMs: options.cleanupTimeoutMs ?? 60_000 },
+    };
+    const controllerDeps = { clock, log, metrics: this.metrics, workers: options.workers ?? 4 };
+    const models = new InferenceModelReconciler(deps);
+    const pools = new WorkerPoolReconciler(deps);
+    this.#controllers = [
+      new Controller(MODELS_CONTROLLER, new WorkQueue(clock), (key) => models.reconcile(key), controllerDeps),
+      new Controller(POOLS_CONTROLLER, new WorkQueue(clock), (key) => pools.reconcile(key), controllerDeps),
+    ];
+    this.#route();
+    if (options.leaderElection) {
+      const { identity = `${hostname()}-${randomBytes(4).toString("hex")}`, ...lease } =
+        options.leaderElection;
+      this.#elector = new LeaderElector(
+        options.client,
+        { ...lease, identity, ...DEFAULT_LEASE_TIMING },
+        { clock, log },
+      );
+    }
+  }
+
+  /** Starts campaigning (or leading at once without election); returns without waiting. */
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    if (!this.#elector) {
+      this.#running = this.#lead();
+      return;
+    }
+    this.#running = this.#elector.run(
+      this.#abort.signal,
+      () => void this.#lead(),
+      () => {
+        void this.#stopWork();
+        if (!this.#abort.signal.aborted) this.#options.onLostLeadership?.();
+      },
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    await this.#running;
+    await this.#stopWork();
+    await this.#events.flush();
+  }
+
+  get isLeader(): boolean {
+    return this.#leading;
+  }
+
+  /** For /readyz: undefined when ready. A standby waiting for the lease is ready. */
+  notReady(): string | undefined {
+    if (!this.#started) return "not started";
+    if (this.#leading && !Object.values(this.#informers).every((i) => i.hasSynced))
+      return "informer caches not synced";
+    return undefined;
+  }
+
+  /** No key queued or being reconciled (tests and benchmarks wait for it). */
+  get idle(): boolean {
+    return (
+      this.#leading &&
+      Object.values(this.#informers).every((i) => i.hasSynced) &&
+      this.#controllers.every((c) => !c.queue.busy)
+    );
+  }
+
+  async #lead(): Promise<void> {
+    this.#leading = true;
+    for (const informer of Object.values(this.#informers)) informer.start();
+    await Promise.all(Object.values(this.#informers).map((i) => i.synced()));
+    if (this.#abort.signal.aborted || !this.#leading) return;
+    for (const controller of this.#controllers) controller.start();
+    this.#log.info({ namespace: this.#options.namespace || "<all>" }, "operator running");
+  }
+
+  async #stopWork(): Promise<void> {
+    this.#leading = false;
+    await Promise.all(this.#controllers.map((c) => c.stop()));
+    await Promise.all(Object.values(this.#informers).map((i) => i.stop()));
+  }
+
+  #route(): void {
+    const [models, pools] = this.#controllers as [Controller, Controller];
+    const { models: modelInformer, pools: poolInformer, pods, services } = this.#informers;
+    const modelOf = (o: KubeObject) => o.metadata.labels?.[LABELS.model];
+    const usesPool = (m: InferenceModel, pool: string) => {
+      const p = (m.spec as { pools?: Record<string, unknown> } | undefined)?.pools ?? {};
+      return Object.values(p).includes(pool) || (p["default"] === undefined && pool === "default");
+    };
+    const modelsInPool = (namespace: string, pool: string) =>
+      modelInformer.list().filter((m) => m.metadata.namespace === namespace && usesPool(m, pool));
+    modelInformer.onChange((_type, model) => models.queue.add(objectKey(model)));
+    poolInformer.onChange((_type, pool) => {
+      pools.queue.add(objectKey(pool));
+      for (const m of modelsInPool(pool.metadata.namespace ?? "", pool.metadata.name ?? ""))
+        models.queue.add(objectKey(m));
+    });
+    pods.onChange((type, pod) => {
+      const namespace = pod.metadata.namespace ?? "";
+      const model = modelOf(pod);
+      const pool = pod.metadata.labels?.[LABELS.pool];
+      if (model) models.queue.add(`${namespace}/${model}`);
+      if (!pool) return;
+      pools.queue.add(`${namespace}/${pool}`);
+      if (type !== "DELETED") return;
+      for (const m of modelsInPool(namespace, pool))
+        if (m.status?.conditions?.some((c) => c.type === "Degraded" && c.reason === "InsufficientCapacity"))
+          models.queue.add(objectKey(m));
+    });
+    services.onChange((_type, service) => {
+      const model = modelOf(service);
+      if (model) models.queue.add(`${service.metadata.namespace ?? ""}/${model}`);
+    });
+  }
+}

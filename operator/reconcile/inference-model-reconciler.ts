@@ -1,0 +1,173 @@
+// Reconciles one InferenceModel. Reads like a script:
+//   get (gone = done) -> deleting? clean up behind the finalizer -> observe (pods, pools) ->
+//   plan (planPlacement + planRollout, pure) -> apply (server-side apply, one field manager) ->
+//   status (written only when it changed).
+// Everything read comes from informer caches; a 409 from any write just requeues the key.
+import { API_VERSION, CLEANUP_FINALIZER, LABELS } from "../api/group.ts";
+import { inferenceModelSpecSchema } from "../api/inference-model-spec.ts";
+import type { InferenceModelStatus } from "../api/inference-model-status.ts";
+import type { InferenceModel, InferenceModelSpec } from "../api/kinds.ts";
+import { workerPoolSpecSchema } from "../api/worker-pool.ts";
+import { formatTime } from "../controller/clock.ts";
+import type { ReconcileOutcome } from "../controller/controller.ts";
+import { splitKey } from "../kube/kube-object.ts";
+import { INFERENCE_MODELS, PODS, SERVICES } from "../kube/resources.ts";
+import { type ModelRef, type PoolView, planPlacement } from "../placement/planner.ts";
+import { type ObservedPod, observePod } from "../placement/pod-state.ts";
+import { shardPod } from "../placement/pod-template.ts";
+import { canonicalJson } from "../placement/revision.ts";
+import { planRollout, type RolloutActions } from "../placement/rollout.ts";
+import { findCondition } from "./conditions.ts";
+import { addFinalizer, finalizeModel } from "./finalizer.ts";
+import { invalidSpecStatus, modelStatus } from "./model-status.ts";
+import type { ReconcilerDeps } from "./reconciler-deps.ts";
+import { serviceUpToDate, workersService } from "./workers-service.ts";
+
+export class InferenceModelReconciler {
+  readonly #deps: ReconcilerDeps;
+
+  constructor(deps: ReconcilerDeps) {
+    this.#deps = deps;
+  }
+
+  async reconcile(key: string): Promise<ReconcileOutcome | undefined> {
+    const { namespace, name } = splitKey(key);
+    const model = this.#deps.cache.model(namespace, name);
+    if (!model) return undefined;
+    if (model.metadata.deletionTimestamp) return finalizeModel(model, this.#deps);
+    if (!model.metadata.finalizers?.includes(CLEANUP_FINALIZER)) await addFinalizer(model, this.#deps);
+
+    const parsed = inferenceModelSpecSchema.safeParse(model.spec);
+    if (!parsed.success) {
+      const message = parsed.error.issues.map((i) => `spec.${i.path.join(".")}: ${i.message}`).join("; ");
+      this.#deps.events.record(model, "Warning", "InvalidSpec", message);
+      await this.#writeStatus(
+        model,
+        invalidSpecStatus(model.status, model.metadata.generation ?? 0, message, this.#now()),
+      );
+      return undefined;
+    }
+    const spec = parsed.data;
+    const ref: ModelRef = { namespace, name, uid: model.metadata.uid ?? "" };
+
+    const observed = this.#observe(ref);
+    const pools = this.#poolViews(ref, spec);
+    const plan = planPlacement({ model: ref, spec, pools });
+    const actions = planRollout(plan, observed);
+
+    await this.#apply(model, ref, spec, pools, actions);
+    const status = modelStatus({
+      name,
+      generation: model.metadata.generation ?? 0,
+      spec,
+      plan,
+      observed,
+      actions,
+      previous: model.status,
+      now: this.#now(),
+    });
+    await this.#writeStatus(model, status);
+    return undefined;
+  }
+
+  #observe(ref: ModelRef): ObservedPod[] {
+    const pods = this.#deps.cache.podsOfModel(ref.namespace, ref.name);
+    const owned = pods.filter((p) => p.metadata.ownerReferences?.some((o) => o.uid === ref.uid) ?? false);
+    return owned.map(observePod).filter((p): p is ObservedPod => p !== undefined);
+  }
+
+  #poolViews(ref: ModelRef, spec: InferenceModelSpec): Map<string, PoolView> {
+    const names = new Set(
+      [spec.pools.default, spec.pools.prefill, spec.pools.decode].filter((n) => n !== undefined),
+    );
+    const views = new Map<string, PoolView>();
+    for (const poolName of names) {
+      const pool = this.#deps.cache.pool(ref.namespace, poolName);
+      const parsed = workerPoolSpecSchema.safeParse(pool?.spec);
+      if (!pool || pool.metadata.deletionTimestamp || !parsed.success) continue;
+      const others = this.#deps.cache
+        .podsInPool(ref.namespace, poolName)
+        .filter((p) => p.metadata.labels?.[LABELS.model] !== ref.name && !p.metadata.deletionTimestamp);
+      views.set(poolName, { spec: parsed.data, podsUsedByOthers: others.length });
+    }
+    return views;
+  }
+
+  async #apply(
+    model: InferenceModel,
+    ref: ModelRef,
+    spec: InferenceModelSpec,
+    pools: ReadonlyMap<string, PoolView>,
+    actions: RolloutActions,
+  ): Promise<void> {
+    const { client, cache, events } = this.#deps;
+    const service = workersService(ref);
+    if (!serviceUpToDate(cache.service(ref.namespace, service.metadata.name ?? ""), service))
+      await client.apply(SERVICES, ref.namespace, service, { force: true });
+    await Promise.all(
+      actions.create.map(({ group, shard }) => {
+        const pool = pools.get(group.pool);
+        if (!pool) return undefined;
+        return client.apply(PODS, ref.namespace, shardPod(ref, spec, pool.spec, group, shard), {
+          force: true,
+        });
+      }),
+    );
+    await Promise.all(actions.delete.map((d) => client.delete(PODS, ref.namespace, d.name)));
+    if (actions.create.length > 0)
+      events.record(
+        model,
+        "Normal",
+        "CreatedPods",
+        `created ${describePods(actions.create.map((c) => c.shard.podName))}`,
+      );
+    const byReason = Map.groupBy(actions.delete, (d) => d.reason);
+    for (const [reason, pods] of byReason) {
+      const type = reason === "GroupFailed" ? "Warning" : "Normal";
+      events.record(
+        model,
+        type,
+        `DeletedPods${reason}`,
+        `deleted ${describePods(pods.map((p) => p.name))} (${reason})`,
+      );
+    }
+  }
+
+  async #writeStatus(model: InferenceModel, status: InferenceModelStatus): Promise<void> {
+    if (canonicalJson(status) === canonicalJson(model.status ?? {})) return;
+    this.#recordTransitions(model, status);
+    const { namespace = "", name = "" } = model.metadata;
+    await this.#deps.client.apply(
+      INFERENCE_MODELS,
+      namespace,
+      { apiVersion: API_VERSION, kind: "InferenceModel", metadata: { name, namespace }, status },
+      { subresource: "status", force: true },
+    );
+  }
+
+  /** Events for a person reading `kubectl describe`: the model became (not) Ready, or Degraded and why. */
+  #recordTransitions(model: InferenceModel, status: InferenceModelStatus): void {
+    const { events } = this.#deps;
+    const was = (type: "Ready" | "Degraded") => findCondition(model.status?.conditions, type);
+    const ready = findCondition(status.conditions, "Ready");
+    if (ready?.status === "True" && was("Ready")?.status !== "True")
+      events.record(model, "Normal", "Ready", ready.message);
+    if (ready?.status === "False" && was("Ready")?.status === "True")
+      events.record(model, "Warning", "NotReady", `${ready.reason}: ${ready.message}`);
+    const degraded = findCondition(status.conditions, "Degraded");
+    const before = was("Degraded");
+    if (degraded?.status === "True" && (before?.status !== "True" || before.reason !== degraded.reason))
+      events.record(model, "Warning", degraded.reason, degraded.message);
+    if (degraded?.status === "False" && before?.status === "True")
+      events.record(model, "Normal", "Recovered", "no longer degraded");
+  }
+
+  #now(): string {
+    return formatTime(this.#deps.clock.now());
+  }
+}
+
+function describePods(names: string[]): string {
+  const shown = names.slice(0, 4).join(", ");
+  return `${names.length} pod${names.length === 1 ? "" : "s"}: ${shown}${names.length > 4 ? ", ..." : ""}`;
+}

@@ -1,0 +1,35 @@
+// The headless Service of a model's worker pods: it gives every pod a stable DNS name
+// (<hostname>.<model>-workers.<namespace>.svc) that its group peers are told before any pod has an
+// IP, so it publishes pods that are not Ready yet.
+import { LABELS, SPEC_HASH_ANNOTATION, WORKER_GRPC_PORT } from "../api/group.ts";
+import type { KubeObject } from "../kube/kube-object.ts";
+import { headlessServiceName, type ModelRef } from "../placement/planner.ts";
+import { ownerReference } from "../placement/pod-template.ts";
+import { shortHash } from "../placement/revision.ts";
+
+export function workersService(model: ModelRef): KubeObject {
+  const spec = {
+    clusterIP: "None",
+    publishNotReadyAddresses: true,
+    selector: { [LABELS.model]: model.name },
+    ports: [{ name: "grpc", port: WORKER_GRPC_PORT, targetPort: WORKER_GRPC_PORT, protocol: "TCP" }],
+  };
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: {
+      name: headlessServiceName(model.name),
+      namespace: model.namespace,
+      labels: { [LABELS.model]: model.name, [LABELS.managedBy]: "tessera-operator" },
+      annotations: { [SPEC_HASH_ANNOTATION]: shortHash({ spec, owner: model.uid }) },
+      ownerReferences: [ownerReference(model)],
+    },
+    spec,
+  };
+}
+
+/** Whether the live Service already is what workersService would apply (skip the write). */
+export function serviceUpToDate(live: KubeObject | undefined, desired: KubeObject): boolean {
+  const hash = (o: KubeObject | undefined) => o?.metadata.annotations?.[SPEC_HASH_ANNOTATION];
+  return live !== undefined && live.metadata.deletionTimestamp === undefined && hash(live) === hash(desired);
+}
