@@ -4,6 +4,7 @@
 import fs from "node:fs";
 import { Code, TesseraError } from "../../common/errors.ts";
 import { BYTES_PER_ELEMENT, isWeightDtype, toFloat32, type WeightDtype } from "./dtype.ts";
+import { type ByteRange, slicedShape, sliceRanges, type TensorSlice } from "./tensor-slice.ts";
 
 export interface TensorInfo {
   dtype: WeightDtype;
@@ -51,21 +52,44 @@ export class SafetensorsFile {
 
   /** Reads one tensor as float32 (half-precision weights are widened). */
   read(name: string): Tensor {
+    const info = this.info(name);
+    const bytes = this.readRanges(name, info, [{ offset: 0, length: info.byteLength }]);
+    return { shape: info.shape, data: toFloat32(bytes, info.dtype) };
+  }
+
+  /** Reads one slice of a tensor (rows, columns or a vector range) without reading the rest. */
+  readSlice(name: string, slice: TensorSlice): Tensor {
+    const info = this.info(name);
+    const shape = slicedShape(info.shape, slice);
+    const ranges = sliceRanges(info.shape, BYTES_PER_ELEMENT[info.dtype], slice);
+    return { shape, data: toFloat32(this.readRanges(name, info, ranges), info.dtype) };
+  }
+
+  private info(name: string): TensorInfo {
     const info = this.tensors.get(name);
     if (!info) throw new TesseraError(Code.NOT_FOUND, `${this.path}: no tensor ${name}`);
-    const bytes = new Uint8Array(info.byteLength);
+    return info;
+  }
+
+  /** The bytes of `ranges` (relative to the tensor's start), one after the other. */
+  private readRanges(name: string, info: TensorInfo, ranges: readonly ByteRange[]): Uint8Array {
+    const bytes = new Uint8Array(ranges.reduce((n, r) => n + r.length, 0));
     const fd = fs.openSync(this.path, "r");
     try {
-      let done = 0;
-      while (done < bytes.length) {
-        const n = fs.readSync(fd, bytes, done, bytes.length - done, info.offset + done);
-        if (n === 0) throw corrupt(this.path, `tensor ${name} is cut short`);
-        done += n;
+      let at = 0;
+      for (const range of ranges) {
+        let done = 0;
+        while (done < range.length) {
+          const n = fs.readSync(fd, bytes, at + done, range.length - done, info.offset + range.offset + done);
+          if (n === 0) throw corrupt(this.path, `tensor ${name} is cut short`);
+          done += n;
+        }
+        at += range.length;
       }
     } finally {
       fs.closeSync(fd);
     }
-    return { shape: info.shape, data: toFloat32(bytes, info.dtype) };
+    return bytes;
   }
 }
 

@@ -5,6 +5,7 @@ import path from "node:path";
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { WeightDtype } from "./dtype.ts";
 import { SafetensorsFile, type Tensor } from "./safetensors.ts";
+import type { TensorSlice } from "./tensor-slice.ts";
 
 export class WeightStore {
   private readonly byName: Map<string, SafetensorsFile>;
@@ -79,14 +80,24 @@ export class WeightStore {
 
   /** Reads a tensor as float32 and checks its shape. */
   read(name: string, expectedShape?: number[]): Tensor {
-    const t = this.fileOf(name).read(name);
-    if (expectedShape && t.shape.join(",") !== expectedShape.join(",")) {
+    if (expectedShape) this.checkShape(name, expectedShape);
+    return this.fileOf(name).read(name);
+  }
+
+  /** Reads one slice of a tensor (a tensor-parallel rank's part) and checks the whole tensor's shape. */
+  readSlice(name: string, expectedShape: number[], slice: TensorSlice): Tensor {
+    this.checkShape(name, expectedShape);
+    return this.fileOf(name).readSlice(name, slice);
+  }
+
+  private checkShape(name: string, expectedShape: number[]): void {
+    const shape = this.shape(name);
+    if (shape.join(",") !== expectedShape.join(",")) {
       throw new TesseraError(
         Code.INVALID_ARGUMENT,
-        `weight ${name} has shape [${t.shape.join(", ")}], expected [${expectedShape.join(", ")}]`,
+        `weight ${name} has shape [${shape.join(", ")}], expected [${expectedShape.join(", ")}]`,
       );
     }
-    return t;
   }
 
   private fileOf(name: string): SafetensorsFile {

@@ -3,9 +3,8 @@
 import * as ort from "onnxruntime-node";
 import type { DecoderConfig } from "../arch/decoder-config.ts";
 import type { AttentionBackend, AttentionBackendName } from "../graph/attention-backend.ts";
-import { GQA_SEQLENS, GQA_TOTAL_LENGTH } from "../graph/attention-ms-gqa.ts";
+import { GQA_SEQLENS } from "../graph/attention-ms-gqa.ts";
 import {
-  ATTENTION_GROUPS,
   buildDecoderGraph,
   keyCacheName,
   newKeyName,
@@ -14,18 +13,11 @@ import {
   type WeightSource,
 } from "../graph/decoder-graph.ts";
 import type { Checkpoint } from "../model/checkpoint.ts";
+import { exportPoolBlocks, importPoolBlocks, type KvPool, writeSlots } from "./kv-pool.ts";
+import { stepFeeds, tokenFeed } from "./step-feeds.ts";
 import { buildStepInputs, type SequenceStep } from "./step-inputs.ts";
 
-export interface KvPool {
-  keys: Float32Array[];
-  values: Float32Array[];
-}
-
-export function allocateKvPool(config: DecoderConfig, numBlocks: number, blockSize: number): KvPool {
-  const size = numBlocks * blockSize * config.numKvHeads * config.headDim;
-  const layers = () => Array.from({ length: config.numLayers }, () => new Float32Array(size));
-  return { keys: layers(), values: layers() };
-}
+export { allocateKvPool, type KvPool } from "./kv-pool.ts";
 
 export class StepExecutor {
   readonly attention: AttentionBackendName;
@@ -80,25 +72,8 @@ export class StepExecutor {
     const n = tokens.length;
     if (n !== inputs.positions.length)
       throw new Error(`step has ${n} tokens but its sequences add up to ${inputs.positions.length}`);
-    const i64 = (data: BigInt64Array, dims: number[]) => new ort.Tensor("int64", data, dims);
-    const feeds: Record<string, ort.Tensor> = {
-      input_ids: i64(BigInt64Array.from(tokens, BigInt), [n]),
-      position_ids: i64(inputs.positions, [n]),
-      unpad_index: i64(inputs.unpadIndex, [n]),
-      logits_index: i64(inputs.logitsIndex, [inputs.logitsIndex.length]),
-    };
-    for (const group of ATTENTION_GROUPS) {
-      const t = inputs.groups[group];
-      feeds[`${group}_query_index`] = i64(t.queryIndex, [t.batch, t.queries]);
-      feeds[`${group}_past_index`] = i64(t.pastIndex, [t.batch, t.past]);
-      feeds[`${group}_bias`] = new ort.Tensor("float32", t.bias, [t.batch, 1, t.queries, t.past + t.queries]);
-    }
-    if (this.session.inputNames.includes(GQA_SEQLENS)) {
-      const d = inputs.groups.decode;
-      const seqlens = Int32Array.from(d.numPast);
-      feeds[GQA_SEQLENS] = new ort.Tensor("int32", seqlens, [d.batch]);
-      feeds[GQA_TOTAL_LENGTH] = new ort.Tensor("int32", Int32Array.of(d.past + 1), [1]);
-    }
+    const feeds = stepFeeds(inputs, this.session.inputNames.includes(GQA_SEQLENS));
+    feeds["input_ids"] = tokenFeed(tokens);
     const kvDims = [this.slots, c.numKvHeads, c.headDim];
     for (let l = 0; l < c.numLayers; l++) {
       feeds[keyCacheName(l)] = new ort.Tensor("float32", this.pool.keys[l]!, kvDims);
@@ -120,18 +95,8 @@ export class StepExecutor {
 
   /** Copies blocks out of the pool, block after block, each [layer][key|value][token][kvHead][dim]. */
   exportBlocks(blocks: readonly number[]): Float32Array {
-    const out = new Float32Array(blocks.length * this.blockFloats);
-    const span = this.blockSize * this.config.numKvHeads * this.config.headDim;
-    let at = 0;
-    for (const b of blocks) {
-      this.checkBlock(b);
-      for (let l = 0; l < this.config.numLayers; l++) {
-        out.set(this.pool.keys[l]!.subarray(b * span, (b + 1) * span), at);
-        out.set(this.pool.values[l]!.subarray(b * span, (b + 1) * span), at + span);
-        at += 2 * span;
-      }
-    }
-    return out;
+    for (const b of blocks) this.checkBlock(b);
+    return exportPoolBlocks(this.pool, blocks, this.blockSize * this.config.numKvHeads * this.config.headDim);
   }
 
   /** Writes blocks laid out as exportBlocks returns them into the pool. */
@@ -141,16 +106,8 @@ export class StepExecutor {
         `import of ${blocks.length} blocks needs ${blocks.length * this.blockFloats} floats, got ${data.length}`,
       );
     }
-    const span = this.blockSize * this.config.numKvHeads * this.config.headDim;
-    let at = 0;
-    for (const b of blocks) {
-      this.checkBlock(b);
-      for (let l = 0; l < this.config.numLayers; l++) {
-        this.pool.keys[l]!.set(data.subarray(at, at + span), b * span);
-        this.pool.values[l]!.set(data.subarray(at + span, at + 2 * span), b * span);
-        at += 2 * span;
-      }
-    }
+    for (const b of blocks) this.checkBlock(b);
+    importPoolBlocks(this.pool, blocks, data, this.blockSize * this.config.numKvHeads * this.config.headDim);
   }
 
   private checkBlock(b: number): void {
@@ -161,9 +118,4 @@ export class StepExecutor {
   release(): Promise<void> {
     return this.session.release();
   }
-}
-
-function writeSlots(pool: Float32Array, values: Float32Array, slots: Int32Array, width: number): void {
-  for (let t = 0; t < slots.length; t++)
-    pool.set(values.subarray(t * width, (t + 1) * width), slots[t]! * width);
 }

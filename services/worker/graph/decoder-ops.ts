@@ -1,0 +1,262 @@
+// The building blocks of a decoder graph (embedding, attention over the paged KV pool, the MLP or the
+// experts, RMSNorm, RoPE, the LM head), shared by the whole-model graph (decoder-graph.ts) and the
+// graphs of a parallel shard (shard-graph.ts). With a tensor shard, every projection reads only the
+// rank's slice of its weight (Megatron-style): q/k/v, gate/up (each expert's too) and the LM head by
+// rows, o_proj and down_proj by columns, so attention and the MLP each end in a partial sum that an
+// all-reduce completes; the LM head yields a slice of the vocabulary.
+import type { DecoderConfig } from "../arch/decoder-config.ts";
+import { ropeInverseFrequencies } from "../arch/decoder-config.ts";
+import type { LayerWeightNames, WeightNames } from "../arch/registry.ts";
+import type { TensorSlice } from "../model/tensor-slice.ts";
+import type { AttentionBackend } from "./attention-backend.ts";
+import {
+  ATTENTION_GROUPS,
+  type AttentionGroup,
+  keyCacheName,
+  newKeyName,
+  newValueName,
+  valueCacheName,
+  type WeightSource,
+} from "./graph-names.ts";
+import type { GraphBuilder } from "./onnx-builder.ts";
+import { shardRanges, type TensorShard } from "./tensor-shard.ts";
+
+export { shardRanges, type TensorShard } from "./tensor-shard.ts";
+
+export interface Rope {
+  cos: string;
+  sin: string;
+}
+
+interface GroupInputs {
+  queryIndex: string;
+  pastIndex: string;
+  bias: string;
+}
+
+export interface DecoderOpsParts {
+  config: DecoderConfig;
+  names: WeightNames;
+  weights: WeightSource;
+  attention: AttentionBackend;
+  /** Unset: the whole model. */
+  shard?: TensorShard | undefined;
+}
+
+export class DecoderOps {
+  readonly g: GraphBuilder;
+  private readonly c: DecoderConfig;
+  private readonly names: WeightNames;
+  private readonly weights: WeightSource;
+  private readonly attentionBackend: AttentionBackend;
+  private readonly shard: TensorShard | undefined;
+  private readonly ranges: ReturnType<typeof shardRanges>;
+  /** The config the attention backend sees: this rank's heads. */
+  private readonly localConfig: DecoderConfig;
+  private readonly groups = new Map<AttentionGroup, GroupInputs>();
+  private readonly added = new Set<string>();
+  private readonly transposed = new Map<string, string>();
+
+  constructor(g: GraphBuilder, parts: DecoderOpsParts) {
+    this.g = g;
+    this.c = parts.config;
+    this.names = parts.names;
+    this.weights = parts.weights;
+    this.attentionBackend = parts.attention;
+    this.shard = parts.shard;
+    this.ranges = shardRanges(parts.config, parts.shard);
+    this.localConfig = { ...parts.config, numHeads: this.ranges.heads, numKvHeads: this.ranges.kvHeads };
+  }
+
+  /** Declares the index and mask inputs of both attention groups. */
+  attentionGroupInputs(): void {
+    const { g } = this;
+    for (const group of ATTENTION_GROUPS) {
+      this.groups.set(group, {
+        queryIndex: g.input(`${group}_query_index`, "int64", [`${group}_batch`, `${group}_queries`]),
+        pastIndex: g.input(`${group}_past_index`, "int64", [`${group}_batch`, `${group}_past`]),
+        bias: g.input(`${group}_bias`, "float", [`${group}_batch`, 1, `${group}_queries`, `${group}_keys`]),
+      });
+    }
+  }
+
+  /** [N] token ids -> [N, hidden]. The table is whole on every rank (a Gather reads N rows of it). */
+  embed(ids: string): string {
+    const embed = this.weight(this.names.embed, [this.c.vocabSize, this.c.hiddenSize]);
+    return this.g.op("Gather", [embed, ids], { axis: 0 });
+  }
+
+  /** One whole decoder layer: h + attention, then + MLP (unsharded graphs only). */
+  layer(i: number, h: string, rope: Rope, unpad: string): string {
+    const h2 = this.g.op("Add", [h, this.attentionBlock(i, h, rope, unpad)]);
+    return this.g.op("Add", [h2, this.mlpBlock(i, h2)]);
+  }
+
+  /** Input norm and attention of layer i: [N, hidden] (a partial sum on a tensor shard). */
+  attentionBlock(i: number, h: string, rope: Rope, unpad: string): string {
+    const n = this.names.layer(i);
+    return this.attention(i, n, this.rmsNorm(h, n.inputNorm), rope, unpad);
+  }
+
+  /** Post-attention norm and MLP (or experts) of layer i: [N, hidden] (a partial sum on a tensor shard). */
+  mlpBlock(i: number, h: string): string {
+    const n = this.names.layer(i);
+    const x = this.rmsNorm(h, n.postAttentionNorm);
+    return n.moe ? this.moe(n, x) : this.mlp(n, x);
+  }
+
+  /** The rows `logitsIndex` of h through the final norm and the LM head: [L, V] (this rank's vocabulary slice). */
+  head(h: string, logitsIndex: string): string {
+    const { g, c } = this;
+    const last = g.op("Gather", [h, logitsIndex], { axis: 0 });
+    const normed = this.rmsNorm(last, this.names.finalNorm);
+    const rows = this.shard ? this.ranges.vocab : undefined;
+    return g.op("MatMul", [normed, this.linearWeight(this.names.lmHead, c.vocabSize, c.hiddenSize, rows)]);
+  }
+
+  private attention(i: number, n: LayerWeightNames, x: string, rope: Rope, unpad: string): string {
+    const { g, c } = this;
+    const { heads: H, kvHeads: KV, q: qRows, kv: kvRows } = this.ranges;
+    const D = c.headDim;
+    const project = (w: string, b: string, heads: number, rows: Range) => {
+      const slice = this.shard ? rows : undefined;
+      let y = g.op("MatMul", [x, this.linearWeight(w, heads * this.shardSize * D, c.hiddenSize, slice)]);
+      if (c.qkvBias) y = g.op("Add", [y, this.weight(b, [heads * this.shardSize * D], slice)]);
+      return g.op("Reshape", [y, g.ints([-1, heads, D])]); // [N, heads, D]
+    };
+    const q = this.applyRope(project(n.q, n.qBias, H, qRows), rope);
+    const k = this.applyRope(project(n.k, n.kBias, KV, kvRows), rope);
+    const v = project(n.v, n.vBias, KV, kvRows);
+    g.output(k, newKeyName(i), "float", ["tokens", KV, D]);
+    g.output(v, newValueName(i), "float", ["tokens", KV, D]);
+    const keyCache = g.input(keyCacheName(i), "float", ["slots", KV, D]);
+    const valueCache = g.input(valueCacheName(i), "float", ["slots", KV, D]);
+    const outputs = ATTENTION_GROUPS.map((group) => {
+      const inputs = this.groups.get(group)!;
+      const gather = (src: string, index: string) => g.op("Gather", [src, index], { axis: 0 });
+      return this.attentionBackend.build(g, this.localConfig, group, {
+        query: gather(q, inputs.queryIndex), // [B,S,H,D]
+        newKey: gather(k, inputs.queryIndex), // [B,S,KV,D]
+        newValue: gather(v, inputs.queryIndex),
+        pastKey: gather(keyCache, inputs.pastIndex), // [B,P,KV,D]
+        pastValue: gather(valueCache, inputs.pastIndex),
+        bias: inputs.bias,
+      });
+    });
+    const merged = g.op("Gather", [g.op("Concat", outputs, { axis: 0 }), unpad], { axis: 0 }); // [N, H*D]
+    const oColumns = this.shard ? { axis: 1 as const, ...qRows } : undefined;
+    return g.op("MatMul", [merged, this.linearWeight(n.o, c.hiddenSize, c.numHeads * D, oColumns)]);
+  }
+
+  private get shardSize(): number {
+    return this.shard?.size ?? 1;
+  }
+
+  private mlp(n: LayerWeightNames, x: string): string {
+    const mlp = n.mlp!;
+    return this.swiglu(x, mlp.gate, mlp.up, mlp.down);
+  }
+
+  /** down(silu(gate(x)) * up(x)); a shard holds a range of the intermediate columns. */
+  private swiglu(x: string, gate: string, up: string, down: string): string {
+    const { g, c } = this;
+    const I = c.intermediateSize;
+    const rows = this.shard ? this.ranges.inner : undefined;
+    const columns = rows && { axis: 1 as const, ...rows };
+    const gx = g.op("MatMul", [x, this.linearWeight(gate, I, c.hiddenSize, rows)]);
+    const ux = g.op("MatMul", [x, this.linearWeight(up, I, c.hiddenSize, rows)]);
+    const act = g.op("Mul", [g.op("Mul", [gx, g.op("Sigmoid", [gx])]), ux]);
+    return g.op("MatMul", [act, this.linearWeight(down, c.hiddenSize, I, columns)]);
+  }
+
+  /**
+   * Sparse mixture of experts: softmax over the router logits, keep the top k, renormalize, and
+   * scatter the weights back to a dense [B,S,E] map (zero for unpicked experts). Every expert runs on
+   * every token and is weighted by that map: exact, and cheap at the sizes we run on CPU. The router is
+   * whole on every rank; each expert is sliced like a dense MLP.
+   */
+  private moe(n: LayerWeightNames, x: string): string {
+    const { g, c } = this;
+    const moe = c.moe!;
+    const names = n.moe!;
+    const router = g.op("MatMul", [x, this.linearWeight(names.router, moe.numExperts, c.hiddenSize)]);
+    const probs = g.op("Softmax", [router], { axis: -1 });
+    const [top, idx] = g.opN("TopK", [probs, g.ints([moe.topK])], 2, { axis: -1, largest: 1, sorted: 1 });
+    let weights = top!;
+    if (moe.normalizeTopK)
+      weights = g.op("Div", [weights, g.op("ReduceSum", [weights, g.ints([-1])], { keepdims: 1 })]);
+    const zeros = g.op("Mul", [probs, g.scalar(0)]);
+    const dense = g.op("ScatterElements", [zeros, idx!, weights], { axis: -1 });
+    let out: string | undefined;
+    for (let e = 0; e < moe.numExperts; e++) {
+      const ex = names.expert(e);
+      const y = this.swiglu(x, ex.gate, ex.up, ex.down);
+      const w = g.op("Slice", [dense, g.ints([e]), g.ints([e + 1]), g.ints([-1])]);
+      const weighted = g.op("Mul", [y, w]);
+      out = out === undefined ? weighted : g.op("Add", [out, weighted]);
+    }
+    return out!;
+  }
+
+  /** x * rsqrt(mean(x^2) + eps) * weight, in float32 as transformers computes it. */
+  private rmsNorm(x: string, weightName: string): string {
+    const { g, c } = this;
+    const variance = g.op("ReduceMean", [g.op("Mul", [x, x])], { axes: [-1], keepdims: 1 });
+    const inv = g.op("Reciprocal", [g.op("Sqrt", [g.op("Add", [variance, g.scalar(c.rmsNormEps)])])]);
+    return g.op("Mul", [g.op("Mul", [x, inv]), this.weight(weightName, [c.hiddenSize])]);
+  }
+
+  /** cos and sin of position * inv_freq, duplicated to head_dim and shaped [N,1,D] for broadcasting. */
+  rotaryTables(positions: string): Rope {
+    const { g, c } = this;
+    const inv = g.weight("rope_inv_freq", ropeInverseFrequencies(c), [1, c.headDim / 2]);
+    const pos = g.op("Unsqueeze", [g.op("Cast", [positions], { to: 1 }), g.ints([1])]); // [N,1]
+    const freqs = g.op("Mul", [pos, inv]);
+    const emb = g.op("Concat", [freqs, freqs], { axis: -1 });
+    const axis = g.ints([1]);
+    return {
+      cos: g.op("Unsqueeze", [g.op("Cos", [emb]), axis]),
+      sin: g.op("Unsqueeze", [g.op("Sin", [emb]), axis]),
+    };
+  }
+
+  /** x * cos + rotate_half(x) * sin, where rotate_half(x) = [-x2, x1] over the two halves of head_dim. */
+  private applyRope(x: string, rope: Rope): string {
+    const { g } = this;
+    const [x1, x2] = g.opN("Split", [x], 2, { axis: -1 });
+    const rotated = g.op("Concat", [g.op("Neg", [x2!]), x1!], { axis: -1 });
+    return g.op("Add", [g.op("Mul", [x, rope.cos]), g.op("Mul", [rotated, rope.sin])]);
+  }
+
+  /** A checkpoint tensor (or a slice) as an initializer, added once however often it is used (tied embeddings). */
+  private weight(name: string, shape: number[], slice?: TensorSlice | Range): string {
+    const key = slice ? `${name}[${sliceAxis(slice)}:${slice.start}:${slice.end}]` : name;
+    if (!this.added.has(key)) {
+      const t = slice
+        ? this.weights.readSlice(name, shape, { axis: sliceAxis(slice), start: slice.start, end: slice.end })
+        : this.weights.read(name, shape);
+      this.added.add(this.g.weight(key, t.data, t.shape));
+    }
+    return key;
+  }
+
+  /**
+   * A [out, in] checkpoint matrix used as x @ W^T: the Transpose is folded by onnxruntime at load.
+   * `slice`: a range of rows (output features), or {axis: 1} for columns (input features).
+   */
+  private linearWeight(name: string, out: number, inDim: number, slice?: TensorSlice | Range): string {
+    const key = `${slice ? this.weight(name, [out, inDim], slice) : name}.T`;
+    if (!this.transposed.has(key)) {
+      const w = this.weight(name, [out, inDim], slice);
+      this.transposed.set(key, this.g.op("Transpose", [w], { perm: [1, 0] }));
+    }
+    return this.transposed.get(key)!;
+  }
+}
+
+interface Range {
+  start: number;
+  end: number;
+}
+
+const sliceAxis = (s: TensorSlice | Range): 0 | 1 => ("axis" in s ? (s as TensorSlice).axis : 0);

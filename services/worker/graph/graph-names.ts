@@ -1,0 +1,18 @@
+// Names shared by the graphs Tessera builds and the code that feeds them: the KV pool inputs and new
+// K/V outputs of each layer, the attention groups, and where weights come from.
+import type { Tensor } from "../model/safetensors.ts";
+import type { TensorSlice } from "../model/tensor-slice.ts";
+
+export interface WeightSource {
+  has(name: string): boolean;
+  read(name: string, expectedShape?: number[]): Tensor;
+  /** One slice of a tensor whose whole shape is `expectedShape` (a tensor-parallel rank's part). */
+  readSlice(name: string, expectedShape: number[], slice: TensorSlice): Tensor;
+}
+
+export const keyCacheName = (layer: number) => `key_cache_${layer}`;
+export const valueCacheName = (layer: number) => `value_cache_${layer}`;
+export const newKeyName = (layer: number) => `new_key_${layer}`;
+export const newValueName = (layer: number) => `new_value_${layer}`;
+export const ATTENTION_GROUPS = ["decode", "prefill"] as const;
+export type AttentionGroup = (typeof ATTENTION_GROUPS)[number];

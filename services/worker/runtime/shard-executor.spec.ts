@@ -1,0 +1,149 @@
+// The shard graphs reproduce the whole model in one process: pipeline stages run one after the other,
+// tensor ranks run side by side with an in-memory all-reduce, and the logits equal the whole-model
+// graph's within 1e-4 with the same greedy ids, on every reference architecture. The ranks of a stage
+// hand on bit-identical hidden states. (The real transport is tested in services/worker/parallel.)
+import assert from "node:assert/strict";
+import path from "node:path";
+import { onnxOpsAttention } from "../graph/attention-onnx-ops.ts";
+import { planSegments } from "../graph/shard-graph.ts";
+import { describeCheckpoint } from "../model/checkpoint.ts";
+import { evenPart } from "../model/tensor-slice.ts";
+import { WeightStore } from "../model/weights.ts";
+import { REFERENCE_DIR, REFERENCE_MODELS } from "../testdata/reference.ts";
+import { type Reduce, type ShardEntry, ShardExecutor } from "./shard-executor.ts";
+import { allocateKvPool, StepExecutor } from "./step-executor.ts";
+import type { SequenceStep } from "./step-inputs.ts";
+import { joinVocabSlices } from "./vocab-slices.ts";
+
+const BLOCKS = 16;
+const BLOCK_SIZE = 4;
+
+/** All-reduce among `size` in-process ranks: sums in rank order once every rank has given its part. */
+function localGroup(size: number): Reduce[] {
+  const rounds = new Map<number, { parts: Float32Array[]; resolve: ((sum: Float32Array) => void)[] }>();
+  const calls = Array.from({ length: size }, () => 0);
+  return calls.map((_, rank) => (_segment, partial) => {
+    const round = calls[rank]!++;
+    const r = rounds.get(round) ?? { parts: [], resolve: [] };
+    rounds.set(round, r);
+    r.parts[rank] = partial;
+    return new Promise<Float32Array>((resolve) => {
+      r.resolve.push(resolve);
+      if (r.resolve.length < size) return;
+      const sum = new Float32Array(partial.length);
+      for (const p of r.parts) for (let i = 0; i < sum.length; i++) sum[i]! += p[i]!;
+      rounds.delete(round);
+      for (const done of r.resolve) done(sum.slice());
+    });
+  });
+}
+
+/** A replica in one process: executors[stage][rank]; the ranks of a stage must agree bit for bit. */
+async function runReplica(
+  executors: ShardExecutor[][],
+  tokens: Int32Array,
+  seqs: SequenceStep[],
+  vocab: number,
+): Promise<Float32Array> {
+  let entry: ShardEntry = { tokens };
+  let outs: Float32Array[] = [];
+  for (const [s, stage] of executors.entries()) {
+    const group = localGroup(stage.length);
+    outs = await Promise.all(stage.map((e, rank) => e.run(seqs, entry, group[rank]!)));
+    if (s === executors.length - 1) break;
+    for (const o of outs) assert.deepEqual(o, outs[0], "the ranks of a stage hand on the same hidden states");
+    entry = { hidden: outs[0]! };
+  }
+  return joinVocabSlices(outs, vocab);
+}
+
+function argmaxRows(logits: Float32Array, vocab: number): number[] {
+  const ids: number[] = [];
+  for (let r = 0; r < logits.length / vocab; r++) {
+    let best = 0;
+    for (let i = 1; i < vocab; i++) if (logits[r * vocab + i]! > logits[r * vocab + best]!) best = i;
+    ids.push(best);
+  }
+  return ids;
+}
+
+const LAYOUTS = [
+  { name: "PP=2", stages: 2, ranks: 1 },
+  { name: "TP=2", stages: 1, ranks: 2 },
+  { name: "TP=2 x PP=2", stages: 2, ranks: 2 },
+] as const;
+
+for (const model of REFERENCE_MODELS)
+  describe(`ShardExecutor on ${model}`, () => {
+    const dir = path.join(REFERENCE_DIR, model);
+    const checkpoint = describeCheckpoint(dir);
+    const weights = WeightStore.open(dir);
+    const { vocabSize: vocab, numLayers } = checkpoint.config;
+
+    it("plans 2 segments per layer and a head under tensor parallelism, one graph without", () => {
+      assert.equal(
+        planSegments({ layers: { start: 0, end: numLayers }, tensor: { rank: 0, size: 2 } }, numLayers)
+          .length,
+        2 * numLayers + 1,
+      );
+      assert.equal(
+        planSegments({ layers: { start: 1, end: numLayers }, tensor: { rank: 0, size: 1 } }, numLayers)
+          .length,
+        1,
+      );
+    });
+
+    for (const layout of LAYOUTS)
+      it(`${layout.name} gives the whole model's logits within 1e-4 and its greedy ids`, async () => {
+        const whole = await StepExecutor.create(
+          checkpoint,
+          weights,
+          onnxOpsAttention,
+          allocateKvPool(checkpoint.config, BLOCKS, BLOCK_SIZE),
+          BLOCK_SIZE,
+          1,
+        );
+        const executors: ShardExecutor[][] = [];
+        for (let s = 0; s < layout.stages; s++) {
+          const layers = evenPart(numLayers, layout.stages, s);
+          executors.push(
+            await Promise.all(
+              Array.from({ length: layout.ranks }, (_, rank) =>
+                ShardExecutor.create(
+                  checkpoint,
+                  weights,
+                  onnxOpsAttention,
+                  { layers, tensor: { rank, size: layout.ranks } },
+                  {
+                    numBlocks: BLOCKS,
+                    blockSize: BLOCK_SIZE,
+                    threads: 1,
+                  },
+                ),
+              ),
+            ),
+          );
+        }
+        const a = [5, 17, 33, 41, 2, 9, 100, 250, 7, 3];
+        const b = [11, 12, 13, 14, 15, 16, 17];
+        let seqs: SequenceStep[] = [
+          { numPast: 0, numNew: a.length, blockTable: [3, 0, 7, 9, 12], needsLogits: true },
+          { numPast: 0, numNew: b.length, blockTable: [1, 2, 4, 5, 6], needsLogits: true },
+        ];
+        let tokens = Int32Array.from([...a, ...b]);
+        let worst = 0;
+        for (let step = 0; step < 6; step++) {
+          const expected = await whole.run(tokens, seqs);
+          const got = await runReplica(executors, tokens, seqs, vocab);
+          assert.equal(got.length, expected.length);
+          for (let i = 0; i < got.length; i++) worst = Math.max(worst, Math.abs(got[i]! - expected[i]!));
+          const ids = argmaxRows(expected, vocab);
+          assert.deepEqual(argmaxRows(got, vocab), ids, `greedy ids at step ${step}`);
+          tokens = Int32Array.from(ids);
+          seqs = seqs.map((s) => ({ ...s, numPast: s.numPast + s.numNew, numNew: 1 }));
+        }
+        assert.ok(worst <= 1e-4, `largest logit difference ${worst}`);
+        await whole.release();
+        for (const e of executors.flat()) await e.release();
+      });
+  });

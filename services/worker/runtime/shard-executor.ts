@@ -1,0 +1,206 @@
+// The sessions of one shard of a parallel replica (graph/shard-graph.ts: one per segment) and the KV
+// pool of its layers and KV heads. A step runs the segments in order; between two segments of a tensor
+// shard, the partial sum goes to `reduce` (the all-reduce over the rank's group) and the sum comes back.
+import * as ort from "onnxruntime-node";
+import type { DecoderConfig } from "../arch/decoder-config.ts";
+import type { AttentionBackend, AttentionBackendName } from "../graph/attention-backend.ts";
+import { GQA_SEQLENS } from "../graph/attention-ms-gqa.ts";
+import { shardRanges } from "../graph/decoder-ops.ts";
+import {
+  keyCacheName,
+  newKeyName,
+  newValueName,
+  valueCacheName,
+  type WeightSource,
+} from "../graph/graph-names.ts";
+import {
+  buildSegmentGraph,
+  planSegments,
+  SEGMENT_IO,
+  type Segment,
+  type ShardSpec,
+  segmentAttentionLayers,
+} from "../graph/shard-graph.ts";
+import type { Checkpoint } from "../model/checkpoint.ts";
+import { allocateKvPool, exportPoolBlocks, importPoolBlocks, type KvPool, writeSlots } from "./kv-pool.ts";
+import { stepFeeds, tokenFeed } from "./step-feeds.ts";
+import { buildStepInputs, type SequenceStep } from "./step-inputs.ts";
+
+/** What a step starts from: token ids (the first stage) or the previous stage's hidden states. */
+export type ShardEntry = { tokens: Int32Array } | { hidden: Float32Array };
+
+/** Completes segment `segment`'s partial sum [N, hidden] across the tensor group. */
+export type Reduce = (segment: number, partial: Float32Array) => Promise<Float32Array>;
+
+interface LoadedSegment {
+  segment: Segment;
+  session: ort.InferenceSession;
+  attends: number[];
+}
+
+export class ShardExecutor {
+  readonly attention: AttentionBackendName;
+  readonly graphBytes: number;
+  readonly spec: ShardSpec;
+  private readonly config: DecoderConfig;
+  private readonly segments: LoadedSegment[];
+  private readonly pool: KvPool;
+  private readonly blockSize: number;
+  private readonly kvHeads: number;
+  private readonly slots: number;
+
+  private constructor(
+    parts: Pick<ShardExecutor, "attention" | "graphBytes" | "spec"> & {
+      config: DecoderConfig;
+      segments: LoadedSegment[];
+      pool: KvPool;
+      blockSize: number;
+    },
+  ) {
+    this.attention = parts.attention;
+    this.graphBytes = parts.graphBytes;
+    this.spec = parts.spec;
+    this.config = parts.config;
+    this.segments = parts.segments;
+    this.pool = parts.pool;
+    this.blockSize = parts.blockSize;
+    this.kvHeads = shardRanges(parts.config, parts.spec.tensor).kvHeads;
+    this.slots = (this.pool.keys[0]?.length ?? 0) / (this.kvHeads * parts.config.headDim);
+  }
+
+  static async create(
+    checkpoint: Checkpoint,
+    weights: WeightSource,
+    attention: AttentionBackend,
+    spec: ShardSpec,
+    pool: { numBlocks: number; blockSize: number; threads: number },
+  ): Promise<ShardExecutor> {
+    const { config } = checkpoint;
+    const parts = { config, names: checkpoint.architecture.weightNames(config), weights, attention, spec };
+    const options: ort.InferenceSession.SessionOptions = {
+      graphOptimizationLevel: "all",
+      logSeverityLevel: 3,
+    };
+    if (pool.threads > 0) options.intraOpNumThreads = pool.threads;
+    const segments: LoadedSegment[] = [];
+    let graphBytes = 0;
+    for (const segment of planSegments(spec, config.numLayers)) {
+      const graph = buildSegmentGraph(parts, segment);
+      graphBytes += graph.byteLength;
+      const session = await ort.InferenceSession.create(graph, options);
+      segments.push({ segment, session, attends: segmentAttentionLayers(segment) });
+    }
+    const { kvHeads } = shardRanges(config, spec.tensor);
+    const layers = spec.layers.end - spec.layers.start;
+    const kv = allocateKvPool(
+      { numLayers: layers, numKvHeads: kvHeads, headDim: config.headDim },
+      pool.numBlocks,
+      pool.blockSize,
+    );
+    return new ShardExecutor({
+      attention: attention.name,
+      graphBytes,
+      spec,
+      config,
+      segments,
+      pool: kv,
+      blockSize: pool.blockSize,
+    });
+  }
+
+  /** Segments a step runs (and all-reduces between them: one fewer). */
+  get numSegments(): number {
+    return this.segments.length;
+  }
+
+  /** Runs one step of the shard: its hidden states [N, hidden], or its logits slice [L, V/ranks] on the last stage. */
+  async run(seqs: readonly SequenceStep[], entry: ShardEntry, reduce: Reduce): Promise<Float32Array> {
+    const c = this.config;
+    const inputs = buildStepInputs(seqs, this.blockSize, c.slidingWindow);
+    const n = inputs.positions.length;
+    const feeds = stepFeeds(
+      inputs,
+      this.segments.some((s) => s.session.inputNames.includes(GQA_SEQLENS)),
+    );
+    const hiddenDims = [n, c.hiddenSize];
+    if ("tokens" in entry) {
+      if (entry.tokens.length !== n)
+        throw new Error(`step has ${entry.tokens.length} tokens but its sequences add up to ${n}`);
+      feeds[SEGMENT_IO.tokens] = tokenFeed(entry.tokens);
+    } else {
+      if (entry.hidden.length !== n * c.hiddenSize)
+        throw new Error(`hidden states of ${entry.hidden.length} floats do not fit ${n} tokens`);
+      feeds[SEGMENT_IO.hidden] = new ort.Tensor("float32", entry.hidden, hiddenDims);
+    }
+    const kvDims = [this.slots, this.kvHeads, c.headDim];
+    const width = this.kvHeads * c.headDim;
+    let result: Float32Array | undefined;
+    for (const [k, { segment, session, attends }] of this.segments.entries()) {
+      for (const layer of attends) {
+        const local = layer - this.spec.layers.start;
+        feeds[keyCacheName(layer)] = new ort.Tensor("float32", this.pool.keys[local]!, kvDims);
+        feeds[valueCacheName(layer)] = new ort.Tensor("float32", this.pool.values[local]!, kvDims);
+      }
+      const wanted: Record<string, ort.Tensor> = {};
+      for (const name of session.inputNames) wanted[name] = feeds[name]!;
+      const out = await session.run(wanted);
+      for (const layer of attends) {
+        const local = layer - this.spec.layers.start;
+        writeSlots(
+          this.pool.keys[local]!,
+          out[newKeyName(layer)]!.data as Float32Array,
+          inputs.newSlots,
+          width,
+        );
+        writeSlots(
+          this.pool.values[local]!,
+          out[newValueName(layer)]!.data as Float32Array,
+          inputs.newSlots,
+          width,
+        );
+      }
+      if (segment.exit === "partial") {
+        const reduced = await reduce(k, out[SEGMENT_IO.partial]!.data as Float32Array);
+        feeds[SEGMENT_IO.residual] = out[SEGMENT_IO.residualOut]!;
+        feeds[SEGMENT_IO.reduced] = new ort.Tensor("float32", reduced, hiddenDims);
+      } else {
+        result = out[segment.exit === "logits" ? SEGMENT_IO.logits : SEGMENT_IO.hiddenOut]!
+          .data as Float32Array;
+      }
+    }
+    return result!.slice();
+  }
+
+  /** Floats of one block in this shard's pool: its layers × 2 × blockSize × its KV heads × headDim. */
+  get blockFloats(): number {
+    return this.pool.keys.length * 2 * this.span;
+  }
+
+  private get span(): number {
+    return this.blockSize * this.kvHeads * this.config.headDim;
+  }
+
+  /** The shard's part of blocks: [block][its layer][key|value][token][its KV head][dim]. */
+  exportBlocks(blocks: readonly number[]): Float32Array {
+    for (const b of blocks) this.checkBlock(b);
+    return exportPoolBlocks(this.pool, blocks, this.span);
+  }
+
+  importBlocks(blocks: readonly number[], data: Float32Array): void {
+    if (data.length !== blocks.length * this.blockFloats)
+      throw new Error(
+        `import of ${blocks.length} blocks needs ${blocks.length * this.blockFloats} floats, got ${data.length}`,
+      );
+    for (const b of blocks) this.checkBlock(b);
+    importPoolBlocks(this.pool, blocks, data, this.span);
+  }
+
+  private checkBlock(b: number): void {
+    if (!Number.isInteger(b) || b < 0 || (b + 1) * this.blockSize > this.slots)
+      throw new Error(`no block ${b} in the pool`);
+  }
+
+  async release(): Promise<void> {
+    for (const s of this.segments) await s.session.release();
+  }
+}

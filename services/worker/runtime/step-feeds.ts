@@ -1,0 +1,35 @@
+// The onnxruntime feeds of a step's index and mask tensors (step-inputs.ts), shared by every graph
+// that attends over the KV pool: the whole model's and a shard's segments.
+import * as ort from "onnxruntime-node";
+import { GQA_SEQLENS, GQA_TOTAL_LENGTH } from "../graph/attention-ms-gqa.ts";
+import { ATTENTION_GROUPS } from "../graph/graph-names.ts";
+import type { StepInputs } from "./step-inputs.ts";
+
+const i64 = (data: BigInt64Array, dims: number[]) => new ort.Tensor("int64", data, dims);
+
+/** position_ids, unpad_index, logits_index, each group's indices and mask, and the GQA lengths when asked. */
+export function stepFeeds(inputs: StepInputs, gqa: boolean): Record<string, ort.Tensor> {
+  const n = inputs.positions.length;
+  const feeds: Record<string, ort.Tensor> = {
+    position_ids: i64(inputs.positions, [n]),
+    unpad_index: i64(inputs.unpadIndex, [n]),
+    logits_index: i64(inputs.logitsIndex, [inputs.logitsIndex.length]),
+  };
+  for (const group of ATTENTION_GROUPS) {
+    const t = inputs.groups[group];
+    feeds[`${group}_query_index`] = i64(t.queryIndex, [t.batch, t.queries]);
+    feeds[`${group}_past_index`] = i64(t.pastIndex, [t.batch, t.past]);
+    feeds[`${group}_bias`] = new ort.Tensor("float32", t.bias, [t.batch, 1, t.queries, t.past + t.queries]);
+  }
+  if (gqa) {
+    const d = inputs.groups.decode;
+    feeds[GQA_SEQLENS] = new ort.Tensor("int32", Int32Array.from(d.numPast), [d.batch]);
+    feeds[GQA_TOTAL_LENGTH] = new ort.Tensor("int32", Int32Array.of(d.past + 1), [1]);
+  }
+  return feeds;
+}
+
+/** The token ids of a step as the graph's int64 input. */
+export function tokenFeed(tokens: Int32Array): ort.Tensor {
+  return i64(BigInt64Array.from(tokens, BigInt), [tokens.length]);
+}
