@@ -147,7 +147,7 @@ describe("container-runner", () => {
   });
 
   it("gates liveness and readiness on the startup probe", async () => {
-    const { runner, probeResults, advance } = setup({
+    const { runner, fake, probeResults, advance } = setup({
       startupProbe: { httpGet: { path: "/started", port: 80 }, periodSeconds: 1, failureThreshold: 30 },
       readinessProbe: { httpGet: { path: "/ready", port: 80 }, periodSeconds: 1 },
     });
@@ -162,6 +162,9 @@ describe("container-runner", () => {
     assert.equal(runner.status().started, true);
     await advance(0);
     assert.equal(runner.ready, true);
+    probeResults.set("/started", false);
+    await advance(60_000);
+    assert.equal(fake.processes.length, 1, "the startup probe stops once it passed");
   });
 
   it("stops with SIGTERM and SIGKILL after the grace period, and does not restart", async () => {

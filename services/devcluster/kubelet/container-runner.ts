@@ -223,6 +223,8 @@ export class ContainerRunner {
       return;
     }
     const startup = this.#loop("startup", startupProbe, launch, () => {
+      startup.stop();
+      this.#probes = this.#probes.filter((p) => p !== startup);
       this.#started = true;
       after();
     });

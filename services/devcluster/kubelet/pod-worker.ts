@@ -101,7 +101,6 @@ export class PodWorker {
     else this.#event("Warning", "FailedMount", volumes.error.message);
     this.#init = (this.#pod.spec.initContainers ?? []).map((c) => this.#runner(c, true));
     this.#main = this.#pod.spec.containers.map((c) => this.#runner(c, false));
-    this.#event("Normal", "Started", `Started pod on ${this.#deps.config.nodeName} with IP ${this.podIP}`);
     this.#advance();
     this.#scheduleSync();
   }
