@@ -1,0 +1,44 @@
+// `npm run bench -- router [overhead|cache|bounded ...]`: the router (issue 4), with workers on the
+// `tiny` preset so the router is what is measured, every ratio measured in this one run:
+//   a. overhead: end-to-end latency through the router vs straight to the worker, 32-token
+//      generations at 1, 16 and 64 concurrent;
+//   b. cache-aware routing: TTFT p50 of consistent hashing on prefix blocks vs round-robin over 4
+//      workers whose KV pools hold fewer prefixes than the workload has, and with no prefix reuse;
+//   c. bounded loads under Zipf(1.1) session keys: peak in-flight per worker vs the mean, share of
+//      requests on their hash home, and keys moved by adding a 5th worker.
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { createCheckpoint } from "../../services/model-factory/create-checkpoint.ts";
+import { type Check, writeResult } from "../report.ts";
+import { boundedLoads } from "./router/bounded-loads.ts";
+import { cacheAware } from "./router/cache-aware.ts";
+import { overhead } from "./router/overhead.ts";
+
+const MODEL_DIR = path.resolve(import.meta.dirname, "../../.tessera/bench/tiny-llama");
+/** onnxruntime threads per worker: the machine's cores are shared by workers, router and clients. */
+const THREADS = 1;
+
+export async function run(args: string[]): Promise<void> {
+  const parts = args.length > 0 ? args : ["overhead", "cache", "bounded"];
+  if (!existsSync(path.join(MODEL_DIR, "config.json")))
+    await createCheckpoint({ arch: "llama", preset: "tiny", seed: 1, out: MODEL_DIR });
+  const figures: Record<string, unknown> = { workerThreads: THREADS };
+  const checks: Check[] = [];
+  for (const part of parts) {
+    const measured =
+      part === "overhead"
+        ? await overhead(MODEL_DIR, THREADS)
+        : part === "cache"
+          ? await cacheAware(MODEL_DIR, THREADS)
+          : await boundedLoads(MODEL_DIR, THREADS);
+    figures[part] = measured.figures;
+    checks.push(...measured.checks);
+  }
+  writeResult({
+    suite: "router",
+    description:
+      "Router over tiny-preset workers (1 onnxruntime thread each), grpc-js clients in the bench process: a. end-to-end latency of 32-token generations through the router vs straight to one worker at 1, 16, 64 concurrent (alternating rounds); b. TTFT p50, consistent hashing on prefix blocks vs round-robin, 4 workers with 160-block KV pools, 16 tenants × 384-token system prompts, 8 concurrent; and with no prefix reuse; c. Zipf(1.1) session keys over 1,000 keys, 64 concurrent over 4 workers (epsilon 0.25): peak in-flight per worker / mean, share on the hash home, keys moved by a 5th worker",
+    figures,
+    checks,
+  });
+}

@@ -1,0 +1,133 @@
+// The processes a router benchmark runs: tiny workers and `tessera router` processes, each handed
+// back once it logs the ports it listens on (and, for a router, once /ready answers 200).
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { setTimeout as delay } from "node:timers/promises";
+import { waitUntilServing } from "../../../services/worker/server/health-client.ts";
+
+const ROOT = path.resolve(import.meta.dirname, "../../..");
+
+export interface Proc {
+  child: ChildProcess;
+  log: Record<string, unknown>;
+  stop(): Promise<void>;
+}
+
+export interface Worker extends Proc {
+  address: string;
+}
+
+export interface RouterProc extends Proc {
+  grpcAddress: string;
+  httpUrl: string;
+  metricsUrl: string;
+  endpointsFile: string;
+}
+
+async function spawnUntil(args: string[], msg: string): Promise<Proc> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] });
+  const exited = once(child, "exit");
+  const lines: string[] = [];
+  const log = await new Promise<Record<string, unknown>>((resolve, reject) => {
+    createInterface({ input: child.stderr! }).on("line", (line) => {
+      lines.push(line);
+      try {
+        const parsed = JSON.parse(line) as Record<string, unknown>;
+        if (parsed["msg"] === msg) resolve(parsed);
+      } catch {}
+    });
+    exited.then(() => reject(new Error(`${args.join(" ")} exited:\n${lines.join("\n")}`)));
+  });
+  return {
+    child,
+    log,
+    stop: async () => {
+      if (child.exitCode === null) child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
+
+export async function startWorker(
+  modelDir: string,
+  engine: Record<string, unknown>,
+  threads: number,
+): Promise<Worker> {
+  const config = JSON.stringify({ modelDir, engine, threads });
+  const proc = await spawnUntil([path.join(import.meta.dirname, "worker-main.ts"), config], "serving");
+  const address = `127.0.0.1:${proc.log["port"]}`;
+  await waitUntilServing(address, 60_000);
+  return { ...proc, address };
+}
+
+export function writeEndpoints(file: string, workers: readonly Worker[]): void {
+  writeFileSync(
+    file,
+    JSON.stringify({ endpoints: workers.map((w, i) => ({ name: `worker-${i}`, address: w.address })) }),
+  );
+}
+
+export async function startRouter(
+  modelDir: string,
+  workers: readonly Worker[],
+  config: Record<string, unknown>,
+): Promise<RouterProc> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "tessera-bench-router-"));
+  const endpointsFile = path.join(dir, "endpoints.json");
+  writeEndpoints(endpointsFile, workers);
+  const file = path.join(dir, "router.json");
+  writeFileSync(
+    file,
+    JSON.stringify({
+      grpcPort: 0,
+      httpPort: 0,
+      metricsPort: 0,
+      models: [{ id: path.basename(modelDir), tokenizer: modelDir }],
+      discovery: { type: "static", file: endpointsFile, pollMs: 100 },
+      ...config,
+    }),
+  );
+  const proc = await spawnUntil(
+    [path.join(ROOT, "services/cli/main.ts"), "router", "--config", file],
+    "routing",
+  );
+  const httpUrl = `http://127.0.0.1:${proc.log["httpPort"]}`;
+  for (
+    let i = 0;
+    !(await fetch(`${httpUrl}/ready`).then(
+      (r) => r.ok,
+      () => false,
+    ));
+    i++
+  ) {
+    if (i > 600) throw new Error("the router did not become ready");
+    await delay(50);
+  }
+  return {
+    ...proc,
+    grpcAddress: `127.0.0.1:${proc.log["grpcPort"]}`,
+    httpUrl,
+    metricsUrl: `http://127.0.0.1:${proc.log["metricsPort"]}/metrics`,
+    endpointsFile,
+  };
+}
+
+/** Sum of a Prometheus series over the lines matching `labels`. */
+export async function metric(
+  url: string,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
+  const text = await (await fetch(url)).text();
+  let total = 0;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)))
+      total += Number(line.split(" ").at(-1));
+  }
+  return total;
+}
