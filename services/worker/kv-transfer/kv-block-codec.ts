@@ -46,7 +46,8 @@ export function encodeKvBlock(block: KvBlock): Buffer {
   const headerBytes = align8(
     FIXED_BYTES + 4 * block.tokens.length + strings.reduce((n, s) => n + s.length, 0),
   );
-  const buf = Buffer.alloc(headerBytes + block.data.byteLength);
+  const buf = Buffer.allocUnsafe(headerBytes + block.data.byteLength);
+  buf.fill(0, 0, headerBytes);
   buf.write(KV_BLOCK_MAGIC, 0, "latin1");
   buf.writeUInt16LE(KV_BLOCK_FORMAT_VERSION, 4);
   buf.writeUInt8(DTYPE_FLOAT32, 6);
