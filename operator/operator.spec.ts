@@ -182,8 +182,8 @@ describe("operator (dev cluster, simulated kubelet)", function () {
       const spec = { serving: { mode: "disaggregated" as const }, kvTransfer: { redis: { address } } };
       await f.apply(ns, inferenceModel("d", spec));
       await f.waitForModel(ns, "d", "Ready", (m) => condition(m, "Ready")?.status === "True");
-      redis.db(0).set(`tessera:${ns}:d:block1`, "kv");
-      redis.db(0).set(`tessera:${ns}:other:block1`, "kv");
+      redis.db(0).set(`tessera:kv:${ns}:d:tiny@rev:0-2:abc`, "kv");
+      redis.db(0).set(`tessera:kv:${ns}:other:tiny@rev:0-2:abc`, "kv");
       assert.equal(podsWith(await f.pods(ns), LABELS.role, "prefill").length, 1);
       await f.client.delete(
         { group: "serving.tessera.dev", version: "v1alpha1", resource: "inferencemodels" },
@@ -192,7 +192,7 @@ describe("operator (dev cluster, simulated kubelet)", function () {
       );
       await waitFor("model gone", async () => (await f.model(ns, "d")) === undefined);
       assert.deepEqual(names(await f.pods(ns)), []);
-      assert.deepEqual([...redis.db(0).keys()], [`tessera:${ns}:other:block1`]);
+      assert.deepEqual([...redis.db(0).keys()], [`tessera:kv:${ns}:other:tiny@rev:0-2:abc`]);
     } finally {
       await redis.close();
     }

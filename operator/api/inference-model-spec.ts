@@ -203,7 +203,7 @@ const kvTransfer = doc(
       ),
     })
     .prefault({}),
-  "Where prefill workers put KV blocks for decode workers. Keys are prefixed with tessera:<namespace>:<name>: and deleted with the model.",
+  "Where prefill workers put KV blocks for decode workers. Keys are prefixed with tessera:kv:<namespace>:<name>: and deleted with the model.",
 );
 
 export const inferenceModelSpecSchema = doc(

@@ -2,6 +2,7 @@
 import { LABELS } from "../api/group.ts";
 import { ROLES, type Role } from "../api/inference-model-status.ts";
 import type { KubeObject } from "../kube/kube-object.ts";
+import type { PodGroup, ShardAssignment } from "./planner.ts";
 import { GROUP_SIZE_ANNOTATION } from "./pod-template.ts";
 
 export interface ObservedPod {
@@ -71,4 +72,21 @@ export function observePod(pod: KubeObject): ObservedPod | undefined {
 
 export function groupKey(role: Role, replica: number): string {
   return `${role}/${replica}`;
+}
+
+/** A pod just created from the plan, before anything was observed of it. */
+export function plannedPod(group: PodGroup, shard: ShardAssignment): ObservedPod {
+  return {
+    name: shard.podName,
+    role: group.role,
+    replica: group.replica,
+    stage: shard.stage,
+    rank: shard.rank,
+    revision: group.revision,
+    groupSize: shard.worldSize,
+    ready: false,
+    failed: false,
+    restarted: false,
+    terminating: false,
+  };
 }

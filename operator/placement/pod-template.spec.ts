@@ -102,8 +102,9 @@ describe("shard pod template", () => {
         failurePolicy: "fail",
       },
     });
-    assert.equal(env["TESSERA_KV_STORE"], "redis://redis:6379/0");
-    assert.equal(env["TESSERA_KV_KEY_PREFIX"], "tessera:ml:tiny:");
+    assert.equal(env["TESSERA_KV_URL"], "redis://redis:6379/0");
+    assert.equal(env["TESSERA_KV_KEY_PREFIX"], "tessera:kv:ml:tiny:");
+    assert.equal(env["TESSERA_KV_TTL_MS"], "600000");
     assert.equal(env["TESSERA_KV_FAILURE_POLICY"], "fail");
     assert.deepEqual(env["TESSERA_KV_PASSWORD"], { secretKeyRef: { name: "redis", key: "password" } });
   });

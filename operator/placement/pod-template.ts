@@ -1,6 +1,6 @@
 // The Pod of one shard (pure). Pods meet the "restricted" Pod Security profile: non-root, no
 // privilege escalation, every capability dropped, seccomp RuntimeDefault, a read-only root file
-// system (scratch space is an emptyDir at /tmp), and no service-account token (workers never call
+// system (scratch space is an emptyDir at /scratch, TMPDIR), and no service-account token (workers never call
 // the API). Probes use the worker's grpc.health.v1 service; the startup probe allows 10 minutes of
 // weight loading before liveness applies.
 
@@ -17,7 +17,7 @@ import type { InferenceModelSpec } from "../api/inference-model-spec.ts";
 import type { WorkerPoolSpec } from "../api/worker-pool.ts";
 import type { KubeObject } from "../kube/kube-object.ts";
 import { headlessServiceName, type ModelRef, type PodGroup, type ShardAssignment } from "./planner.ts";
-import { MODELS_MOUNT, serveArgs, shardEnv } from "./shard-env.ts";
+import { MODELS_MOUNT, SCRATCH_MOUNT, serveArgs, shardEnv } from "./shard-env.ts";
 
 /** How many pods the pod's group has (its gang), for readiness of groups of an older revision. */
 export const GROUP_SIZE_ANNOTATION = "serving.tessera.dev/group-size";
@@ -152,7 +152,7 @@ export function shardPod(
       ...(pool.runtimeClassName ? { runtimeClassName: pool.runtimeClassName } : {}),
       affinity: mergeAffinity(pool.affinity, model, group),
       volumes: [
-        { name: "tmp", emptyDir: {} },
+        { name: "scratch", emptyDir: {} },
         ...(pvc
           ? [{ name: "models", persistentVolumeClaim: { claimName: pvc.claimName, readOnly: true } }]
           : []),
@@ -180,7 +180,7 @@ export function shardPod(
             capabilities: { drop: ["ALL"] },
           },
           volumeMounts: [
-            { name: "tmp", mountPath: "/tmp" },
+            { name: "scratch", mountPath: SCRATCH_MOUNT },
             ...(pvc ? [{ name: "models", mountPath: MODELS_MOUNT, readOnly: true }] : []),
           ],
         },

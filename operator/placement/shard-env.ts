@@ -7,14 +7,25 @@ import type { ModelRef, ShardAssignment } from "./planner.ts";
 
 export const MODELS_MOUNT = "/models";
 
+/**
+ * Writable scratch space (the root file system is read-only), also TMPDIR. Not /tmp: the dev
+ * cluster's kubelet maps every argument under a mount path to the volume's folder, and model
+ * folders often live under /tmp.
+ */
+export const SCRATCH_MOUNT = "/scratch";
+
 export type EnvVar =
   | { name: string; value: string }
   | { name: string; valueFrom: { fieldRef: { fieldPath: string } } }
   | { name: string; valueFrom: { secretKeyRef: { name: string; key: string } } };
 
-/** Prefix of the model's keys in the KV transfer store (deleted with the model). */
+/**
+ * Prefix of the model's keys in the KV transfer store, deleted with the model. Workers use it as
+ * their store's keyPrefix (services/worker/kv-transfer: keys are `${keyPrefix}${modelId}@...`), so
+ * two InferenceModels serving the same model id in different namespaces never share blocks.
+ */
 export function kvKeyPrefix(model: { namespace: string; name: string }): string {
-  return `tessera:${model.namespace}:${model.name}:`;
+  return `tessera:kv:${model.namespace}:${model.name}:`;
 }
 
 export function modelDir(spec: InferenceModelSpec): string {
@@ -54,6 +65,7 @@ export function shardEnv(
     field("POD_IP", "status.podIP"),
     field("POD_NAME", "metadata.name"),
     field("POD_NAMESPACE", "metadata.namespace"),
+    value("TMPDIR", SCRATCH_MOUNT),
     value("TESSERA_MODEL_NAME", spec.model.servedName ?? model.name),
     value("TESSERA_ROLE", role),
     value("TESSERA_REPLICA", replica),
@@ -73,9 +85,9 @@ export function shardEnv(
   const redis = spec.kvTransfer.redis;
   if (redis) {
     env.push(
-      value("TESSERA_KV_STORE", `redis://${redis.address}/${redis.db}`),
+      value("TESSERA_KV_URL", `redis://${redis.address}/${redis.db}`),
       value("TESSERA_KV_KEY_PREFIX", kvKeyPrefix(model)),
-      value("TESSERA_KV_TTL_SECONDS", spec.kvTransfer.ttlSeconds),
+      value("TESSERA_KV_TTL_MS", spec.kvTransfer.ttlSeconds * 1000),
       value("TESSERA_KV_FAILURE_POLICY", spec.kvTransfer.failurePolicy),
     );
     if (redis.passwordSecret)

@@ -13,11 +13,12 @@ import type { ReconcileOutcome } from "../controller/controller.ts";
 import { splitKey } from "../kube/kube-object.ts";
 import { INFERENCE_MODELS, PODS, SERVICES } from "../kube/resources.ts";
 import { type ModelRef, type PoolView, planPlacement } from "../placement/planner.ts";
-import { type ObservedPod, observePod } from "../placement/pod-state.ts";
+import { type ObservedPod, observePod, plannedPod } from "../placement/pod-state.ts";
 import { shardPod } from "../placement/pod-template.ts";
 import { canonicalJson } from "../placement/revision.ts";
 import { planRollout, type RolloutActions } from "../placement/rollout.ts";
 import { findCondition } from "./conditions.ts";
+import { Expectations } from "./expectations.ts";
 import { addFinalizer, finalizeModel } from "./finalizer.ts";
 import { invalidSpecStatus, modelStatus } from "./model-status.ts";
 import type { ReconcilerDeps } from "./reconciler-deps.ts";
@@ -25,15 +26,23 @@ import { serviceUpToDate, workersService } from "./workers-service.ts";
 
 export class InferenceModelReconciler {
   readonly #deps: ReconcilerDeps;
+  readonly #expectations: Expectations;
+  /** Per model: the status this operator last wrote, and the one it replaced (see #writeStatus). */
+  readonly #written = new Map<string, { before: string; after: string }>();
 
   constructor(deps: ReconcilerDeps) {
     this.#deps = deps;
+    this.#expectations = new Expectations(deps.clock);
   }
 
   async reconcile(key: string): Promise<ReconcileOutcome | undefined> {
     const { namespace, name } = splitKey(key);
     const model = this.#deps.cache.model(namespace, name);
-    if (!model) return undefined;
+    if (!model) {
+      this.#expectations.forget(key);
+      this.#written.delete(key);
+      return undefined;
+    }
     if (model.metadata.deletionTimestamp) return finalizeModel(model, this.#deps);
     if (!model.metadata.finalizers?.includes(CLEANUP_FINALIZER)) await addFinalizer(model, this.#deps);
 
@@ -42,6 +51,7 @@ export class InferenceModelReconciler {
       const message = parsed.error.issues.map((i) => `spec.${i.path.join(".")}: ${i.message}`).join("; ");
       this.#deps.events.record(model, "Warning", "InvalidSpec", message);
       await this.#writeStatus(
+        key,
         model,
         invalidSpecStatus(model.status, model.metadata.generation ?? 0, message, this.#now()),
       );
@@ -50,12 +60,12 @@ export class InferenceModelReconciler {
     const spec = parsed.data;
     const ref: ModelRef = { namespace, name, uid: model.metadata.uid ?? "" };
 
-    const observed = this.#observe(ref);
+    const observed = this.#expectations.adjust(key, this.#observe(ref));
     const pools = this.#poolViews(ref, spec);
     const plan = planPlacement({ model: ref, spec, pools });
     const actions = planRollout(plan, observed);
 
-    await this.#apply(model, ref, spec, pools, actions);
+    await this.#apply(key, model, ref, spec, pools, actions, observed);
     const status = modelStatus({
       name,
       generation: model.metadata.generation ?? 0,
@@ -66,7 +76,7 @@ export class InferenceModelReconciler {
       previous: model.status,
       now: this.#now(),
     });
-    await this.#writeStatus(model, status);
+    await this.#writeStatus(key, model, status);
     return undefined;
   }
 
@@ -94,11 +104,13 @@ export class InferenceModelReconciler {
   }
 
   async #apply(
+    key: string,
     model: InferenceModel,
     ref: ModelRef,
     spec: InferenceModelSpec,
     pools: ReadonlyMap<string, PoolView>,
     actions: RolloutActions,
+    observed: readonly ObservedPod[],
   ): Promise<void> {
     const { client, cache, events } = this.#deps;
     const service = workersService(ref);
@@ -113,7 +125,16 @@ export class InferenceModelReconciler {
         });
       }),
     );
+    this.#expectations.created(
+      key,
+      actions.create.map(({ group, shard }) => plannedPod(group, shard)),
+    );
     await Promise.all(actions.delete.map((d) => client.delete(PODS, ref.namespace, d.name)));
+    const deleted = new Set(actions.delete.map((d) => d.name));
+    this.#expectations.deleted(
+      key,
+      observed.filter((p) => deleted.has(p.name)),
+    );
     if (actions.create.length > 0)
       events.record(
         model,
@@ -133,8 +154,16 @@ export class InferenceModelReconciler {
     }
   }
 
-  async #writeStatus(model: InferenceModel, status: InferenceModelStatus): Promise<void> {
-    if (canonicalJson(status) === canonicalJson(model.status ?? {})) return;
+  /**
+   * Writes the status when it differs from the cached one, unless the cache simply has not caught
+   * up with this operator's last write (same status replaced, same status computed): that would
+   * write it, and record its Events, twice.
+   */
+  async #writeStatus(key: string, model: InferenceModel, status: InferenceModelStatus): Promise<void> {
+    const after = canonicalJson(status);
+    const before = canonicalJson(model.status ?? {});
+    const last = this.#written.get(key);
+    if (after === before || (last?.after === after && last.before === before)) return;
     this.#recordTransitions(model, status);
     const { namespace = "", name = "" } = model.metadata;
     await this.#deps.client.apply(
@@ -143,6 +172,7 @@ export class InferenceModelReconciler {
       { apiVersion: API_VERSION, kind: "InferenceModel", metadata: { name, namespace }, status },
       { subresource: "status", force: true },
     );
+    this.#written.set(key, { before, after });
   }
 
   /** Events for a person reading `kubectl describe`: the model became (not) Ready, or Degraded and why. */

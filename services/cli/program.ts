@@ -2,8 +2,10 @@
 // 0 done, 1 failed (e.g. a missing model folder), 2 bad flags.
 import { Command, CommanderError } from "commander";
 import { TesseraError } from "../common/errors.ts";
+import { devCommand } from "./dev-command.ts";
 import { generateCommand } from "./generate-command.ts";
 import { modelCommand } from "./model-command.ts";
+import { operatorCommand } from "./operator-command.ts";
 import { routerCommand } from "./router-command.ts";
 import { serveCommand } from "./serve-command.ts";
 
@@ -16,7 +18,9 @@ export function createProgram(): Command {
     .addCommand(modelCommand())
     .addCommand(generateCommand())
     .addCommand(serveCommand())
-    .addCommand(routerCommand());
+    .addCommand(routerCommand())
+    .addCommand(operatorCommand())
+    .addCommand(devCommand());
   throwInsteadOfExit(program);
   return program;
 }

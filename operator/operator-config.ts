@@ -1,0 +1,73 @@
+// The one config object of an operator process, validated at start-up: where the API is, which
+// namespace to watch, leader election, and the metrics and health ports.
+import { existsSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { z } from "zod";
+import { type Result, TesseraError } from "../services/common/errors.ts";
+import { type ClusterConnection, connectionFromKubeconfig, inClusterConnection } from "./kube/kubeconfig.ts";
+
+const port = z.int().min(0).max(65_535);
+
+export const operatorConfigSchema = z
+  .object({
+    /** Kubeconfig file; unset: $KUBECONFIG, then the in-cluster service account, then ~/.kube/config. */
+    kubeconfig: z.string().min(1).optional(),
+    /** Kubeconfig context; unset: its current context. */
+    context: z.string().min(1).optional(),
+    /** Namespace to watch; unset: the kubeconfig context's (or the pod's) namespace. */
+    namespace: z.string().min(1).optional(),
+    /** Watch every namespace (needs the ClusterRole from operator/deploy/rbac-cluster.yaml). */
+    allNamespaces: z.boolean().default(false),
+    /** Run only while holding the Lease, so several replicas can run for availability. */
+    leaderElect: z.boolean().default(true),
+    /** Namespace of the Lease; unset: the operator's own namespace. */
+    leaseNamespace: z.string().min(1).optional(),
+    leaseName: z.string().min(1).default("tessera-operator"),
+    /** Prometheus /metrics; 0 picks a free port. */
+    metricsPort: port.default(8080),
+    /** /healthz and /readyz; 0 picks a free port. */
+    healthPort: port.default(8081),
+    bindAddress: z.string().min(1).default("0.0.0.0"),
+    /** Reconciles running at once per kind. */
+    workers: z.int().min(1).max(64).default(4),
+    /** How long a deleted model's cleanup may take before its finalizer is removed anyway. */
+    cleanupTimeoutSeconds: z.int().min(1).max(3_600).default(60),
+  })
+  .refine((c) => !(c.allNamespaces && c.namespace), {
+    path: ["namespace"],
+    message: "give --namespace or --all-namespaces, not both",
+  })
+  .refine((c) => c.metricsPort === 0 || c.metricsPort !== c.healthPort, {
+    path: ["healthPort"],
+    message: "must differ from the metrics port",
+  });
+
+export type OperatorConfig = z.infer<typeof operatorConfigSchema>;
+
+/** Parses a raw config; the error names the first bad field (e.g. `workers: ...`). */
+export function parseOperatorConfig(raw: unknown): Result<OperatorConfig> {
+  const parsed = operatorConfigSchema.safeParse(raw);
+  if (parsed.success) return { value: parsed.data };
+  const issue = parsed.error.issues[0];
+  return {
+    error: TesseraError.invalidArgument(issue?.path.join(".") || "config", issue?.message ?? "invalid"),
+  };
+}
+
+/** The API connection the config asks for; env is the process environment (read once, at start-up). */
+export function resolveConnection(
+  config: OperatorConfig,
+  env: Record<string, string | undefined>,
+): ClusterConnection {
+  const file = config.kubeconfig ?? env["KUBECONFIG"]?.split(path.delimiter)[0];
+  if (file) return connectionFromKubeconfig(file, config.context);
+  const inCluster = inClusterConnection(env);
+  if (inCluster) return inCluster;
+  const home = path.join(env["HOME"] ?? os.homedir(), ".kube", "config");
+  if (existsSync(home)) return connectionFromKubeconfig(home, config.context);
+  throw TesseraError.invalidArgument(
+    "--kubeconfig",
+    "no kubeconfig given, $KUBECONFIG unset, not in a cluster, and no ~/.kube/config",
+  );
+}

@@ -1,0 +1,87 @@
+// The operator as a process: connect, serve /metrics and /healthz + /readyz, run until SIGTERM or
+// SIGINT (then stop cleanly, releasing the Lease, exit code 0) or until leadership is lost (exit
+// code 1, so the pod restarts and campaigns again).
+import type { Server } from "node:http";
+import type { Logger } from "../services/common/log.ts";
+import { listeningPort, Metrics } from "../services/common/telemetry/metrics.ts";
+import { FIELD_MANAGER } from "./api/group.ts";
+import { serveHealth } from "./controller/health-server.ts";
+import { HttpsKubeClient } from "./kube/https-client.ts";
+import { Operator } from "./operator.ts";
+import { type OperatorConfig, resolveConnection } from "./operator-config.ts";
+
+export interface OperatorProcess {
+  operator: Operator;
+  metricsPort: number;
+  healthPort: number;
+  /** Resolves with the exit code once stopped. */
+  done: Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function startOperatorProcess(
+  config: OperatorConfig,
+  env: Record<string, string | undefined>,
+  log: Logger,
+): Promise<OperatorProcess> {
+  const connection = resolveConnection(config, env);
+  const namespace = config.allNamespaces ? "" : (config.namespace ?? connection.namespace);
+  const client = new HttpsKubeClient(connection, { fieldManager: FIELD_MANAGER });
+  const metrics = new Metrics();
+  let finish: (code: number) => void = () => {};
+  const done = new Promise<number>((resolve) => {
+    finish = resolve;
+  });
+  const operator = new Operator({
+    client,
+    namespace,
+    workers: config.workers,
+    cleanupTimeoutMs: config.cleanupTimeoutSeconds * 1000,
+    log,
+    metrics,
+    ...(config.leaderElect
+      ? {
+          leaderElection: {
+            namespace: config.leaseNamespace ?? connection.namespace,
+            name: config.leaseName,
+          },
+        }
+      : {}),
+    onLostLeadership: () => void shutdown(1),
+  });
+  const servers: Server[] = [
+    await metrics.serve(config.metricsPort, config.bindAddress),
+    await serveHealth(config.healthPort, config.bindAddress, operator),
+  ];
+  let stopping: Promise<void> | undefined;
+  const shutdown = (code: number) => {
+    stopping ??= (async () => {
+      log.info({ code }, "operator stopping");
+      await operator.stop();
+      for (const server of servers) server.close();
+      client.close();
+      await metrics.shutdown();
+      finish(code);
+    })();
+    return stopping;
+  };
+  operator.start();
+  const [metricsServer, healthServer] = servers as [Server, Server];
+  log.info(
+    {
+      server: connection.server,
+      namespace: namespace || "<all>",
+      metricsPort: listeningPort(metricsServer),
+      healthPort: listeningPort(healthServer),
+      leaderElection: config.leaderElect,
+    },
+    "operator started",
+  );
+  return {
+    operator,
+    metricsPort: listeningPort(metricsServer),
+    healthPort: listeningPort(healthServer),
+    done,
+    stop: () => shutdown(0),
+  };
+}
