@@ -18,7 +18,10 @@ describe("operator lifecycle (dev cluster, simulated kubelet)", function () {
     f = await OperatorFixture.start();
   });
   afterEach(() => f.stopOperator());
-  after(() => f.close());
+  after(async () => {
+    await f.close();
+    assert.deepEqual([...f.permissions.violations], [], "calls the operator's Role does not allow");
+  });
 
   it("converges after a restart in the middle of a rollout, with no duplicate pods", async () => {
     const ns = f.namespace();

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { LABELS } from "./api/group.ts";
 import type { KubeObject } from "./kube/kube-object.ts";
-import { SERVICES } from "./kube/resources.ts";
+import { SECRETS, SERVICES } from "./kube/resources.ts";
 import { MODELS_CONTROLLER } from "./operator.ts";
 import { observePod } from "./placement/pod-state.ts";
 import { FakeRedis } from "./testing/fake-redis.ts";
@@ -22,7 +22,10 @@ describe("operator (dev cluster, simulated kubelet)", function () {
     f = await OperatorFixture.start();
     f.startOperator();
   });
-  after(() => f.close());
+  after(async () => {
+    await f.close();
+    assert.deepEqual([...f.permissions.violations], [], "calls the operator's Role does not allow");
+  });
 
   it("places a model's pods, registers its shards and reports Ready", async () => {
     const ns = f.namespace();
@@ -176,10 +179,20 @@ describe("operator (dev cluster, simulated kubelet)", function () {
   it("cleans up on delete: pods gone, KV keys deleted, then the model", async () => {
     const ns = f.namespace();
     const redis = new FakeRedis();
+    redis.password = "pw";
     const address = await redis.start();
     try {
       await f.apply(ns, workerPool("default"));
-      const spec = { serving: { mode: "disaggregated" as const }, kvTransfer: { redis: { address } } };
+      await f.client.create(SECRETS, ns, {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "redis" },
+        stringData: { password: "pw" },
+      });
+      const spec = {
+        serving: { mode: "disaggregated" as const },
+        kvTransfer: { redis: { address, passwordSecret: { name: "redis" } } },
+      };
       await f.apply(ns, inferenceModel("d", spec));
       await f.waitForModel(ns, "d", "Ready", (m) => condition(m, "Ready")?.status === "True");
       redis.db(0).set(`tessera:kv:${ns}:d:tiny@rev:0-2:abc`, "kv");

@@ -9,6 +9,7 @@ import { INFERENCE_MODELS, PODS, WORKER_POOLS } from "../kube/resources.ts";
 import { Operator, type OperatorOptions } from "../operator.ts";
 import type { KvStoreCleaner } from "../reconcile/kv-cleanup.ts";
 import { type DevCluster, startDevCluster } from "./dev-cluster.ts";
+import { PermissionCheckingClient } from "./permission-checking-client.ts";
 import { PodSimulator, waitFor } from "./pod-simulator.ts";
 
 const NAMESPACES = { group: "", version: "v1", resource: "namespaces" };
@@ -18,6 +19,8 @@ export class OperatorFixture {
   readonly client: HttpsKubeClient;
   readonly kubelet: PodSimulator;
   operator: Operator | undefined;
+  /** Every call of every operator started here, checked against the RBAC rules. */
+  readonly permissions = new PermissionCheckingClient();
   #namespaces = 0;
 
   private constructor(cluster: DevCluster) {
@@ -33,7 +36,7 @@ export class OperatorFixture {
 
   startOperator(options: Partial<OperatorOptions> & { kvCleaner?: KvStoreCleaner } = {}): Operator {
     const operator = new Operator({
-      client: this.cluster.client(),
+      client: this.permissions.wrap(this.cluster.client()),
       namespace: "",
       log: createLogger("operator", process.env["TESSERA_LOG_LEVEL"] ?? "silent"),
       cleanupTimeoutMs: 5_000,
