@@ -40,8 +40,8 @@ export interface DevCluster {
   readonly scheduler: PodScheduler;
   readonly controllers: ControllerManager;
   readonly url: string;
-  /** Stops controllers, then every pod process (within graceSeconds when given), then the server. */
-  close(options?: { graceSeconds?: number }): Promise<void>;
+  /** Stops controllers, then every pod process (within graceSeconds when given, at most maxGraceSeconds), then the server. */
+  close(options?: { graceSeconds?: number; maxGraceSeconds?: number }): Promise<void>;
 }
 
 export async function startDevCluster(
@@ -53,7 +53,7 @@ export async function startDevCluster(
     throw TesseraError.invalidArgument("dev cluster config", z.prettifyError(parsed.error));
   const settings = parsed.data;
   const clock = deps.clock ?? systemClock;
-  const log = (component: string) => deps.log?.child({ component }) ?? createLogger(component);
+  const log = (component: string) => deps.log?.child({ module: component }) ?? createLogger(component);
   const server = await startApiServer(
     {
       host: settings.host,

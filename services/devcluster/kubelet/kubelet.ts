@@ -112,15 +112,18 @@ export class Kubelet {
   }
 
   /**
-   * Stops every container (within each pod's grace period, or graceSeconds when given) and
-   * leaves the pod objects as they are. PVC folders stay; pod folders go.
+   * Stops every container (within each pod's grace period, or graceSeconds when given, at most
+   * maxGraceSeconds) and leaves the pod objects as they are. PVC folders stay; pod folders go.
    */
-  async stop(options: { graceSeconds?: number } = {}): Promise<void> {
+  async stop(options: { graceSeconds?: number; maxGraceSeconds?: number } = {}): Promise<void> {
     this.#stopped = true;
     this.#watch?.stop();
     const workers = [...this.#workers.values()];
+    const cap = options.maxGraceSeconds ?? Number.POSITIVE_INFINITY;
     await Promise.all(
-      workers.map((w) => w.terminate(options.graceSeconds ?? this.#graceOf(this.#podOf(w) ?? w.pod))),
+      workers.map((w) =>
+        w.terminate(Math.min(cap, options.graceSeconds ?? this.#graceOf(this.#podOf(w) ?? w.pod))),
+      ),
     );
     await Promise.all([...this.#finishing]);
     for (const worker of workers) worker.cleanup();
