@@ -1,5 +1,5 @@
 // `tessera serve`: serves one checkpoint over gRPC until SIGTERM or SIGINT, then drains and exits 0.
-import { Command } from "commander";
+import { Command, Option } from "commander";
 import { createLogger } from "../common/log.ts";
 import { asFlagError, integerFlag, nonNegativeIntegerFlag, positiveIntegerFlag } from "./flags.ts";
 
@@ -17,6 +17,12 @@ interface ServeFlags {
   maxRunningRequests?: number;
   prefixCaching: boolean;
   attention?: string;
+  kvRedis?: string;
+  kvKeyPrefix?: string;
+  kvTtlMs?: number;
+  kvPolicy?: string;
+  kvReadThrough: boolean;
+  kvWriteThrough: boolean;
 }
 
 const FLAG_OF_FIELD: Record<string, string> = {
@@ -32,6 +38,10 @@ const FLAG_OF_FIELD: Record<string, string> = {
   "engine.maxNumBatchedTokens": "--max-batched-tokens",
   "engine.maxNumSeqs": "--max-running-requests",
   "engine.attention": "--attention",
+  "kv.redis.url": "--kv-redis",
+  "kv.redis.keyPrefix": "--kv-key-prefix",
+  "kv.redis.ttlMs": "--kv-ttl-ms",
+  "kv.policy": "--kv-policy",
 };
 
 export function serveCommand(): Command {
@@ -81,6 +91,33 @@ export function serveCommand(): Command {
     )
     .option("--no-prefix-caching", "do not reuse KV blocks of shared prompt prefixes")
     .option("--attention <backend>", "attention implementation: auto (time them at load), onnx-ops or ms-gqa")
+    .addOption(
+      new Option(
+        "--kv-redis <url>",
+        "remote KV tier, redis:// or rediss:// (disaggregated prefill/decode, shared prefix tier, migration); " +
+          "the password comes from $TESSERA_KV_PASSWORD",
+      ).env("TESSERA_KV_URL"),
+    )
+    .addOption(
+      new Option("--kv-key-prefix <prefix>", "prefix of this model's keys in Redis").env(
+        "TESSERA_KV_KEY_PREFIX",
+      ),
+    )
+    .addOption(
+      new Option("--kv-ttl-ms <ms>", "lifetime of stored KV blocks (default 10 min)")
+        .env("TESSERA_KV_TTL_MS")
+        .argParser(positiveIntegerFlag),
+    )
+    .addOption(
+      new Option(
+        "--kv-policy <policy>",
+        "a block that cannot be fetched: recompute it (default) or fail the request",
+      )
+        .choices(["recompute", "fail"])
+        .env("TESSERA_KV_FAILURE_POLICY"),
+    )
+    .option("--no-kv-read-through", "do not look prefix blocks up in Redis before computing them")
+    .option("--no-kv-write-through", "do not store the blocks this worker fills")
     .action(async (flags: ServeFlags, command: Command) => {
       const { parseServeConfig } = await import("../worker/server/serve-config.ts");
       const {
@@ -92,8 +129,25 @@ export function serveCommand(): Command {
         maxRunningRequests,
         prefixCaching,
         attention,
+        kvRedis,
+        kvKeyPrefix,
+        kvTtlMs,
+        kvPolicy,
+        kvReadThrough,
+        kvWriteThrough,
         ...rest
       } = flags;
+      const kv = kvRedis && {
+        redis: {
+          url: kvRedis,
+          ...(process.env["TESSERA_KV_PASSWORD"] && { password: process.env["TESSERA_KV_PASSWORD"] }),
+          ...(kvKeyPrefix !== undefined && { keyPrefix: kvKeyPrefix }),
+          ...(kvTtlMs !== undefined && { ttlMs: kvTtlMs }),
+        },
+        ...(kvPolicy !== undefined && { policy: kvPolicy }),
+        readThrough: kvReadThrough,
+        writeThrough: kvWriteThrough,
+      };
       const engine = {
         ...(blockSize !== undefined && { blockSize }),
         ...(kvCacheBlocks !== undefined && { kvCacheBlocks }),
@@ -103,7 +157,7 @@ export function serveCommand(): Command {
         ...(attention !== undefined && { attention }),
         enablePrefixCaching: prefixCaching,
       };
-      const config = parseServeConfig({ modelDir: model, ...rest, engine });
+      const config = parseServeConfig({ modelDir: model, ...rest, engine, ...(kv && { kv }) });
       if (config.error) command.error(`error: ${asFlagError(config.error, FLAG_OF_FIELD)}`, { exitCode: 2 });
       const { serve } = await import("../worker/server/serve.ts");
       await serve(config.value, createLogger("server"));

@@ -83,6 +83,11 @@ export class InferenceServer {
     return this.#inFlight.size;
   }
 
+  /** Sets the health of a named part of this server (e.g. "tessera.v1.KvTransfer"). */
+  setServiceHealth(service: string, serving: boolean): void {
+    this.#health.setStatus(service, serving ? "SERVING" : "NOT_SERVING");
+  }
+
   /** Drains and stops the server; calling it again returns the same promise. */
   shutdown(): Promise<{ cancelled: number }> {
     this.#shutdown ??= this.#drainAndStop();

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { type Result, TesseraError } from "../../common/errors.ts";
 import { engineConfigSchema } from "../engine/engine-config.ts";
+import { redisKvConfigSchema } from "../kv-transfer/redis-kv-config.ts";
 
 const port = z.int().min(0).max(65_535);
 
@@ -21,6 +22,18 @@ export const ServeConfigSchema = z
     threads: z.int().min(1).optional(),
     /** Engine settings (KV pool size, batching limits...); no CLI flags yet, set by programs (benchmarks). */
     engine: engineConfigSchema.optional(),
+    /** The remote KV tier (Redis): disaggregated prefill/decode, a shared prefix tier, migration. */
+    kv: z
+      .object({
+        redis: redisKvConfigSchema,
+        /** What a missing or unreadable block means: recompute it here, or fail the request. */
+        policy: z.enum(["recompute", "fail"]).default("recompute"),
+        /** Look prefix blocks up in Redis before computing them. */
+        readThrough: z.boolean().default(true),
+        /** Store every block this worker fills. */
+        writeThrough: z.boolean().default(true),
+      })
+      .optional(),
   })
   .refine((c) => c.metricsPort === undefined || c.metricsPort === 0 || c.metricsPort !== c.port, {
     path: ["metricsPort"],

@@ -1,10 +1,13 @@
 // The serving process: load the model, serve it (and /metrics when asked), and on SIGTERM or SIGINT
 // drain and stop.
 import type { Server as HttpServer } from "node:http";
+import path from "node:path";
 import type { Logger } from "../../common/log.ts";
 import { listeningPort, Metrics } from "../../common/telemetry/metrics.ts";
 import { Engine } from "../engine/engine.ts";
-import { describeCheckpoint } from "../model/checkpoint.ts";
+import { RedisKvStore } from "../kv-transfer/redis-kv-store.ts";
+import { RedisKvTier } from "../kv-transfer/redis-kv-tier.ts";
+import { type Checkpoint, describeCheckpoint } from "../model/checkpoint.ts";
 import { InferenceServer } from "./inference-server.ts";
 import type { ServeConfig } from "./serve-config.ts";
 import { engineLoad } from "./worker-load.ts";
@@ -14,10 +17,24 @@ const STOP_SIGNALS: NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
 /** Serves until a stop signal, then drains; resolves once everything is closed. */
 export async function serve(config: ServeConfig, log: Logger): Promise<void> {
   const metrics = config.metricsPort === undefined ? undefined : new Metrics();
+  const checkpoint = describeCheckpoint(config.modelDir);
+  const store = config.kv && (await openKvStore(config, checkpoint, metrics, log));
+  const remoteKv = config.kv &&
+    store && {
+      tier: new RedisKvTier(store),
+      policy: config.kv.policy,
+      readThrough: config.kv.readThrough,
+      writeThrough: config.kv.writeThrough,
+    };
   const engine = await Engine.load(
     config.modelDir,
     withThreads(
-      { log, ...(config.engine && { engine: config.engine }), ...(metrics && { metrics }) },
+      {
+        log,
+        ...(config.engine && { engine: config.engine }),
+        ...(metrics && { metrics }),
+        ...(remoteKv && { remoteKv }),
+      },
       config.threads,
     ),
   );
@@ -34,12 +51,19 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
       log,
       ...(metrics && { meter: metrics.meter("tessera.server") }),
       modelInfo: {
-        revision: describeCheckpoint(config.modelDir).revision,
+        revision: checkpoint.revision,
         kvBlockSize: engine.config.blockSize,
         eosTokenIds: engine.eosTokenIds,
       },
       load: engineLoad(engine),
     });
+    if (store) {
+      // The transfer path has its own health: a worker whose Redis is unreachable still serves
+      // (recomputing), but the router must not pick it for disaggregated requests.
+      const report = () => server.setServiceHealth(KV_TRANSFER_HEALTH, store.health.status === "SERVING");
+      report();
+      store.onHealth(report);
+    }
     const signal = await nextSignal(STOP_SIGNALS);
     log.info({ signal, inFlight: server.activeCalls }, "stop signal received");
     await server.shutdown();
@@ -48,7 +72,35 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
     metricsServer?.closeAllConnections();
     await metrics?.shutdown();
     await engine.close();
+    await store?.close();
   }
+}
+
+/** The health service name of the KV transfer path (grpc.health.v1). */
+export const KV_TRANSFER_HEALTH = "tessera.v1.KvTransfer";
+
+async function openKvStore(
+  config: ServeConfig,
+  checkpoint: Checkpoint,
+  metrics: Metrics | undefined,
+  log: Logger,
+): Promise<RedisKvStore> {
+  const { config: model } = checkpoint;
+  const store = new RedisKvStore({
+    config: config.kv!.redis,
+    format: {
+      modelId: path.basename(path.resolve(config.modelDir)),
+      revision: checkpoint.revision,
+      layerRange: { start: 0, end: model.numLayers },
+      shape: { blockSize: config.engine?.blockSize ?? 16, kvHeads: model.numKvHeads, headDim: model.headDim },
+    },
+    ...(metrics && { metrics }),
+    logger: log,
+  });
+  const health = await store.start();
+  if (health.status !== "SERVING")
+    log.warn({ reason: health.reason }, "KV store not serving; requests recompute or fail per policy");
+  return store;
 }
 
 function withThreads<T extends object>(options: T, threads: number | undefined): T & { threads?: number } {
