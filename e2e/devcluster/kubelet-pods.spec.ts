@@ -167,6 +167,18 @@ describe("process kubelet with kubectl (e2e)", function () {
     assert.equal(await f.ok("logs", "fails"), "bye\n");
   });
 
+  it("follows a container's log until the container exits", async () => {
+    const talker =
+      "let i = 0; const t = setInterval(() => { console.log('line ' + i++); if (i === 5) clearInterval(t); }, 100);";
+    await apply(
+      "talker",
+      pod("talker", [scriptContainer("main", `${marker}-talker`, talker)], { restartPolicy: "Never" }),
+    );
+    await f.ok("wait", "--for=condition=Ready", "pod/talker", "--timeout=30s");
+    assert.equal(await f.ok("logs", "-f", "talker"), "line 0\nline 1\nline 2\nline 3\nline 4\n");
+    assert.equal(await f.ok("logs", "talker", "--tail=2"), "line 3\nline 4\n");
+  });
+
   it("stops a deleted pod with SIGTERM, then SIGKILL after its grace period, leaving no process", async () => {
     const dir = path.join(f.dir, "signals");
     mkdirSync(dir);
