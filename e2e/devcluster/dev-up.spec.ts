@@ -1,7 +1,6 @@
 // `tessera dev up` / `down` as a user runs them: the cluster starts in the background within a
 // few seconds, kubectl works with the kubeconfig it prints, and `down` leaves no process behind
-// (checked with ps) — also after the cluster process itself was killed. --state-file keeps the
-// cluster's objects across restarts.
+// (checked with ps) — also after the cluster process itself was killed.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -87,16 +86,6 @@ describe("tessera dev up / down (e2e)", function () {
     const stopped = await down();
     assert.match(stopped.stdout, /Killed 1 pod process\(es\) left behind/);
     assert.equal(psHas(marker), false);
-  });
-
-  it("keeps objects across restarts with --state-file", async () => {
-    const stateFile = path.join(dir, "cluster.json");
-    assert.equal((await up("--state-file", stateFile)).code, 0);
-    await ok("create", "configmap", "kept", "--from-literal=a=b");
-    assert.equal((await down()).code, 0);
-    assert.equal((await up("--state-file", stateFile)).code, 0);
-    assert.equal(await ok("get", "configmap", "kept", "-o", "jsonpath={.data.a}"), "b");
-    assert.equal((await down()).code, 0);
   });
 });
 

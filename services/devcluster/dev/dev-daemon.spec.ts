@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createLogger } from "../../common/log.ts";
-import { NODES } from "../objects/refs.ts";
+import { CONFIGMAPS, NODES } from "../objects/refs.ts";
 import { runDevCluster, usageText } from "./dev-daemon.ts";
 import { devPaths, readDevState } from "./dev-state.ts";
 
@@ -36,6 +36,26 @@ describe("dev-daemon", () => {
       await running.stop();
     }
     assert.equal(existsSync(devPaths(dir).state), false);
+  });
+
+  it("keeps the cluster's objects across restarts with a state file", async () => {
+    const stateFile = path.join(dir, "cluster.json");
+    const log = createLogger("dev-daemon-spec", "silent");
+    const first = await runDevCluster({ dir, stateFile }, log);
+    first.cluster.server.api.create(CONFIGMAPS, "default", {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "kept" },
+      data: { a: "b" },
+    });
+    await first.stop();
+    const second = await runDevCluster({ dir, stateFile }, log);
+    try {
+      assert.deepEqual(second.cluster.server.api.get(CONFIGMAPS, "default", "kept")["data"], { a: "b" });
+      assert.equal(second.state.stateFile, stateFile);
+    } finally {
+      await second.stop();
+    }
   });
 
   it("refuses options that are not valid", async () => {
