@@ -36,7 +36,8 @@ describe("two routers, active-active (e2e)", () => {
         prompt: { case: "text" as const, value: text },
         sampling: { maxTokens: 1, temperature: 1 },
       };
-      const [viaA, viaB] = [await generate(a!, request), await generate(b!, request)];
+      // Each router has nothing else in flight: equal load, as the routers of a deployment see it.
+      const [viaA, viaB] = await Promise.all([generate(a!, request), generate(b!, request)]);
       assert.equal(viaA.error ?? viaB.error, undefined);
       if (viaA.endpoint === viaB.endpoint) same++;
       used.add(viaA.endpoint!);

@@ -4,7 +4,7 @@
 // per worker, and the share of requests served by their key's home (its endpoint at no load), at the
 // default epsilon 0.25 (the checks) and at 0.15 (for comparison). Then a 5th worker joins through the
 // endpoints file and the homes are read again: the share of keys moved.
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";

@@ -1,6 +1,6 @@
 // The processes a router benchmark runs: tiny workers and `tessera router` processes, each handed
 // back once it logs the ports it listens on (and, for a router, once /ready answers 200).
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -28,9 +28,16 @@ export interface RouterProc extends Proc {
   endpointsFile: string;
 }
 
+/** Every process a benchmark started: none outlives it, even when it fails half way. */
+const children = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of children) child.kill("SIGKILL");
+});
+
 async function spawnUntil(args: string[], msg: string): Promise<Proc> {
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] });
-  const exited = once(child, "exit");
+  children.add(child);
+  const exited = once(child, "exit").finally(() => children.delete(child));
   const lines: string[] = [];
   const log = await new Promise<Record<string, unknown>>((resolve, reject) => {
     createInterface({ input: child.stderr! }).on("line", (line) => {
@@ -130,4 +137,17 @@ export async function metric(
       total += Number(line.split(" ").at(-1));
   }
   return total;
+}
+
+/**
+ * Pins a process (all its threads) to some cores with taskset, so the processes of a measurement do
+ * not take CPU from each other; false where taskset is missing or fails (the run goes on unpinned).
+ */
+export function pin(pid: number, cores: string): boolean {
+  try {
+    execFileSync("taskset", ["-a", "-p", "-c", cores, String(pid)], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -1,6 +1,7 @@
 // One attempt at a request on one endpoint: a Generate call with the prompt as token ids (tokenized
-// by the router, so the worker's prefix hashes are the ones the router routed by), detokenized here.
-// Keeps the endpoint's books: requests in flight, time to first token, outlier successes and failures.
+// by the router, so the worker's prefix hashes are the ones the router routed by), detokenized here
+// and pushed on as events from the stream's data callbacks (no promise per token). Keeps the
+// endpoint's books: requests in flight, time to first token, outlier successes and failures.
 import { create } from "@bufbuild/protobuf";
 import type { ServiceError } from "@grpc/grpc-js";
 import {
@@ -35,18 +36,30 @@ export interface AttemptOptions {
   deadline: number | undefined;
   signal: AbortSignal;
   metrics: RouterMetrics | undefined;
+  onEvent: (event: RouterEvent) => void;
 }
 
-export async function* attempt(
+/** An attempt's failure, with how many events it had pushed before it. */
+export class AttemptError extends TesseraError {
+  readonly events: number;
+
+  constructor(error: TesseraError, events: number) {
+    super(error.code, error.message, { cause: error.cause });
+    this.events = events;
+  }
+}
+
+/** Resolves when the endpoint ends the stream; rejects with an AttemptError (or the signal's reason). */
+export function attempt(
   endpoint: Endpoint,
   prepared: PreparedRequest,
   options: AttemptOptions,
-): AsyncGenerator<RouterEvent> {
+): Promise<void> {
   const { signal } = options;
-  signal.throwIfAborted();
+  if (signal.aborted) return Promise.reject(signal.reason);
   const started = performance.now();
   let firstToken: number | undefined;
-  let code: Code = Code.OK;
+  let events = 0;
   const detokenizer = new Detokenizer(prepared.model.tokenizer, prepared.sampling, prepared.info.eosTokenIds);
   const stream = endpoint.client.serverStream(
     Inference.method.generate,
@@ -58,43 +71,52 @@ export async function* attempt(
     },
     options.deadline === undefined ? {} : { deadline: options.deadline },
   );
-  const cancel = () => stream.cancel();
-  signal.addEventListener("abort", cancel, { once: true });
   endpoint.inFlight++;
-  let ended = false;
-  try {
-    for await (const message of stream as AsyncIterable<GenerateResponse>) {
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    const settle = (code: Code, error?: unknown) => {
+      if (settled) return;
+      settled = true;
+      endpoint.inFlight--;
+      signal.removeEventListener("abort", cancel);
+      const ms = performance.now() - started;
+      options.metrics?.attempt(
+        endpoint.name,
+        code,
+        ms / 1000,
+        firstToken === undefined ? undefined : firstToken / 1000,
+      );
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    const cancel = () => {
+      stream.cancel();
+      settle(Code.CANCELLED, signal.reason);
+    };
+    signal.addEventListener("abort", cancel, { once: true });
+    stream.on("data", (message: GenerateResponse) => {
+      if (settled) return;
       if (firstToken === undefined) {
         firstToken = performance.now() - started;
         endpoint.ttft.record(firstToken);
         endpoint.outliers.recordSuccess();
       }
-      yield toEvent(message, detokenizer);
-    }
-    ended = true;
-  } catch (err) {
-    if (signal.aborted) {
-      code = Code.CANCELLED;
-      throw signal.reason;
-    }
-    const error = fromGrpc(err, endpoint.name);
-    code = error.code;
-    if (isEndpointFailure(error.code)) endpoint.outliers.recordFailure();
-    throw error;
-  } finally {
-    endpoint.inFlight--;
-    signal.removeEventListener("abort", cancel);
-    if (!ended) {
-      stream.cancel();
-      if (code === Code.OK) code = Code.CANCELLED;
-    }
-    options.metrics?.attempt(
-      endpoint.name,
-      code,
-      (performance.now() - started) / 1000,
-      firstToken && firstToken / 1000,
-    );
-  }
+      events++;
+      try {
+        options.onEvent(toEvent(message, detokenizer));
+      } catch (err) {
+        stream.cancel();
+        settle(Code.INTERNAL, err);
+      }
+    });
+    stream.on("end", () => settle(Code.OK));
+    stream.on("error", (err: ServiceError) => {
+      if (settled) return;
+      const error = fromGrpc(err, endpoint.name);
+      if (isEndpointFailure(error.code)) endpoint.outliers.recordFailure();
+      settle(error.code, new AttemptError(error, events));
+    });
+  });
 }
 
 function toEvent(message: GenerateResponse, detokenizer: Detokenizer): RouterEvent {
@@ -116,8 +138,7 @@ export function samplingMessage(s: SamplingParams) {
   return create(SamplingParamsSchema, { ...rest, ...(seed === undefined ? {} : { seed }) });
 }
 
-function fromGrpc(err: unknown, endpoint: string): TesseraError {
-  const e = err as Partial<ServiceError>;
-  if (typeof e.code !== "number") return TesseraError.from(err);
-  return new TesseraError(e.code, `${endpoint}: ${e.details || e.message || "failed"}`, { cause: err });
+function fromGrpc(err: ServiceError, endpoint: string): TesseraError {
+  if (typeof err.code !== "number") return TesseraError.from(err);
+  return new TesseraError(err.code, `${endpoint}: ${err.details || err.message || "failed"}`, { cause: err });
 }

@@ -12,72 +12,77 @@ const finish: RouterEvent = {
   text: "",
 };
 
-/** A producer the test feeds by hand. */
-function manualProducer() {
-  const queue: (RouterEvent | Error | null)[] = [];
-  let wake = () => {};
+/** A producer the test drives by hand. */
+function manual() {
+  let end: (error?: Error) => void = () => {};
   let signal: AbortSignal | undefined;
-  const push = (item: RouterEvent | Error | null) => {
-    queue.push(item);
-    wake();
-  };
-  async function* produce(s: AbortSignal): AsyncIterable<RouterEvent> {
+  let flight: Flight | undefined;
+  const produce = (f: Flight, s: AbortSignal) => {
+    flight = f;
     signal = s;
-    for (;;) {
-      while (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-      const item = queue.shift();
-      if (item === null || item === undefined) return;
-      if (item instanceof Error) throw item;
-      yield item;
-    }
-  }
-  return { produce, push, signal: () => signal };
+    return new Promise<void>((resolve, reject) => {
+      end = (error) => (error ? reject(error) : resolve());
+    });
+  };
+  return {
+    produce,
+    push: (e: RouterEvent) => flight!.push(e),
+    end: (e?: Error) => end(e),
+    signal: () => signal,
+  };
 }
 
-async function collect(iterable: AsyncIterable<RouterEvent>): Promise<string[]> {
-  const texts: string[] = [];
-  for await (const event of iterable) texts.push(event.type === "tokens" ? event.text : "<finish>");
-  return texts;
-}
+const texts = (events: RouterEvent[]) => events.map((e) => (e.type === "tokens" ? e.text : "<finish>"));
 
 describe("Flight", () => {
   const live = new AbortController().signal;
 
-  it("replays the events so far to a late reader, then both follow live", async () => {
-    const producer = manualProducer();
+  it("gives a late reader every event so far, then both follow live", async () => {
+    const producer = manual();
     const flight = new Flight(producer.produce);
     flight.join();
     producer.push(token("a"));
     await flight.first(live);
-    const early = collect(flight.read(live));
+    const early: RouterEvent[] = [];
+    const earlyDone = flight.read((e) => early.push(e), live);
     producer.push(token("b"));
-    await new Promise((resolve) => setImmediate(resolve));
     flight.join();
-    const late = collect(flight.read(live));
+    const late: RouterEvent[] = [];
+    const lateDone = flight.read((e) => late.push(e), live);
     producer.push(token("c"));
     producer.push(finish);
-    producer.push(null);
-    assert.deepEqual(await early, ["a", "b", "c", "<finish>"]);
-    assert.deepEqual(await late, ["a", "b", "c", "<finish>"]);
+    producer.end();
+    await Promise.all([earlyDone, lateDone]);
+    assert.deepEqual(texts(early), ["a", "b", "c", "<finish>"]);
+    assert.deepEqual(texts(late), ["a", "b", "c", "<finish>"]);
   });
 
-  it("rejects first() with the failure when it fails before any event", async () => {
-    const producer = manualProducer();
-    const flight = new Flight(producer.produce);
-    flight.join();
-    producer.push(new TesseraError(Code.UNAVAILABLE, "no endpoint"));
-    await assert.rejects(flight.first(live), /no endpoint/);
+  it("rejects first() with the failure when it fails before any event, and read() after events", async () => {
+    const before = manual();
+    const failed = new Flight(before.produce);
+    failed.join();
+    before.end(new TesseraError(Code.UNAVAILABLE, "no endpoint"));
+    await assert.rejects(failed.first(live), /no endpoint/);
+
+    const after = manual();
+    const broken = new Flight(after.produce);
+    broken.join();
+    after.push(token("a"));
+    const seen: RouterEvent[] = [];
+    const reading = broken.read((e) => seen.push(e), live);
+    after.end(new TesseraError(Code.UNAVAILABLE, "mid-stream"));
+    await assert.rejects(reading, /mid-stream/);
+    assert.deepEqual(texts(seen), ["a"]);
   });
 
-  it("cancels the producer when the last reader leaves, not before", async () => {
-    const producer = manualProducer();
+  it("aborts the producer when the last reader leaves, not before", async () => {
+    const producer = manual();
     const flight = new Flight(producer.produce);
     flight.join();
     flight.join();
     producer.push(token("a"));
-    await flight.first(live);
     const gone = new AbortController();
-    const reading = collect(flight.read(gone.signal));
+    const reading = flight.read(() => {}, gone.signal);
     flight.leave();
     assert.equal(producer.signal()?.aborted, false);
     gone.abort(new TesseraError(Code.CANCELLED, "client left"));

@@ -1,25 +1,37 @@
-// One upstream generation and everyone reading it. The producer runs once, as fast as the worker
-// streams; its events are kept, so a reader that joins late (an identical request coalesced onto this
-// one) replays them from the start and then follows live. When the last reader leaves before the end,
-// the upstream call is cancelled, so the worker frees the request's resources.
+// One upstream generation and everyone reading it. The producer pushes events as the worker streams
+// them; they are kept, so a reader that joins late (an identical request coalesced onto this one)
+// gets them all from the start and then follows live. Delivery is synchronous and push-based (no
+// promise per event): this is the router's hot path, run once per token per request. When the last
+// reader leaves before the end, the producer's signal aborts, so the worker frees the request.
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { RouterEvent } from "./router-events.ts";
 
-export type Producer = (signal: AbortSignal, flight: Flight) => AsyncIterable<RouterEvent>;
+export interface FlightReader {
+  event(event: RouterEvent): void;
+  /** The generation ended: successfully when `error` is undefined. */
+  end(error: TesseraError | undefined): void;
+}
+
+/** Runs the generation: pushes its events into the flight, resolves at the end, rejects on failure. */
+export type Producer = (flight: Flight, signal: AbortSignal) => Promise<void>;
 
 export class Flight {
   readonly events: RouterEvent[] = [];
-  /** The endpoint that is producing the events (set by the producer). */
+  /** The endpoint producing the events (set by the producer before its first push). */
   endpoint = "";
+  readonly settled: Promise<void>;
   readonly #controller = new AbortController();
-  readonly #settled: Promise<void>;
+  readonly #readers = new Set<FlightReader>();
   #error: TesseraError | undefined;
   #done = false;
-  #readers = 0;
-  #wakers: (() => void)[] = [];
+  #joined = 0;
+  #waiters: (() => void)[] = [];
 
   constructor(produce: Producer) {
-    this.#settled = this.#pump(produce);
+    this.settled = produce(this, this.#controller.signal).then(
+      () => this.#finish(undefined),
+      (err: unknown) => this.#finish(TesseraError.from(err)),
+    );
   }
 
   get done(): boolean {
@@ -30,19 +42,21 @@ export class Flight {
     return this.#error;
   }
 
-  /** Resolves once the producer has finished (successfully or not). */
-  get settled(): Promise<void> {
-    return this.#settled;
+  /** Producer side: one more event for every reader. */
+  push(event: RouterEvent): void {
+    this.events.push(event);
+    for (const reader of this.#readers) reader.event(event);
+    if (this.events.length === 1) this.#wake();
   }
 
-  /** Counts a reader in; every join must be matched by leave() (read() leaves when it ends). */
+  /** Counts a reader in before it reads; every join must be matched by leave(). */
   join(): void {
-    this.#readers++;
+    this.#joined++;
   }
 
   leave(): void {
-    this.#readers--;
-    if (this.#readers === 0 && !this.#done)
+    this.#joined--;
+    if (this.#joined === 0 && !this.#done)
       this.#controller.abort(new TesseraError(Code.CANCELLED, "every reader of the generation left"));
   }
 
@@ -51,58 +65,55 @@ export class Flight {
     while (this.events.length === 0) {
       if (this.#done)
         throw this.#error ?? new TesseraError(Code.INTERNAL, "the generation ended with no event");
-      await this.#next(signal);
-    }
-  }
-
-  /** Every event from the start, then live ones; throws the failure, or CANCELLED when `signal` aborts. */
-  async *read(signal: AbortSignal): AsyncGenerator<RouterEvent> {
-    try {
-      for (let i = 0; ; ) {
-        if (i < this.events.length) {
-          yield this.events[i++]!;
-          continue;
-        }
-        if (this.#done) {
-          if (this.#error) throw this.#error;
-          return;
-        }
-        await this.#next(signal);
-      }
-    } finally {
-      this.leave();
-    }
-  }
-
-  #next(signal: AbortSignal): Promise<void> {
-    signal.throwIfAborted();
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = () => reject(signal.reason);
-      signal.addEventListener("abort", onAbort, { once: true });
-      this.#wakers.push(() => {
-        signal.removeEventListener("abort", onAbort);
-        resolve();
+      signal.throwIfAborted();
+      await new Promise<void>((resolve, reject) => {
+        const onAbort = () => reject(signal.reason);
+        signal.addEventListener("abort", onAbort, { once: true });
+        this.#waiters.push(() => {
+          signal.removeEventListener("abort", onAbort);
+          resolve();
+        });
       });
+    }
+  }
+
+  /**
+   * Hands every event so far to `onEvent`, then each new one as it comes; resolves at the end,
+   * rejects with the failure, or with the signal's reason when it aborts (the reader then leaves).
+   */
+  read(onEvent: (event: RouterEvent) => void, signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const stop = (error: unknown) => {
+        this.#readers.delete(reader);
+        signal.removeEventListener("abort", onAbort);
+        this.leave();
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      const reader: FlightReader = { event: onEvent, end: stop };
+      const onAbort = () => stop(signal.reason);
+      try {
+        for (const event of this.events) onEvent(event);
+      } catch (err) {
+        return stop(err);
+      }
+      if (this.#done) return stop(this.#error);
+      if (signal.aborted) return onAbort();
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.#readers.add(reader);
     });
   }
 
-  #wake(): void {
-    const wakers = this.#wakers;
-    this.#wakers = [];
-    for (const wake of wakers) wake();
+  #finish(error: TesseraError | undefined): void {
+    this.#done = true;
+    this.#error = error;
+    this.#wake();
+    for (const reader of [...this.#readers]) reader.end(error);
   }
 
-  async #pump(produce: Producer): Promise<void> {
-    try {
-      for await (const event of produce(this.#controller.signal, this)) {
-        this.events.push(event);
-        this.#wake();
-      }
-    } catch (err) {
-      this.#error = TesseraError.from(err);
-    } finally {
-      this.#done = true;
-      this.#wake();
-    }
+  #wake(): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const wake of waiters) wake();
   }
 }

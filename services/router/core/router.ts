@@ -27,7 +27,11 @@ export interface Generation {
   endpoint: string;
   cache: "hit" | "coalesced" | "miss" | "off";
   promptTokens: number;
-  events: AsyncIterable<RouterEvent>;
+  /**
+   * Hands each event to `onEvent` as it comes (synchronously, from the upstream stream's callbacks);
+   * resolves at the end, rejects with the failure (or the request's cancellation). Call it once.
+   */
+  read(onEvent: (event: RouterEvent) => void): Promise<void>;
 }
 
 export interface RouterDeps {
@@ -100,7 +104,9 @@ export class Router {
         ...base,
         endpoint: cached.endpoint,
         cache: "hit",
-        events: replay(cached.events, caller, sampling.maxTokens),
+        read: async (onEvent) => {
+          for (const event of cached.events) onEvent(refund(event, caller, sampling.maxTokens));
+        },
       };
     const running = key === undefined ? undefined : this.#flights.get(key);
     if (running)
@@ -147,7 +153,11 @@ export class Router {
       flight.leave();
       throw err;
     }
-    return { endpoint: flight.endpoint, events: refunding(flight.read(signal), caller, maxTokens) };
+    return {
+      endpoint: flight.endpoint,
+      read: (onEvent: (event: RouterEvent) => void) =>
+        flight.read((event) => onEvent(refund(event, caller, maxTokens)), signal),
+    };
   }
 
   async #admit(model: string, signal: AbortSignal): Promise<() => void> {
@@ -183,31 +193,10 @@ export class Router {
   }
 }
 
-/** Passes events through; at the finish, gives the caller back the tokens it was charged but did not use. */
-async function* refunding(
-  events: AsyncIterable<RouterEvent>,
-  caller: Caller | undefined,
-  maxTokens: number,
-): AsyncGenerator<RouterEvent> {
-  for await (const event of events) {
-    if (event.type === "finish")
-      caller?.tokens?.refund(Math.max(0, maxTokens - event.usage.completionTokens));
-    yield event;
-  }
-}
-
-function replay(
-  events: readonly RouterEvent[],
-  caller: Caller | undefined,
-  maxTokens: number,
-): AsyncIterable<RouterEvent> {
-  return refunding(
-    (async function* () {
-      yield* events;
-    })(),
-    caller,
-    maxTokens,
-  );
+/** At the finish, gives the caller back the tokens it was charged for but did not use. */
+function refund(event: RouterEvent, caller: Caller | undefined, maxTokens: number): RouterEvent {
+  if (event.type === "finish") caller?.tokens?.refund(Math.max(0, maxTokens - event.usage.completionTokens));
+  return event;
 }
 
 /** A signal that also aborts, with DEADLINE_EXCEEDED, when the deadline passes. */

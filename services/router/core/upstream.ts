@@ -5,7 +5,7 @@
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
-import { attempt, isEndpointFailure } from "./attempt.ts";
+import { AttemptError, attempt, isEndpointFailure } from "./attempt.ts";
 import type { EndpointSelector } from "./endpoint-selector.ts";
 import type { Producer } from "./flight.ts";
 import type { PreparedRequest } from "./router-request.ts";
@@ -21,7 +21,7 @@ export interface UpstreamOptions {
 export function upstream(prepared: PreparedRequest, options: UpstreamOptions): Producer {
   const { requestId } = prepared.request;
   const model = prepared.model.id;
-  return async function* (signal, flight) {
+  return async (flight, signal) => {
     const tried = new Set<string>();
     let last: TesseraError | undefined;
     for (let n = 1; n <= options.maxAttempts; n++) {
@@ -30,21 +30,22 @@ export function upstream(prepared: PreparedRequest, options: UpstreamOptions): P
       const { endpoint } = selection;
       tried.add(endpoint.name);
       if (n > 1) options.metrics?.retried(model);
-      let events = 0;
+      const onEvent = (event: Parameters<typeof flight.push>[0]) => {
+        if (flight.events.length === 0) flight.endpoint = endpoint.name;
+        flight.push(event);
+      };
       try {
-        for await (const event of attempt(endpoint, prepared, {
+        return await attempt(endpoint, prepared, {
           requestId,
           deadline: options.deadline,
           signal,
           metrics: options.metrics,
-        })) {
-          if (events++ === 0) flight.endpoint = endpoint.name;
-          yield event;
-        }
-        return;
+          onEvent,
+        });
       } catch (err) {
-        const error = TesseraError.from(err);
         if (signal.aborted) throw signal.reason;
+        const error = TesseraError.from(err);
+        const events = err instanceof AttemptError ? err.events : 0;
         if (events > 0) {
           options.log.warn(
             { requestId, endpoint: endpoint.name, events, err: error.message },

@@ -87,8 +87,12 @@ async function generate(
     metadata.set("x-tessera-endpoint", generation.endpoint);
     metadata.set("x-tessera-cache", generation.cache);
     call.sendMetadata(metadata);
-    for await (const event of generation.events)
-      await write(call, toResponse(event, request.value.requestId), controller.signal);
+    // Messages go out as they come: the transport buffers them for a slow reader (a generation is
+    // bounded by max_tokens), which keeps the relay free of a promise per token.
+    const { requestId } = request.value;
+    await generation.read((event) => {
+      call.write(toResponse(event, requestId));
+    });
     call.end();
     await once(call, "finish", { signal: controller.signal }).catch(() => {});
   } catch (err) {
@@ -141,9 +145,4 @@ function unary<Req, Res>(
   } finally {
     if (controller) inFlight.end(controller);
   }
-}
-
-/** Writes one message, waiting while the client reads slower than the endpoint streams. */
-async function write(call: GenerateCall, message: GenerateResponse, signal: AbortSignal): Promise<void> {
-  if (!call.write(message)) await once(call, "drain", { signal });
 }

@@ -3,7 +3,6 @@
 // first event, so a refusal before it is a real HTTP status (400, 401, 404, 429, 503); a failure after
 // it ends the stream with `data: {"error": ...}`, which the OpenAI clients raise as an APIError.
 import { randomUUID } from "node:crypto";
-import { once } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { Router } from "../core/router.ts";
@@ -63,7 +62,9 @@ export async function handleGenerate(
   };
   if (!request.stream) {
     const events: RouterEvent[] = [];
-    for await (const event of generation.events) events.push(event);
+    await generation.read((event) => {
+      events.push(event);
+    });
     sendJson(res, 200, responseBody(ctx, events), headers);
     return { model: model.id, code: Code.OK };
   }
@@ -77,13 +78,12 @@ export async function handleGenerate(
   try {
     let offset = 0;
     let first = true;
-    for await (const event of generation.events) {
-      await send(res, chunkBody(ctx, event, offset, first), signal);
+    await generation.read((event) => {
+      send(res, chunkBody(ctx, event, offset, first));
       offset += event.text.length;
       first = false;
-      if (event.type === "finish" && request.includeUsage)
-        await send(res, usageChunkBody(ctx, event.usage), signal);
-    }
+      if (event.type === "finish" && request.includeUsage) send(res, usageChunkBody(ctx, event.usage));
+    });
     res.write("data: [DONE]\n\n");
   } catch (err) {
     const error = TesseraError.from(signal.aborted ? signal.reason : err);
@@ -102,8 +102,9 @@ export function answerError(res: ServerResponse, err: unknown): Code {
   return error.code;
 }
 
-async function send(res: ServerResponse, body: unknown, signal: AbortSignal): Promise<void> {
-  if (!res.write(`data: ${JSON.stringify(body)}\n\n`)) await once(res, "drain", { signal });
+/** One SSE message; the socket buffers it for a slow reader (a generation is bounded by max_tokens). */
+function send(res: ServerResponse, body: unknown): void {
+  res.write(`data: ${JSON.stringify(body)}\n\n`);
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
