@@ -34,12 +34,14 @@ describe("container-launch", () => {
         volumeMounts: [{ name: "models", mountPath: "/models" }],
       }),
     );
-    assert.deepEqual(result.value, {
+    const { mapPath, ...launch } = result.value ?? {};
+    assert.deepEqual(launch, {
       command: "node",
       args: ["serve.js", "--host", "127.1.0.9", "--model=/host/models/llama"],
       env: { PATH: "/usr/bin", POD_IP: "127.1.0.9", CACHE: "/host/models/cache" },
       cwd: os.tmpdir(),
     });
+    assert.equal(mapPath?.("/models/ok"), "/host/models/ok");
   });
 
   it("uses args as the command when there is no command, and refuses a container with neither", () => {

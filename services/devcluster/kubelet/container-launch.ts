@@ -50,5 +50,5 @@ export function containerLaunch(ctx: LaunchContext): Result<ContainerLaunch> {
       error: TesseraError.invalidArgument("workingDir", `cannot use ${cwd}: ${(err as Error).message}`),
     };
   }
-  return { value: { command, args, env, cwd } };
+  return { value: { command, args, env, cwd, mapPath: (text) => mapPaths(text, mounts.value) } };
 }

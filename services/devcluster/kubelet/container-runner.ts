@@ -25,6 +25,8 @@ export interface ContainerLaunch {
   args: string[];
   env: Record<string, string>;
   cwd: string;
+  /** Maps a path under one of the container's mounts to its host folder (exec probes use it). */
+  mapPath?: (text: string) => string;
 }
 
 export interface ContainerRunnerDeps {
@@ -193,7 +195,8 @@ export class ContainerRunner {
     });
     this.#current = log;
     const startedAt = this.#deps.clock.now();
-    const process = this.#deps.launcher({ ...launch, onOutput: (stream, chunk) => log.write(stream, chunk) });
+    const { mapPath: _map, ...spec } = launch;
+    const process = this.#deps.launcher({ ...spec, onOutput: (stream, chunk) => log.write(stream, chunk) });
     this.#state = { kind: "running", startedAt, process };
     this.#killedByProbe = false;
     if (process.pid !== undefined) this.#deps.onProcess?.(process.pid, true);
@@ -237,6 +240,7 @@ export class ContainerRunner {
       ports: this.container.ports ?? [],
       env: launch.env,
       cwd: launch.cwd,
+      ...(launch.mapPath ? { mapPath: launch.mapPath } : {}),
     };
     const label = kind[0]?.toUpperCase() + kind.slice(1);
     const loop = new ProbeLoop({

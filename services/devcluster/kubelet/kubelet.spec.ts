@@ -201,6 +201,22 @@ describe("kubelet", () => {
     await kubelet.stop();
   });
 
+  it("gives a force-deleted pod's processes at most 2 seconds", async () => {
+    const { api, clock, fake, kubelet, settle } = setup();
+    api.create(PODS, "default", podObject("forced", [sleeper("app")], { terminationGracePeriodSeconds: 30 }));
+    await settle();
+    const proc = fake.latest("app");
+    assert.ok(proc);
+    proc.ignoreTerm = true;
+    api.delete(PODS, "default", "forced", { gracePeriodSeconds: 0 });
+    await settle();
+    assert.deepEqual(proc.signals, ["SIGTERM"]);
+    clock.advance(2_000);
+    await settle();
+    assert.deepEqual(proc.signals, ["SIGTERM", "SIGKILL"]);
+    await kubelet.stop();
+  });
+
   it("runs init containers to completion first, and ends a Never pod as Succeeded or Failed", async () => {
     const { api, fake, kubelet, settle, get } = setup();
     api.create(

@@ -36,6 +36,9 @@ export interface KubeletDeps {
 
 const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
 
+/** The kubelet's minimum grace period, used for pods that were force-deleted. */
+const FORCED_GRACE_SECONDS = 2;
+
 export class Kubelet {
   readonly config: KubeletConfig;
   readonly logs: PodLogSource;
@@ -86,6 +89,7 @@ export class Kubelet {
     this.#register();
     this.#watch = this.#api.watch(PODS, {}, (event) => {
       const meta = event.object.metadata;
+      if (event.type === "DELETED") this.#workers.get(meta.uid ?? "")?.update(event.object as Pod);
       this.#queue.add(
         keyOf(meta.namespace ?? "", meta.name ?? ""),
         keyOf(meta.namespace ?? "", meta.name ?? ""),
@@ -163,6 +167,16 @@ export class Kubelet {
 
   #graceOf(pod: Pod): number {
     return pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30;
+  }
+
+  /**
+   * The grace period for a pod whose object is gone. Gone without a graceful deletion means it was
+   * force-deleted (`--grace-period=0 --force`): like the kubelet, give it at most 2 seconds.
+   */
+  #vanishedGrace(worker: PodWorker): number {
+    const last = worker.pod;
+    const grace = this.#graceOf(last);
+    return last.metadata.deletionTimestamp ? grace : Math.min(grace, FORCED_GRACE_SECONDS);
   }
 
   #sync(key: string): void {
@@ -249,7 +263,8 @@ export class Kubelet {
   /** Stops a pod instance's processes, then deletes its object (if it is still that instance) and frees its IP. */
   #finish(worker: PodWorker, pod: Pod | undefined): void {
     if (worker.terminating) return;
-    const grace = this.#graceOf(pod ?? this.#podOf(worker) ?? worker.pod);
+    const live = pod ?? this.#podOf(worker);
+    const grace = live ? this.#graceOf(live) : this.#vanishedGrace(worker);
     const done = worker.terminate(grace).then(() => {
       worker.syncStatus();
       if (pod) this.#remove(pod);

@@ -85,5 +85,7 @@ describe("probe-check", () => {
     );
     assert.equal(failed.ok, false);
     assert.match(failed.message, /exited with 2: not yet$/);
+    const mapped = { ...target(), mapPath: (p: string) => (p === "/mounted/node" ? node : p) };
+    assert.equal((await checkProbe({ exec: { command: ["/mounted/node", "-e", "0"] } }, mapped)).ok, true);
   });
 });

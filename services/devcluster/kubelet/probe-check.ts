@@ -15,6 +15,8 @@ export interface ProbeTarget {
   /** For exec probes: the container's environment and working directory. */
   env: Record<string, string>;
   cwd: string;
+  /** Maps mount paths in exec probe commands to host folders. */
+  mapPath?: (text: string) => string;
 }
 
 export interface ProbeOutcome {
@@ -118,7 +120,7 @@ function grpcCheck(probe: NonNullable<Probe["grpc"]>, target: ProbeTarget, timeo
 }
 
 function execCheck(probe: NonNullable<Probe["exec"]>, target: ProbeTarget, timeoutMs: number) {
-  const [command, ...args] = probe.command ?? [];
+  const [command, ...args] = (probe.command ?? []).map((part) => target.mapPath?.(part) ?? part);
   if (!command) return Promise.resolve({ ok: false, message: "exec probe has no command" });
   return new Promise<ProbeOutcome>((resolve) => {
     execFile(
