@@ -37,11 +37,15 @@ export interface RemoteKvStats {
   missed: number;
   stored: number;
   fallbacks: Record<string, number>;
+  /** Milliseconds the last fetchPrefix spent getting and importing blocks (0 when none were needed). */
+  lastFetchMs: number;
+  /** Milliseconds the last store spent exporting and storing blocks. */
+  lastStoreMs: number;
 }
 
 export class RemoteKv {
   readonly options: RemoteKvOptions;
-  readonly stats: RemoteKvStats = { fetched: 0, missed: 0, stored: 0, fallbacks: {} };
+  readonly stats: RemoteKvStats = { fetched: 0, missed: 0, stored: 0, fallbacks: {}, lastFetchMs: 0, lastStoreMs: 0 };
   private readonly pool: BlockPool;
   private readonly runner: ModelRunner;
   private readonly salt: string;
@@ -80,6 +84,7 @@ export class RemoteKv {
       wanted.push({ hash: parent, tokens: blockTokens });
     }
     if (wanted.length === 0) return [];
+    const started = performance.now();
     let found: (Float32Array | undefined)[];
     try {
       found = await this.options.tier.getBlocks(wanted);
@@ -104,6 +109,7 @@ export class RemoteKv {
       this.pool.cacheBlock(blocks[i]!, wanted[i]!.hash, wanted[i]!.tokens);
       this.known.add(wanted[i]!.hash);
     }
+    this.stats.lastFetchMs = performance.now() - started;
     return blocks;
   }
 
@@ -113,6 +119,7 @@ export class RemoteKv {
     if (fresh.length === 0) return;
     for (const { r } of fresh) this.known.add(r.hash);
     // Export now (queued before any later step can reuse the blocks), store in the background.
+    const started = performance.now();
     const exported = this.runner.exportBlocks(fresh.map((f) => f.block));
     try {
       const data = await exported;
@@ -121,6 +128,7 @@ export class RemoteKv {
         fresh.map(({ r }, i) => ({ ...r, data: data.subarray(i * per, (i + 1) * per) })),
       );
       this.stats.stored += fresh.length;
+      this.stats.lastStoreMs = performance.now() - started;
     } catch (err) {
       for (const { r } of fresh) this.known.delete(r.hash);
       this.countFallback("store_failed");
