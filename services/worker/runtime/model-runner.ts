@@ -1,6 +1,8 @@
-// The event loop's handle on the model thread: `step` sends one scheduled batch (token ids and the
-// sequences' block tables) and resolves with the logits rows it asked for; runs are queued in the
-// thread, one at a time.
+// The event loop's handle on the model: `step` sends one scheduled batch (token ids and the sequences'
+// block tables) and resolves with the logits rows it asked for. ModelRunner is the interface the engine
+// drives; ModelRunner.start runs the whole model in a thread of this process (runs are queued in the
+// thread, one at a time), and a parallel replica's ShardedRunner (services/worker/parallel) spreads it
+// over the pods of its group.
 import { Worker } from "node:worker_threads";
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { AttentionBackendName } from "../graph/attention-backend.ts";
@@ -19,7 +21,29 @@ interface Pending {
   reject(err: TesseraError): void;
 }
 
-export class ModelRunner {
+export interface ModelRunner {
+  readonly loadMs: number;
+  readonly attention: AttentionBackendName;
+  /** Milliseconds per timed step of each backend tried (empty when forced). */
+  readonly attentionTimings: ThreadReady["attentionTimings"];
+  readonly attentionRejected: ThreadReady["attentionRejected"];
+  /** Runs one step: `tokens` are the new tokens of `seqs`, sequence after sequence. */
+  step(tokens: Int32Array, seqs: SequenceStep[]): Promise<StepResult>;
+  /** The K/V of `blocks` (all layers): [block][layer][key|value][blockSize][kvHeads][headDim]. */
+  exportBlocks(blocks: number[]): Promise<Float32Array>;
+  /** Writes blocks in the layout exportBlocks returns into the pool. */
+  importBlocks(blocks: number[], data: Float32Array): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const ModelRunner = {
+  /** Loads the whole model in a model thread of this process. */
+  start(options: ModelThreadOptions): Promise<ModelRunner> {
+    return ThreadModelRunner.start(options);
+  },
+};
+
+class ThreadModelRunner implements ModelRunner {
   readonly loadMs: number;
   readonly attention: AttentionBackendName;
   readonly attentionTimings: ThreadReady["attentionTimings"];
@@ -42,7 +66,7 @@ export class ModelRunner {
     worker.on("exit", () => this.fail(new TesseraError(Code.UNAVAILABLE, "model thread exited")));
   }
 
-  static start(options: ModelThreadOptions): Promise<ModelRunner> {
+  static start(options: ModelThreadOptions): Promise<ThreadModelRunner> {
     const worker = new Worker(new URL("./model-thread.ts", import.meta.url), { workerData: options });
     return new Promise((resolve, reject) => {
       const onError = (err: Error) => {
@@ -52,7 +76,7 @@ export class ModelRunner {
       worker.once("error", onError);
       worker.once("message", (m: FromModelThread) => {
         worker.off("error", onError);
-        if (m.type === "ready") resolve(new ModelRunner(worker, m));
+        if (m.type === "ready") resolve(new ThreadModelRunner(worker, m));
         else if (m.type === "error") {
           worker.terminate().catch(() => {});
           reject(new TesseraError(m.code, m.message));

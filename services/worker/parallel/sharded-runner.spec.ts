@@ -1,0 +1,133 @@
+// A whole parallel group in one process, over real gRPC links and real shard threads: rank 0's
+// ShardedRunner and the other members (ShardMember) on free ports. The runner's steps and KV blocks
+// equal the single-process ModelRunner's; a member that leaves fails the waiting step with UNAVAILABLE.
+// (Groups of `tessera serve` processes are tested in e2e/parallel.)
+import assert from "node:assert/strict";
+import net from "node:net";
+import path from "node:path";
+import { Code, TesseraError } from "../../common/errors.ts";
+import { createLogger } from "../../common/log.ts";
+import { ModelRunner } from "../runtime/model-runner.ts";
+import type { SequenceStep } from "../runtime/step-inputs.ts";
+import { REFERENCE_DIR } from "../testdata/reference.ts";
+import { ShardMember } from "./shard-member.ts";
+import type { ShardPlacement } from "./shard-placement.ts";
+import { ShardedRunner } from "./sharded-runner.ts";
+
+const log = createLogger("test", "silent");
+const MODEL = path.join(REFERENCE_DIR, "tiny-qwen2");
+const POOL = { numBlocks: 32, blockSize: 4, threads: 1, attention: "onnx-ops" as const };
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function startGroup(stages: number, tensorSize: number, microBatches = 2) {
+  const ports = await Promise.all(Array.from({ length: stages * tensorSize }, freePort));
+  const peers = ports.map((p) => `127.0.0.1:${p}`);
+  const placement = (g: number): ShardPlacement => ({
+    stage: Math.floor(g / tensorSize),
+    stages,
+    tensorRank: g % tensorSize,
+    tensorSize,
+    peers,
+    formationTimeoutMs: 60_000,
+    stepTimeoutMs: 60_000,
+    microBatches,
+  });
+  const common = { modelDir: MODEL, architectureOverride: undefined, ...POOL, log };
+  const members = ports
+    .slice(1)
+    .map((port, i) => ShardMember.start({ ...common, placement: placement(i + 1), host: "127.0.0.1", port }));
+  const runner = await ShardedRunner.start({ ...common, placement: placement(0) });
+  return { runner, members: await Promise.all(members) };
+}
+
+/** Two sequences: prefill (in one step), then three decode steps fed with the argmax. */
+async function trace(runner: ModelRunner): Promise<Float32Array[]> {
+  let seqs: SequenceStep[] = [
+    { numPast: 0, numNew: 9, blockTable: [5, 1, 7], needsLogits: true },
+    { numPast: 0, numNew: 6, blockTable: [2, 3, 4], needsLogits: true },
+  ];
+  let tokens = Int32Array.from([1, 20, 33, 47, 5, 61, 7, 80, 9, 100, 11, 120, 13, 140, 15]);
+  const out: Float32Array[] = [];
+  for (let step = 0; step < 4; step++) {
+    const { logits } = await runner.step(tokens, seqs);
+    out.push(logits);
+    const vocab = logits.length / 2;
+    const ids = [0, 1].map((r) => {
+      const row = logits.subarray(r * vocab, (r + 1) * vocab);
+      return row.indexOf(Math.max(...row));
+    });
+    tokens = Int32Array.from(ids);
+    seqs = seqs.map((s) => ({ ...s, numPast: s.numPast + s.numNew, numNew: 1 }));
+  }
+  return out;
+}
+
+const maxDiff = (a: Float32Array, b: Float32Array) =>
+  a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i]!)), 0);
+
+describe("ShardedRunner (in-process group over gRPC)", () => {
+  let single: ModelRunner;
+  let expected: Float32Array[];
+  before(async () => {
+    single = await ModelRunner.start({ modelDir: MODEL, architectureOverride: undefined, ...POOL });
+    expected = await trace(single);
+  });
+  after(() => single.close());
+
+  for (const [stages, tensorSize] of [
+    [2, 1],
+    [1, 2],
+    [2, 2],
+  ] as const)
+    it(`PP=${stages} TP=${tensorSize}: same logits (1e-4) and KV blocks as one process`, async () => {
+      const { runner, members } = await startGroup(stages, tensorSize);
+      try {
+        const got = await trace(runner);
+        for (const [i, logits] of got.entries())
+          assert.ok(maxDiff(logits, expected[i]!) <= 1e-4, `step ${i}`);
+        const blocks = [5, 1, 3];
+        const whole = await single.exportBlocks(blocks);
+        const sharded = await runner.exportBlocks(blocks);
+        assert.ok(maxDiff(sharded, whole) <= 1e-4, "exported blocks");
+        await runner.importBlocks([9, 10, 11], whole);
+        assert.deepEqual(await runner.exportBlocks([9, 10, 11]), whole);
+      } finally {
+        await runner.close();
+        for (const m of members) await m.close();
+      }
+    });
+
+  it("fails the waiting step with UNAVAILABLE, and every later one, when a member leaves", async () => {
+    const { runner, members } = await startGroup(2, 1);
+    try {
+      const member = members[0]!;
+      const step = runner
+        .step(Int32Array.of(1, 2, 3), [{ numPast: 0, numNew: 3, blockTable: [0], needsLogits: true }])
+        .then(
+          () => "finished",
+          (err: unknown) => err,
+        );
+      await member.close();
+      const outcome = await step;
+      if (outcome !== "finished") {
+        assert.ok(outcome instanceof TesseraError && outcome.code === Code.UNAVAILABLE, String(outcome));
+      }
+      assert.equal((await runner.failed).code, Code.UNAVAILABLE);
+      await assert.rejects(
+        runner.step(Int32Array.of(1), [{ numPast: 0, numNew: 1, blockTable: [1], needsLogits: true }]),
+        {
+          code: Code.UNAVAILABLE,
+        },
+      );
+    } finally {
+      await runner.close();
+    }
+  });
+});
