@@ -3,6 +3,7 @@
 // overloaded router sheds load instead of growing an unbounded backlog. A waiting request leaves the
 // queue when its caller cancels or its deadline passes.
 import { Code, TesseraError } from "../../common/errors.ts";
+import { tesseraTracer } from "../../common/telemetry/tracing.ts";
 
 export interface AdmissionOptions {
   /** Requests that may run at once (read at each decision: it follows the healthy endpoints). */
@@ -32,9 +33,23 @@ export class AdmissionQueue {
     return this.#waiting.length;
   }
 
-  /** Resolves with a release function once admitted; rejects when full or when `signal` aborts. */
+  /**
+   * Resolves with a release function once admitted; rejects when full or when `signal` aborts. A
+   * request that has to wait gets a "queue" span in its trace.
+   */
   async acquire(signal: AbortSignal): Promise<() => void> {
     if (this.#running < this.#options.capacity() && this.#waiting.length === 0) return this.#admit();
+    const span = tesseraTracer().startSpan("queue", {
+      attributes: { "tessera.queued": this.#waiting.length },
+    });
+    try {
+      return await this.#wait(signal);
+    } finally {
+      span.end();
+    }
+  }
+
+  async #wait(signal: AbortSignal): Promise<() => void> {
     if (this.#waiting.length >= this.#options.maxQueue) {
       const { retryAfterMs } = this.#options;
       throw new TesseraError(

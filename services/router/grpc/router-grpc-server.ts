@@ -7,6 +7,8 @@ import { HealthImplementation, type ServingStatus } from "grpc-health-check";
 import { Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
+import { traceHandlers } from "../../common/telemetry/grpc-tracing.ts";
+import { tracingEnabled } from "../../common/telemetry/tracing.ts";
 import { grpcServiceDefinition } from "../../worker/server/grpc-service.ts";
 import { InFlight } from "../../worker/server/in-flight.ts";
 import { addReflection } from "../../worker/server/reflection.ts";
@@ -43,7 +45,14 @@ export class RouterGrpcServer {
     const inFlight = new InFlight();
     server.addService(
       grpcServiceDefinition(Inference),
-      routerInferenceHandlers(router, inFlight, options.log, options.metrics),
+      traceHandlers(
+        Inference.typeName,
+        routerInferenceHandlers(router, inFlight, options.log, options.metrics),
+        {
+          enabled: tracingEnabled(),
+          prefix: "router",
+        },
+      ),
     );
     const health = new HealthImplementation(servingStatus("SERVING"));
     health.addToServer(server);

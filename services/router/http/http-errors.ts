@@ -3,6 +3,7 @@
 // and retry-after-ms (which the official OpenAI clients honour).
 import type { ServerResponse } from "node:http";
 import { Code, TesseraError } from "../../common/errors.ts";
+import { PayloadTooLarge } from "./request-body.ts";
 
 const STATUS: Partial<Record<Code, number>> = {
   [Code.INVALID_ARGUMENT]: 400,
@@ -42,6 +43,10 @@ export function errorBody(error: TesseraError) {
 
 export function sendError(res: ServerResponse, err: unknown, headers: Record<string, string> = {}): void {
   const error = TesseraError.from(err);
+  if (error instanceof PayloadTooLarge) {
+    sendJson(res, 413, errorBody(error), headers);
+    return;
+  }
   const retry =
     error.retryAfterMs === undefined
       ? {}

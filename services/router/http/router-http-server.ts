@@ -6,6 +6,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
+import { traceHttpListener } from "../../common/telemetry/http-tracing.ts";
+import { tracingEnabled } from "../../common/telemetry/tracing.ts";
 import { InFlight } from "../../worker/server/in-flight.ts";
 import type { Router } from "../core/router.ts";
 import { bearer } from "../grpc/grpc-request.ts";
@@ -36,7 +38,12 @@ export class RouterHttpServer {
 
   static async start(router: Router, options: RouterHttpOptions): Promise<RouterHttpServer> {
     let self: RouterHttpServer | undefined;
-    const server = http.createServer((req, res) => void self?.handle(req, res, router, options));
+    const server = http.createServer(
+      traceHttpListener((req, res) => void self?.handle(req, res, router, options), {
+        enabled: tracingEnabled(),
+        prefix: "router",
+      }),
+    );
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once("error", (err) =>

@@ -1,0 +1,76 @@
+import assert from "node:assert/strict";
+import { create } from "@bufbuild/protobuf";
+import { ModelInfoSchema } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import { createLogger } from "../../common/log.ts";
+import { EndpointPool } from "../endpoints/endpoint-pool.ts";
+import { createPlugins, routingConfigSchema } from "../routing/routing-config.ts";
+import { RoutingPipeline } from "../routing/routing-pipeline.ts";
+import { pluginContext } from "../testing/candidates.ts";
+import { ManualClock } from "../testing/manual-clock.ts";
+import { testModel, workerInfo } from "../testing/models.ts";
+import { EndpointSelector } from "./endpoint-selector.ts";
+import type { PreparedRequest } from "./router-request.ts";
+
+describe("EndpointSelector", () => {
+  const clock = new ManualClock();
+  let pool: EndpointPool;
+  let selector: EndpointSelector;
+
+  beforeEach(() => {
+    pool = new EndpointPool({
+      clock,
+      log: createLogger("test", "silent"),
+      endpoint: {
+        clock,
+        outliers: { consecutiveFailures: 1, baseEjectionMs: 1_000, maxEjectionMs: 1_000 },
+        latencyHalfLifeMs: 1_000,
+        maxLoadAgeMs: 1_000,
+      },
+      health: { watch: false, service: "", reconnect: { baseMs: 1_000, maxMs: 1_000 } },
+      loadPollMs: 0,
+      onChange: () => {},
+    });
+    // Nothing listens there: the endpoints only need names; their models are set by hand.
+    pool.update(["a", "b", "c"].map((name, i) => ({ name, address: `127.0.0.1:${9 + i}` })));
+    for (const e of pool.endpoints) e.models = [create(ModelInfoSchema, { id: "tiny" })];
+    const plugins = createPlugins(routingConfigSchema.parse({}), pluginContext());
+    selector = new EndpointSelector(pool, new RoutingPipeline(plugins.value!), 64);
+  });
+
+  afterEach(() => pool.close());
+
+  const prepared = (position: number): PreparedRequest => ({
+    request: { requestId: "r", model: "", prompt: { type: "tokens", ids: [1] }, sampling: {} },
+    model: testModel(),
+    info: workerInfo,
+    promptIds: [1],
+    sampling: {} as PreparedRequest["sampling"],
+    key: { position, source: "prompt", blockHashes: [] },
+  });
+
+  it("picks the key's home, then the next on the ring when it was tried or is ejected", () => {
+    const ring = selector.ring("tiny");
+    const order = ring.walk(12_345);
+    assert.equal(selector.select(prepared(12_345), new Set())?.endpoint.name, order[0]);
+    assert.equal(selector.select(prepared(12_345), new Set([order[0]!]))?.endpoint.name, order[1]);
+    pool.get(order[0]!)!.outliers.recordFailure();
+    assert.equal(selector.select(prepared(12_345), new Set())?.endpoint.name, order[1]);
+    assert.equal(selector.select(prepared(12_345), new Set(order)), undefined);
+  });
+
+  it("keeps the ring when health changes, and rebuilds it when the endpoints serving the model change", () => {
+    const ring = selector.ring("tiny");
+    pool.get("a")!.health = "NOT_SERVING";
+    assert.equal(selector.ring("tiny"), ring);
+    assert.deepEqual(
+      selector
+        .eligible("tiny")
+        .map((e) => e.name)
+        .sort(),
+      ["b", "c"],
+    );
+    pool.update([{ name: "a", address: "127.0.0.1:9" }]);
+    assert.notEqual(selector.ring("tiny"), ring);
+    assert.deepEqual(selector.ring("tiny").members, ["a"]);
+  });
+});

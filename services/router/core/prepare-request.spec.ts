@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import { prefixBlockHashes } from "../../common/block-hash.ts";
+import { Code } from "../../common/errors.ts";
+import { ModelRegistry } from "../models/model-registry.ts";
+import { positionOfHex } from "../routing/hash-ring.ts";
+import { testModel } from "../testing/models.ts";
+import { prepareRequest } from "./prepare-request.ts";
+import type { RouterRequest } from "./router-request.ts";
+
+const request = (fields: Partial<RouterRequest> = {}): RouterRequest => ({
+  requestId: "r",
+  model: "",
+  prompt: { type: "text", text: "Hello world" },
+  sampling: {},
+  ...fields,
+});
+
+describe("prepareRequest", () => {
+  const models = new ModelRegistry([testModel({ maxTokens: 32, chat: true })]);
+  const prepare = (fields: Partial<RouterRequest> = {}) =>
+    prepareRequest(request(fields), models, { prefixBlocks: 2 });
+
+  it("tokenizes text with the special tokens, validates sampling and keys by the workers' block hashes", () => {
+    const prepared = prepare({ prompt: { type: "tokens", ids: Array.from({ length: 40 }, (_, i) => i + 3) } })
+      .value!;
+    assert.equal(prepared.sampling.maxTokens, 16, "the proto default");
+    const hashes = prefixBlockHashes(prepared.promptIds, 16, "tiny@rev1");
+    assert.deepEqual(prepared.key.blockHashes, hashes);
+    assert.equal(prepared.key.position, positionOfHex(hashes[1]!));
+    const text = prepare().value!;
+    const { tokenizer } = models.models[0]!;
+    assert.deepEqual(
+      text.promptIds,
+      tokenizer.encode("Hello world", { addSpecialTokens: true }),
+      "as the workers do",
+    );
+  });
+
+  it("renders chat messages with the model's template, without adding special tokens", () => {
+    const prepared = prepare({ prompt: { type: "chat", messages: [{ role: "user", content: "Hi" }] } })
+      .value!;
+    assert.equal(models.models[0]!.tokenizer.decode(prepared.promptIds), "[user] Hi\n[assistant] ");
+  });
+
+  it("refuses bad requests naming the field, before any work", () => {
+    const error = (fields: Partial<RouterRequest>) => prepare(fields).error?.message ?? "";
+    assert.match(error({ prompt: { type: "text", text: "" } }), /^text: must not be empty/);
+    assert.match(
+      error({ prompt: { type: "tokens", ids: new Array(64).fill(5) } }),
+      /^prompt: 64 tokens do not fit the model's context of 64/,
+    );
+    assert.match(error({ prompt: { type: "tokens", ids: [1, 1_000_000] } }), /^token_ids\[1\]: /);
+    assert.match(error({ sampling: { maxTokens: 33 } }), /^max_tokens: must be <= 32/);
+    assert.match(error({ sampling: { topP: 2 } }), /^top_p: /);
+    assert.match(error({ prompt: { type: "chat", messages: [] } }), /^messages: must not be empty/);
+    assert.equal(prepare({ model: "other" }).error?.code, Code.NOT_FOUND);
+  });
+
+  it("is UNAVAILABLE with a retry hint until a worker has reported the model", () => {
+    const waiting = new ModelRegistry([testModel({ reported: false })]);
+    const error = prepareRequest(request(), waiting, { prefixBlocks: 2 }).error;
+    assert.equal(error?.code, Code.UNAVAILABLE);
+    assert.ok((error?.retryAfterMs ?? 0) > 0);
+  });
+
+  it("needs a chat template for chat messages", () => {
+    const plain = new ModelRegistry([testModel()]);
+    const error = prepareRequest(
+      request({ prompt: { type: "chat", messages: [{ role: "user", content: "x" }] } }),
+      plain,
+      { prefixBlocks: 2 },
+    ).error;
+    assert.match(error?.message ?? "", /^messages: model "tiny" has no chat template/);
+  });
+});

@@ -1,0 +1,48 @@
+import assert from "node:assert/strict";
+import { create } from "@bufbuild/protobuf";
+import { Metadata } from "@grpc/grpc-js";
+import { GenerateRequestSchema } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import { bearer, fromGrpc } from "./grpc-request.ts";
+
+describe("gRPC request", () => {
+  it("takes the prompt, the sampling fields, the keys from metadata and the deadline", () => {
+    const metadata = new Metadata();
+    metadata.set("authorization", "Bearer sk-123");
+    metadata.set("x-session-id", "chat-7");
+    const message = create(GenerateRequestSchema, {
+      model: "m",
+      prompt: { case: "tokenIds", value: { ids: [1, 2] } },
+      sampling: { maxTokens: 4, seed: 9n },
+      requestId: "r-1",
+    });
+    const request = fromGrpc(message, metadata, new Date(5_000)).value!;
+    assert.deepEqual(request.prompt, { type: "tokens", ids: [1, 2] });
+    assert.equal(request.sampling.maxTokens, 4);
+    assert.equal(request.sampling.seed, 9n);
+    assert.deepEqual(
+      [request.requestId, request.apiKey, request.sessionKey, request.deadline],
+      ["r-1", "sk-123", "chat-7", 5_000],
+    );
+  });
+
+  it("makes a request id, has no deadline at infinity, and needs a prompt", () => {
+    const request = fromGrpc(
+      create(GenerateRequestSchema, { prompt: { case: "text", value: "x" } }),
+      new Metadata(),
+      Infinity,
+    ).value!;
+    assert.ok(request.requestId.length > 0);
+    assert.equal(request.deadline, undefined);
+    assert.match(
+      fromGrpc(create(GenerateRequestSchema, {}), new Metadata(), Infinity).error?.message ?? "",
+      /^prompt: /,
+    );
+  });
+
+  it("reads bearer tokens", () => {
+    assert.equal(bearer("Bearer abc"), "abc");
+    assert.equal(bearer("bearer  abc"), "abc");
+    assert.equal(bearer("Basic abc"), undefined);
+    assert.equal(bearer(undefined), undefined);
+  });
+});

@@ -1,0 +1,85 @@
+import assert from "node:assert/strict";
+import { parseChatRequest, parseCompletionRequest } from "./openai-request.ts";
+
+describe("OpenAI request bodies", () => {
+  it("maps a completion with OpenAI's defaults (temperature 1, max_tokens 16)", () => {
+    const parsed = parseCompletionRequest({ model: "m", prompt: "Hi", stop: "\n", seed: 7 }).value!;
+    assert.deepEqual(parsed.prompt, { type: "text", text: "Hi" });
+    assert.equal(parsed.sampling.temperature, 1);
+    assert.equal(parsed.sampling.maxTokens, 16);
+    assert.deepEqual(parsed.sampling.stop, ["\n"]);
+    assert.equal(parsed.sampling.seed, 7);
+    assert.equal(parsed.stream, false);
+    assert.equal(parsed.logprobs, undefined);
+  });
+
+  it("takes token-id prompts, vLLM's extra fields and stream options", () => {
+    const parsed = parseCompletionRequest({
+      model: "m",
+      prompt: [[1, 2, 3]],
+      temperature: 0,
+      top_k: -1,
+      ignore_eos: true,
+      logprobs: 2,
+      stream: true,
+      stream_options: { include_usage: true },
+    }).value!;
+    assert.deepEqual(parsed.prompt, { type: "tokens", ids: [1, 2, 3] });
+    assert.equal(parsed.sampling.temperature, 0);
+    assert.equal(parsed.sampling.topK, 0, "top_k -1 is off");
+    assert.equal(parsed.sampling.ignoreEos, true);
+    assert.equal(parsed.sampling.logprobs, 2);
+    assert.equal(parsed.logprobs, 2);
+    assert.deepEqual([parsed.stream, parsed.includeUsage], [true, true]);
+  });
+
+  it("maps a chat request: text parts joined, max_completion_tokens first, logprobs only when asked", () => {
+    const parsed = parseChatRequest({
+      model: "m",
+      messages: [
+        { role: "system", content: "Be brief." },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "Hel" },
+            { type: "text", text: "lo" },
+          ],
+        },
+      ],
+      max_tokens: 5,
+      max_completion_tokens: 9,
+      logprobs: true,
+      top_logprobs: 3,
+    }).value!;
+    assert.deepEqual(parsed.prompt, {
+      type: "chat",
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Hello" },
+      ],
+    });
+    assert.equal(parsed.sampling.maxTokens, 9);
+    assert.equal(parsed.logprobs, 3);
+    assert.equal(
+      parseChatRequest({ messages: [{ role: "user", content: "x" }], top_logprobs: 3 }).value?.logprobs,
+      undefined,
+    );
+  });
+
+  it("refuses what it cannot honour, naming the parameter", () => {
+    const error = (raw: unknown) => parseCompletionRequest(raw).error?.message ?? "";
+    assert.match(error({ prompt: "x", n: 2 }), /^n: /);
+    assert.match(error({ prompt: "x", echo: true }), /^echo: /);
+    assert.match(error({ prompt: ["a", "b"] }), /^prompt: /);
+    assert.match(error({ prompt: "x", temperature: 3 }), /^temperature: /);
+    assert.match(error({ prompt: "x", max_tokens: 0 }), /^max_tokens: /);
+    assert.match(error({}), /^prompt: /);
+    const chat = (raw: unknown) => parseChatRequest(raw).error?.message ?? "";
+    assert.match(chat({ messages: [] }), /^messages: /);
+    assert.match(
+      chat({ messages: [{ role: "user", content: [{ type: "image_url", image_url: {} }] }] }),
+      /^messages\.0\.content/,
+    );
+    assert.match(chat({ messages: [{ role: "user", content: "x" }], tools: [{}] }), /^tools: /);
+  });
+});

@@ -1,0 +1,96 @@
+import assert from "node:assert/strict";
+import path from "node:path";
+import { create } from "@bufbuild/protobuf";
+import { FinishReason, TokenInfoSchema } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import { Tokenizer } from "../../worker/tokenizer/tokenizer.ts";
+import type { RouterEvent } from "../core/router-events.ts";
+import {
+  chunkBody,
+  finishReason,
+  type ResponseContext,
+  responseBody,
+  usageChunkBody,
+} from "./openai-response.ts";
+
+const tokenizer = Tokenizer.fromFile(
+  path.resolve(import.meta.dirname, "../../worker/testdata/hf-reference/tiny-llama"),
+);
+const ids = tokenizer.encode("Hello world");
+const token = (id: number) =>
+  create(TokenInfoSchema, { tokenId: id, logprob: -0.5, topLogprobs: [{ tokenId: id, logprob: -0.5 }] });
+const events: RouterEvent[] = [
+  ...ids.map((id): RouterEvent => ({ type: "tokens", tokens: [token(id)], text: tokenizer.decode([id]) })),
+  {
+    type: "finish",
+    reason: FinishReason.LENGTH,
+    usage: { promptTokens: 3, completionTokens: ids.length },
+    text: "",
+  },
+];
+const texts = ids.map((id) => tokenizer.decode([id]));
+const ctx = (kind: "completion" | "chat", logprobs?: number): ResponseContext => ({
+  kind,
+  id: "id-1",
+  model: "m",
+  created: 1,
+  tokenizer,
+  logprobs,
+});
+
+describe("OpenAI response bodies", () => {
+  it("maps finish reasons", () => {
+    assert.deepEqual(
+      [
+        FinishReason.STOP,
+        FinishReason.STOP_STRING,
+        FinishReason.LENGTH,
+        FinishReason.CONTEXT,
+        FinishReason.CANCELLED,
+      ].map(finishReason),
+      ["stop", "stop", "length", "length", "abort"],
+    );
+  });
+
+  it("builds a whole completion with text, finish reason, usage and logprobs", () => {
+    const body = responseBody(ctx("completion", 1), events);
+    assert.equal(body.object, "text_completion");
+    assert.equal(body.choices[0]?.finish_reason, "length");
+    assert.deepEqual(body.usage, {
+      prompt_tokens: 3,
+      completion_tokens: ids.length,
+      total_tokens: 3 + ids.length,
+    });
+    const choice = body.choices[0] as { text: string; logprobs: { tokens: string[]; text_offset: number[] } };
+    assert.equal(choice.text, "Hello world");
+    assert.deepEqual(choice.logprobs.tokens, texts);
+    assert.equal(choice.logprobs.text_offset[1], texts[0]!.length);
+  });
+
+  it("builds chat chunks: the first names the role, the last has the finish reason; then the usage chunk", () => {
+    const first = chunkBody(ctx("chat"), events[0]!, 0, true);
+    assert.equal(first.object, "chat.completion.chunk");
+    assert.deepEqual(first.choices[0], {
+      index: 0,
+      delta: { role: "assistant", content: texts[0] },
+      logprobs: null,
+      finish_reason: null,
+    });
+    const last = chunkBody(ctx("chat"), events.at(-1)!, 11, false);
+    assert.equal((last.choices[0] as { finish_reason: string }).finish_reason, "length");
+    const usage = usageChunkBody(ctx("chat"), { promptTokens: 3, completionTokens: 2 });
+    assert.deepEqual(usage.choices, []);
+    assert.equal(usage.usage.total_tokens, 5);
+  });
+
+  it("gives chat logprobs with bytes and alternatives", () => {
+    const body = responseBody(ctx("chat", 1), events);
+    const content = (
+      body.choices[0] as {
+        logprobs: { content: { token: string; bytes: number[]; top_logprobs: unknown[] }[] };
+      }
+    ).logprobs.content;
+    assert.equal(content.length, ids.length);
+    assert.deepEqual(content[0]?.bytes, [...Buffer.from(content[0]!.token)]);
+    assert.equal(content[0]?.top_logprobs.length, 1);
+  });
+});
