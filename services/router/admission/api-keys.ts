@@ -109,6 +109,12 @@ export function chargeCaller(caller: Caller, tokens: number): Result<void> {
   return { value: undefined };
 }
 
+/** Gives back a charge for a request that was not served. */
+export function refundCaller(caller: Caller, tokens: number): void {
+  caller.requests?.refund(1);
+  caller.tokens?.refund(tokens);
+}
+
 function rateLimited(caller: Caller, what: string, retryAfterMs: number): TesseraError {
   return new TesseraError(
     Code.RESOURCE_EXHAUSTED,

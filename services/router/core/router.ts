@@ -7,7 +7,7 @@ import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import { AdmissionQueue } from "../admission/admission-queue.ts";
-import { type ApiKeys, type Caller, chargeCaller } from "../admission/api-keys.ts";
+import { type ApiKeys, type Caller, chargeCaller, refundCaller } from "../admission/api-keys.ts";
 import { cacheKey, isDeterministic, responseBytes } from "../cache/cache-key.ts";
 import { ResponseCache } from "../cache/response-cache.ts";
 import type { Clock } from "../clock.ts";
@@ -78,7 +78,7 @@ export class Router {
   }
 
   async generate(request: RouterRequest, callerSignal: AbortSignal): Promise<Generation> {
-    const { metrics, config, clock } = this.#deps;
+    const { config, clock } = this.#deps;
     const caller = this.#authenticate(request.apiKey);
     const prepared = prepareRequest(request, this.models, config.routing);
     if (prepared.error)
@@ -86,38 +86,52 @@ export class Router {
         prepared.error,
         prepared.error.code === Code.UNAVAILABLE ? "unavailable" : "invalid",
       );
-    const { sampling, model, promptIds } = prepared.value;
+    const { sampling, promptIds } = prepared.value;
+    const cost = promptIds.length + sampling.maxTokens;
     if (caller) {
-      const charged = chargeCaller(caller, promptIds.length + sampling.maxTokens);
+      const charged = chargeCaller(caller, cost);
       if (charged.error) throw this.#rejected(charged.error, "rate_limited");
     }
     const timeout = config.admission.defaultTimeoutMs;
     const deadline = request.deadline ?? (timeout === undefined ? undefined : clock.now() + timeout);
-    const signal = withDeadline(callerSignal, deadline, clock);
-    const key = this.#cacheKey(prepared.value);
+    try {
+      return await this.#serve(prepared.value, withDeadline(callerSignal, deadline, clock), deadline, caller);
+    } catch (err) {
+      // Refused or failed before its first token: nothing was served, so nothing is charged.
+      if (caller) refundCaller(caller, cost);
+      throw err;
+    }
+  }
+
+  /** From the cache, by joining an identical request in flight, or through admission and upstream. */
+  async #serve(
+    prepared: PreparedRequest,
+    signal: AbortSignal,
+    deadline: number | undefined,
+    caller: Caller | undefined,
+  ): Promise<Generation> {
+    const { metrics, config } = this.#deps;
+    const { sampling, model, promptIds } = prepared;
+    const key = this.#cacheKey(prepared);
     const base = { model: model.id, promptTokens: promptIds.length };
     const cached = key === undefined ? undefined : this.#cache?.get(key);
     if (key !== undefined)
       metrics?.cacheLookup(cached ? "hit" : this.#flights.has(key) ? "coalesced" : "miss");
-    if (cached)
-      return {
-        ...base,
-        endpoint: cached.endpoint,
-        cache: "hit",
-        read: async (onEvent) => {
-          for (const event of cached.events) onEvent(refund(event, caller, sampling.maxTokens));
-        },
+    if (cached) {
+      const read = async (onEvent: (event: RouterEvent) => void) => {
+        for (const event of cached.events) onEvent(refund(event, caller, sampling.maxTokens));
       };
+      return { ...base, endpoint: cached.endpoint, cache: "hit", read };
+    }
+    // A coalesced request shares the first one's upstream call, its deadline included.
     const running = key === undefined ? undefined : this.#flights.get(key);
-    if (running)
-      return {
-        ...base,
-        ...(await this.#read(running, signal, caller, sampling.maxTokens)),
-        cache: "coalesced",
-      };
+    if (running) {
+      const joined = await this.#read(running, signal, caller, sampling.maxTokens);
+      return { ...base, ...joined, cache: "coalesced" };
+    }
     const release = await this.#admit(model.id, signal);
     const flight = new Flight(
-      upstream(prepared.value, {
+      upstream(prepared, {
         selector: this.#deps.selector,
         maxAttempts: config.failover.maxAttempts,
         deadline,
@@ -128,21 +142,18 @@ export class Router {
     if (key !== undefined && config.cache.coalesce) this.#flights.set(key, flight);
     void flight.settled.then(() => {
       release();
-      if (key === undefined) return;
-      if (this.#flights.get(key) === flight) this.#flights.delete(key);
-      const last = flight.events.at(-1);
-      if (!flight.error && last?.type === "finish" && last.reason !== FinishReason.CANCELLED)
-        this.#cache?.set(
-          key,
-          { endpoint: flight.endpoint, events: flight.events },
-          responseBytes(flight.events),
-        );
+      if (key !== undefined) this.#remember(key, flight);
     });
-    return {
-      ...base,
-      ...(await this.#read(flight, signal, caller, sampling.maxTokens)),
-      cache: key === undefined ? "off" : "miss",
-    };
+    const read = await this.#read(flight, signal, caller, sampling.maxTokens);
+    return { ...base, ...read, cache: key === undefined ? "off" : "miss" };
+  }
+
+  /** Once a flight is over: it no longer takes joiners; a complete answer goes into the cache. */
+  #remember(key: string, flight: Flight): void {
+    if (this.#flights.get(key) === flight) this.#flights.delete(key);
+    const last = flight.events.at(-1);
+    if (flight.error || last?.type !== "finish" || last.reason === FinishReason.CANCELLED) return;
+    this.#cache?.set(key, { endpoint: flight.endpoint, events: flight.events }, responseBytes(flight.events));
   }
 
   async #read(flight: Flight, signal: AbortSignal, caller: Caller | undefined, maxTokens: number) {
