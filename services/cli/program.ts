@@ -8,6 +8,7 @@ import { modelCommand } from "./model-command.ts";
 import { operatorCommand } from "./operator-command.ts";
 import { routerCommand } from "./router-command.ts";
 import { serveCommand } from "./serve-command.ts";
+import { withTracing } from "./tracing-options.ts";
 
 export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;
@@ -17,8 +18,8 @@ export function createProgram(): Command {
     .description("Tessera: distributed LLM inference in TypeScript")
     .addCommand(modelCommand())
     .addCommand(generateCommand())
-    .addCommand(serveCommand())
-    .addCommand(routerCommand())
+    .addCommand(withTracing(serveCommand(), "tessera-worker"))
+    .addCommand(withTracing(routerCommand(), "tessera-router"))
     .addCommand(operatorCommand())
     .addCommand(devCommand());
   throwInsteadOfExit(program);

@@ -12,10 +12,15 @@ export function routerCommand(): Command {
         "with health checking, failover, admission control and a response cache. See services/router/config/router-config.ts.",
     )
     .requiredOption("--config <file>", "router config (YAML or JSON)")
-    .action(async (flags: { config: string }, command: Command) => {
+    .option(
+      "--host <address>",
+      "interface to listen on, instead of the config's host (e.g. the pod's IP: --host $(POD_IP))",
+    )
+    .action(async (flags: { config: string; host?: string }, command: Command) => {
       const { loadRouterConfig } = await import("../router/config/router-config.ts");
       const config = loadRouterConfig(flags.config);
       if (config.error) command.error(`error: ${config.error.message}`, { exitCode: 2 });
+      if (flags.host !== undefined) config.value.host = flags.host;
       const { runRouter } = await import("../router/run-router.ts");
       await runRouter(config.value, createLogger("router"));
     });

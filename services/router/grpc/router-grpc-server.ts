@@ -48,10 +48,7 @@ export class RouterGrpcServer {
       traceHandlers(
         Inference.typeName,
         routerInferenceHandlers(router, inFlight, options.log, options.metrics),
-        {
-          enabled: tracingEnabled(),
-          prefix: "router",
-        },
+        { enabled: tracingEnabled(), prefix: "router", methods: ["generate"] },
       ),
     );
     const health = new HealthImplementation(servingStatus("SERVING"));

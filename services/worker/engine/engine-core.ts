@@ -10,6 +10,7 @@ import type { EngineMetrics } from "./engine-metrics.ts";
 import { appendToken, finishEvents, type OutputLimits } from "./output-processor.ts";
 import type { RemoteKv } from "./remote-kv.ts";
 import { type EngineRequest, RequestStatus } from "./request.ts";
+import { recordPhases } from "./request-phases.ts";
 import type { Scheduler, SchedulerOutput } from "./scheduler.ts";
 import type { FinishReason } from "./types.ts";
 
@@ -41,6 +42,7 @@ export class EngineCore {
   }
 
   submit(request: EngineRequest): void {
+    request.timings.submitted = this.now();
     this.p.scheduler.add(request);
     if (!this.loopActive) {
       this.loopActive = true;
@@ -119,6 +121,8 @@ export class EngineCore {
       try {
         const token = request.sampler.sample(rowLogits, request.history);
         this.p.metrics?.token(request, now);
+        request.timings.firstToken ??= now;
+        request.timings.lastToken = now;
         reason = appendToken(request, token, this.p.limits);
       } catch (err) {
         this.fail(request, TesseraError.from(err));
@@ -131,6 +135,7 @@ export class EngineCore {
   /** Stores the blocks that just became full (exported now, before any later step can reuse them). */
   private storeBlocks(request: EngineRequest, from: number): void {
     const bs = this.p.kv.blockSize;
+    request.timings.firstKvWrite ??= this.now();
     const refs = request.kv.hashes.slice(from).map((hash, i) => ({
       hash,
       tokens: request.tokens.slice((from + i) * bs, (from + i + 1) * bs),
@@ -165,6 +170,7 @@ export class EngineCore {
     this.p.scheduler.remove(request);
     finishEvents(request, reason);
     this.p.metrics?.finish(request, reason, this.now());
+    recordPhases(request, this.now());
   }
 
   private fail(request: EngineRequest, error: TesseraError): void {
@@ -174,5 +180,6 @@ export class EngineCore {
     request.error = error;
     request.events.fail(error);
     this.p.metrics?.finish(request, "error", this.now());
+    recordPhases(request, this.now());
   }
 }

@@ -158,6 +158,7 @@ export class Engine {
       onCancel: () => {
         r.cancelRequested = true;
       },
+      trace: request.trace,
     });
     signal?.addEventListener("abort", () => {
       r.cancelRequested = true;
@@ -173,15 +174,22 @@ export class Engine {
 
   /** Imports the prefix blocks the remote tier holds, then queues the request. */
   private async fetchThenSubmit(r: EngineRequest, expected: number): Promise<void> {
+    const started = Date.now();
     try {
       if (!this.remote) {
         throw new TesseraError(Code.FAILED_PRECONDITION, "kv: this worker has no remote KV tier configured");
       }
       r.pinnedBlocks = await this.remote.fetchPrefix(r.tokens, expected);
     } catch (err) {
-      r.events.fail(TesseraError.from(err));
+      const error = TesseraError.from(err);
+      r.trace?.phase("kv_transfer.read", started, Date.now(), { "tessera.kv.error": error.message });
+      r.events.fail(error);
       return;
     }
+    r.trace?.phase("kv_transfer.read", started, Date.now(), {
+      "tessera.kv.blocks": r.pinnedBlocks.length,
+      "tessera.kv.expected_blocks": expected,
+    });
     this.core.submit(r);
   }
 

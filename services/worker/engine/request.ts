@@ -1,6 +1,7 @@
 // One request inside the engine: its tokens, its progress through the KV cache, its sampler and
 // output state, and the queue its events go out on.
 import type { TesseraError } from "../../common/errors.ts";
+import type { RequestPhases } from "../../common/telemetry/phase-spans.ts";
 import { emptyRequestKv, type RequestKv } from "../kv/kv-cache-manager.ts";
 import { TokenHistory } from "../sampling/penalties.ts";
 import { Sampler } from "../sampling/sampler.ts";
@@ -15,9 +16,13 @@ export type RequestStatus = (typeof RequestStatus)[keyof typeof RequestStatus];
 
 export interface RequestTimings {
   arrival: number;
+  /** Queued for scheduling (after the remote KV fetch, when there is one). */
+  submitted: number | undefined;
   firstScheduled: number | undefined;
   firstToken: number | undefined;
   lastToken: number | undefined;
+  /** The first store of one of its blocks to the remote KV tier began. */
+  firstKvWrite: number | undefined;
 }
 
 export class EngineRequest {
@@ -38,6 +43,8 @@ export class EngineRequest {
   readonly events: EventQueue<GenerateEvent>;
   readonly deadline: number | undefined;
   readonly timings: RequestTimings;
+  /** Where its phases go when it is traced. */
+  readonly trace: RequestPhases | undefined;
   status: RequestStatus = RequestStatus.WAITING;
   /** Tokens whose K/V are in the cache. */
   numComputedTokens = 0;
@@ -65,6 +72,7 @@ export class EngineRequest {
     deadline: number | undefined;
     now: number;
     onCancel: () => void;
+    trace?: RequestPhases | undefined;
   }) {
     this.id = init.id;
     this.order = init.order;
@@ -79,10 +87,13 @@ export class EngineRequest {
     this.deadline = init.deadline;
     this.timings = {
       arrival: init.now,
+      submitted: undefined,
       firstScheduled: undefined,
       firstToken: undefined,
       lastToken: undefined,
+      firstKvWrite: undefined,
     };
+    this.trace = init.trace;
     this.events = new EventQueue(init.onCancel);
   }
 

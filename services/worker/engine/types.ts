@@ -1,4 +1,5 @@
 // The contract between the engine (which runs a model) and its callers (gRPC service, CLI).
+import type { RequestPhases } from "../../common/telemetry/phase-spans.ts";
 
 /** Why a generation ended. */
 export type FinishReason = "stop" | "length" | "stop_string" | "context" | "cancelled";
@@ -70,6 +71,8 @@ export interface GenerateRequest {
     /** Hold the finish event until the blocks this request filled are stored (a prefill worker's handoff). */
     awaitWrites?: boolean;
   };
+  /** Receives the request's timed phases (queue, prefill, decode, KV transfer) when it is traced. */
+  trace?: RequestPhases;
 }
 
 export interface ModelDescription {

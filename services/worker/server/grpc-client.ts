@@ -14,6 +14,8 @@ import {
   credentials,
   Metadata,
 } from "@grpc/grpc-js";
+import { tracingInterceptor } from "../../common/telemetry/grpc-tracing.ts";
+import { tracingEnabled } from "../../common/telemetry/tracing.ts";
 import { grpcMethodDefinition } from "./grpc-service.ts";
 
 type Method<K extends DescMethod["methodKind"], I extends DescMessage, O extends DescMessage> = DescMethod & {
@@ -25,8 +27,10 @@ type Method<K extends DescMethod["methodKind"], I extends DescMessage, O extends
 export class GrpcClient {
   readonly #client: Client;
 
+  /** While tracing is on, calls made inside a traced request carry its context (W3C traceparent). */
   constructor(address: string, options: ChannelOptions = {}) {
-    this.#client = new Client(address, credentials.createInsecure(), options);
+    const interceptors = tracingEnabled() ? { interceptors: [tracingInterceptor] } : {};
+    this.#client = new Client(address, credentials.createInsecure(), { ...options, ...interceptors });
   }
 
   unary<I extends DescMessage, O extends DescMessage>(

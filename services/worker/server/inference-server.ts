@@ -9,6 +9,8 @@ import { Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { WorkerLoad } from "../../../proto/gen/tessera/v1/load_pb.js";
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
+import { traceHandlers } from "../../common/telemetry/grpc-tracing.ts";
+import { tracingEnabled } from "../../common/telemetry/tracing.ts";
 import { grpcServiceDefinition } from "./grpc-service.ts";
 import { InFlight } from "./in-flight.ts";
 import { InferenceService } from "./inference-service.ts";
@@ -63,7 +65,11 @@ export class InferenceServer {
     const metrics = options.meter && new RpcMetrics(options.meter, () => inFlight.size);
     server.addService(
       grpcServiceDefinition(Inference),
-      new InferenceService(model, inFlight, options.log, metrics, options.modelInfo).handlers(),
+      traceHandlers(
+        Inference.typeName,
+        new InferenceService(model, inFlight, options.log, metrics, options.modelInfo).handlers(),
+        { enabled: tracingEnabled(), prefix: "worker", methods: ["generate"] },
+      ),
     );
     if (options.load)
       server.addService(

@@ -15,6 +15,7 @@ import {
 } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
+import { phaseSpans } from "../../common/telemetry/phase-spans.ts";
 import { resolveModel, toEngineRequest } from "./generate-request.ts";
 import { toGenerateResponse } from "./generate-response.ts";
 import type { GrpcHandlers } from "./grpc-service.ts";
@@ -89,6 +90,8 @@ export class InferenceService {
   async #stream(call: GenerateCall, requestId: string, signal: AbortSignal, log: Logger): Promise<Code> {
     const request = toEngineRequest(call.request, this.#model, requestId);
     if (request.error) throw request.error;
+    const trace = phaseSpans(requestId);
+    if (trace) request.value.trace = trace;
     log.info({ promptTokens: request.value.promptIds.length }, "generate started");
     const started = performance.now();
     let tokens = 0;

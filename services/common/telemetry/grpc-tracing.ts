@@ -1,0 +1,158 @@
+// W3C trace context in gRPC metadata (`traceparent`, `tracestate`), both ways:
+// - tracingInterceptor: a grpc-js client interceptor. A call made inside a traced request gets a
+//   CLIENT span (child of the active span) whose context travels in the call's metadata; the request
+//   id of a message that carries one is put on the span and on the request's span. Calls made outside
+//   any trace (load polls, health checks) pass untouched.
+// - traceHandlers: wraps a service's server handlers. Each call runs inside a SERVER span, child of
+//   the context its metadata carries, that ends with the call's status.
+import {
+  InterceptingCall,
+  type Interceptor,
+  type InterceptorOptions,
+  Metadata,
+  type NextCall,
+  type StatusObject,
+} from "@grpc/grpc-js";
+import {
+  type Context,
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type TextMapGetter,
+  type TextMapSetter,
+  trace,
+} from "@opentelemetry/api";
+import { Code } from "../errors.ts";
+import { REQUEST_ID_ATTRIBUTE, tesseraTracer } from "./tracing.ts";
+
+export const metadataSetter: TextMapSetter<Metadata> = {
+  set: (metadata, key, value) => metadata.set(key, value),
+};
+
+export const metadataGetter: TextMapGetter<Metadata> = {
+  keys: (metadata) => Object.keys(metadata.getMap()),
+  get: (metadata, key) => {
+    const values = metadata.get(key).map(String);
+    return values.length === 0 ? undefined : values.length === 1 ? values[0] : values;
+  },
+};
+
+/** The trace context a call's metadata carries (the root context when none). */
+export function extractFromMetadata(metadata: Metadata): Context {
+  return propagation.extract(ROOT_CONTEXT, metadata, metadataGetter);
+}
+
+/** Metadata carrying `ctx`'s trace context, for a call made by hand. */
+export function metadataWithTrace(ctx: Context = context.active(), metadata = new Metadata()): Metadata {
+  propagation.inject(ctx, metadata, metadataSetter);
+  return metadata;
+}
+
+function rpcAttributes(path: string) {
+  const [, service = "", method = ""] = path.split("/");
+  return { "rpc.system": "grpc", "rpc.service": service, "rpc.method": method };
+}
+
+function requestIdOf(message: unknown): string | undefined {
+  const id = (message as { requestId?: unknown } | null)?.requestId;
+  return typeof id === "string" && id !== "" ? id : undefined;
+}
+
+function endWithStatus(span: Span, code: number, message?: string): void {
+  span.setAttribute("rpc.grpc.status_code", code);
+  if (code !== Code.OK) span.setStatus({ code: SpanStatusCode.ERROR, ...(message ? { message } : {}) });
+  span.end();
+}
+
+export const tracingInterceptor: Interceptor = (options: InterceptorOptions, nextCall: NextCall) => {
+  const parent = context.active();
+  const parentSpan = trace.getSpan(parent);
+  if (!parentSpan?.isRecording()) return new InterceptingCall(nextCall(options));
+  const path = options.method_definition.path;
+  const span = tesseraTracer().startSpan(
+    path.slice(1),
+    { kind: SpanKind.CLIENT, attributes: rpcAttributes(path) },
+    parent,
+  );
+  return new InterceptingCall(nextCall(options), {
+    start: (metadata, _listener, next) => {
+      propagation.inject(trace.setSpan(parent, span), metadata, metadataSetter);
+      next(metadata, {
+        onReceiveStatus: (status: StatusObject, nextStatus) => {
+          endWithStatus(span, status.code, status.details);
+          nextStatus(status);
+        },
+      });
+    },
+    sendMessage: (message, next) => {
+      const requestId = requestIdOf(message);
+      if (requestId) {
+        span.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
+        parentSpan.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
+      }
+      next(message);
+    },
+  });
+};
+
+interface ServerCall {
+  metadata: Metadata;
+  request?: unknown;
+  once(event: string, listener: (...args: unknown[]) => void): unknown;
+}
+
+/**
+ * Runs the handlers of `methods` (local names, e.g. "generate") inside a SERVER span named
+ * `${prefix} ${service}/${Method}`; the others (polled metadata calls) stay untraced. A streaming
+ * call's span ends when the call finishes, is cancelled or fails; a unary call's when it answers.
+ * Without tracing the handlers are returned as they are.
+ */
+export function traceHandlers<H extends object>(
+  service: string,
+  handlers: H,
+  options: { enabled: boolean; prefix: string; methods: readonly (keyof H & string)[] },
+): H {
+  if (!options.enabled) return handlers;
+  const traced: Record<string, unknown> = { ...(handlers as Record<string, unknown>) };
+  for (const [name, handler] of Object.entries(handlers)) {
+    if (!options.methods.includes(name as keyof H & string)) continue;
+    const method = name.charAt(0).toUpperCase() + name.slice(1);
+    const attributes = rpcAttributes(`/${service}/${method}`);
+    traced[name] = (call: ServerCall, callback?: (err: unknown, value?: unknown) => void) => {
+      const parent = extractFromMetadata(call.metadata);
+      const span = tesseraTracer().startSpan(
+        `${options.prefix} ${service}/${method}`,
+        { kind: SpanKind.SERVER, attributes },
+        parent,
+      );
+      const requestId = requestIdOf(call.request);
+      if (requestId) span.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
+      const run = (...args: unknown[]) =>
+        context.with(trace.setSpan(parent, span), () => (handler as (...a: unknown[]) => unknown)(...args));
+      if (callback) {
+        return run(call, (err: unknown, value?: unknown) => {
+          const status = err as { code?: number; details?: string } | null;
+          endWithStatus(span, status ? (status.code ?? Code.UNKNOWN) : Code.OK, status?.details);
+          callback(err, value);
+        });
+      }
+      let ended = false;
+      const end = (code: number, message?: string) => {
+        if (ended) return;
+        ended = true;
+        endWithStatus(span, code, message);
+      };
+      call.once("finish", () => end(Code.OK));
+      call.once("cancelled", () => end(Code.CANCELLED));
+      call.once("error", (err) => {
+        const status = err as { code?: number; details?: string };
+        end(status.code ?? Code.UNKNOWN, status.details);
+      });
+      return run(call);
+    };
+  }
+  return traced as H;
+}
