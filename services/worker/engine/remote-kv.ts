@@ -45,7 +45,14 @@ export interface RemoteKvStats {
 
 export class RemoteKv {
   readonly options: RemoteKvOptions;
-  readonly stats: RemoteKvStats = { fetched: 0, missed: 0, stored: 0, fallbacks: {}, lastFetchMs: 0, lastStoreMs: 0 };
+  readonly stats: RemoteKvStats = {
+    fetched: 0,
+    missed: 0,
+    stored: 0,
+    fallbacks: {},
+    lastFetchMs: 0,
+    lastStoreMs: 0,
+  };
   private readonly pool: BlockPool;
   private readonly runner: ModelRunner;
   private readonly salt: string;
