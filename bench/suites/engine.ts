@@ -88,7 +88,12 @@ async function throughput(
  * member keeps computing until the batch's longest output is done (finished rows are padding), and
  * the next batch starts after. Only each request's own tokens count as useful output.
  */
-async function staticBatches(engine: Engine, prompts: number[][], lengths: number[], size: number): Promise<number> {
+async function staticBatches(
+  engine: Engine,
+  prompts: number[][],
+  lengths: number[],
+  size: number,
+): Promise<number> {
   const t0 = performance.now();
   let useful = 0;
   for (let i = 0; i < prompts.length; i += size) {
