@@ -71,6 +71,7 @@ export class Operator {
       pods: new Informer<KubeObject>(options.client, PODS, { ...base, labelSelector: managed }),
       services: new Informer<KubeObject>(options.client, SERVICES, { ...base, labelSelector: managed }),
     };
+    this.metrics.watchModels(() => this.#informers.models.list());
     this.#events = new EventRecorder(options.client, { component: "tessera-operator", clock, log });
     const deps: ReconcilerDeps = {
       client: options.client,

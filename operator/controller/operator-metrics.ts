@@ -1,8 +1,11 @@
 // The operator's metrics (Prometheus via services/common/telemetry): reconciles by controller and
-// result, their duration, and the work-queue depth. Counts are also kept as plain numbers, which
-// tests read to check that a converged operator stops reconciling.
+// result, their duration, the work-queue depth, and each InferenceModel's desired and ready replicas
+// as its informer cache sees them. Counts are also kept as plain numbers, which tests read to check
+// that a converged operator stops reconciling. Error counters start at 0 for every controller, so
+// alerts and dashboards see the series before the first error.
 import type { Meter } from "@opentelemetry/api";
 import { LATENCY_BUCKETS } from "../../services/common/telemetry/metrics.ts";
+import type { InferenceModel } from "../api/kinds.ts";
 
 export type ReconcileResult = "success" | "error" | "conflict";
 
@@ -32,10 +35,38 @@ export class OperatorMetrics {
       .addCallback((result) => {
         for (const [controller, depth] of this.#depth) result.observe(depth(), { controller });
       });
+    const desired = meter.createObservableGauge("tessera_operator_model_desired_replicas", {
+      description: "Replicas an InferenceModel asks for (decode replicas when disaggregated).",
+    });
+    const ready = meter.createObservableGauge("tessera_operator_model_ready_replicas", {
+      description: "Replicas of an InferenceModel whose pods are all Ready.",
+    });
+    meter.addBatchObservableCallback(
+      (result) => {
+        for (const model of this.#models()) {
+          const labels = {
+            model_namespace: model.metadata.namespace ?? "",
+            model: model.metadata.name ?? "",
+          };
+          const spec = (model.spec ?? {}) as { replicas?: unknown };
+          result.observe(desired, typeof spec.replicas === "number" ? spec.replicas : 1, labels);
+          result.observe(ready, model.status?.readyReplicas ?? 0, labels);
+        }
+      },
+      [desired, ready],
+    );
   }
+
+  #models: () => readonly InferenceModel[] = () => [];
 
   watchQueue(controller: string, depth: () => number): void {
     this.#depth.set(controller, depth);
+    this.#errors.add(0, { controller });
+  }
+
+  /** Reports the replicas of these models (the operator's informer cache; empty on a standby). */
+  watchModels(models: () => readonly InferenceModel[]): void {
+    this.#models = models;
   }
 
   reconciled(controller: string, result: ReconcileResult, seconds: number): void {

@@ -5,6 +5,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Meter } from "@opentelemetry/api";
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
+import { resourceFromAttributes } from "@opentelemetry/resources";
 import { MeterProvider } from "@opentelemetry/sdk-metrics";
 
 /** Latency buckets in seconds, from 1 ms to 2 minutes. */
@@ -17,9 +18,13 @@ export class Metrics {
   private readonly exporter: PrometheusExporter;
   private readonly provider: MeterProvider;
 
-  constructor() {
+  /** `serviceName` labels the exporter's target_info series. */
+  constructor(options: { serviceName?: string } = {}) {
     this.exporter = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true });
-    this.provider = new MeterProvider({ readers: [this.exporter] });
+    this.provider = new MeterProvider({
+      readers: [this.exporter],
+      resource: resourceFromAttributes({ "service.name": options.serviceName ?? "tessera" }),
+    });
   }
 
   meter(name: string): Meter {

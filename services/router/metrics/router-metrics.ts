@@ -12,6 +12,15 @@ const PLUGIN_BUCKETS = [1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e
 
 export type CacheResult = "hit" | "miss" | "coalesced";
 
+const REJECTION_REASONS = [
+  "unauthenticated",
+  "invalid",
+  "rate_limited",
+  "queue_full",
+  "unavailable",
+] as const;
+export type RejectionReason = (typeof REJECTION_REASONS)[number];
+
 export interface Gauges {
   endpointsInFlight: () => { endpoint: string; inFlight: number }[];
   queueDepths: () => { model: string; queued: number }[];
@@ -74,6 +83,8 @@ export class RouterMetrics implements RoutingObserver {
     this.#rejections = meter.createCounter("tessera_router_admission_rejections", {
       description: "Requests refused before routing, by reason.",
     });
+    // Every reason starts at 0, so alerts and dashboards see the series before the first refusal.
+    for (const reason of REJECTION_REASONS) this.#rejections.add(0, { reason });
     meter
       .createObservableGauge("tessera_router_endpoint_in_flight", {
         description: "Requests in flight per endpoint.",
@@ -123,7 +134,7 @@ export class RouterMetrics implements RoutingObserver {
     this.#cache.add(1, { result });
   }
 
-  rejected(reason: "unauthenticated" | "invalid" | "rate_limited" | "queue_full" | "unavailable"): void {
+  rejected(reason: RejectionReason): void {
     this.#rejections.add(1, { reason });
   }
 }

@@ -1,10 +1,14 @@
 // The engine's metrics (names tessera_*, units in the name). Labels: model, and the attention backend
-// on the info metric; nothing per request, so cardinality stays bounded.
+// on the info metric; nothing per request, so cardinality stays bounded. Preemptions and the remote KV
+// tier's fallbacks (by reason) start at 0, so alerts and dashboards see them before the first one.
 import type { Attributes, Counter, Histogram } from "@opentelemetry/api";
 import { LATENCY_BUCKETS, type Metrics } from "../../common/telemetry/metrics.ts";
 import type { BlockPool } from "../kv/block-pool.ts";
 import type { EngineRequest } from "./request.ts";
 import type { Scheduler } from "./scheduler.ts";
+
+/** Why a remote KV block was not used (see remote-kv.ts). */
+const KV_FALLBACK_REASONS = ["unavailable", "miss", "no_free_blocks", "store_failed"] as const;
 
 export interface EngineInfo {
   model: string;
@@ -27,7 +31,13 @@ export class EngineMetrics {
   private readonly generationTokens: Counter;
   private readonly finished: Counter;
 
-  constructor(metrics: Metrics, info: EngineInfo, pool: BlockPool, scheduler: Scheduler) {
+  constructor(
+    metrics: Metrics,
+    info: EngineInfo,
+    pool: BlockPool,
+    scheduler: Scheduler,
+    remote?: { stats: { fallbacks: Record<string, number> } },
+  ) {
     const meter = metrics.meter("tessera.engine");
     this.labels = { model: info.model };
     const seconds = (name: string, description: string) =>
@@ -59,6 +69,7 @@ export class EngineMetrics {
     this.preemptions = meter.createCounter("tessera_preemptions", {
       description: "Requests preempted for KV space.",
     });
+    this.preemptions.add(0, this.labels);
     this.promptTokens = meter.createCounter("tessera_prompt_tokens", {
       description: "Prompt tokens of finished requests.",
     });
@@ -92,6 +103,16 @@ export class EngineMetrics {
       "Full blocks found in the prefix cache.",
       () => pool.prefixCacheStats.hits,
     );
+    if (remote)
+      meter
+        .createObservableCounter("tessera_kv_fallbacks", {
+          description:
+            "Remote KV blocks not used, by reason (unavailable, miss, no_free_blocks, store_failed): recomputed, or the request failed, per policy.",
+        })
+        .addCallback((r) => {
+          for (const reason of KV_FALLBACK_REASONS)
+            r.observe(remote.stats.fallbacks[reason] ?? 0, { ...this.labels, reason });
+        });
     meter
       .createObservableGauge("tessera_engine_info", { description: "Engine configuration (value 1)." })
       .addCallback((r) =>

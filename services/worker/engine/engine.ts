@@ -108,7 +108,9 @@ export class Engine {
       numBlocks,
       attentionBackend: runner.attention,
     };
-    const metrics = options.metrics ? new EngineMetrics(options.metrics, info, pool, scheduler) : undefined;
+    const metrics = options.metrics
+      ? new EngineMetrics(options.metrics, info, pool, scheduler, remote)
+      : undefined;
     const core = new EngineCore({
       runner,
       scheduler,

@@ -28,6 +28,9 @@ describe("KvTransferMetrics", () => {
         /^tessera_kv_transfer_failed_operations_total\{model="tiny",op="put",code="UNAVAILABLE"\} 1$/m,
       );
       assert.match(text, /^tessera_kv_transfer_duration_seconds_count\{model="tiny",op="get"\} 1$/m);
+      // Results not seen yet are exported as 0 from the start.
+      assert.match(text, /^tessera_kv_transfer_blocks_total\{model="tiny",op="get",result="mismatch"\} 0$/m);
+      assert.match(text, /^tessera_kv_transfer_blocks_total\{model="tiny",op="put",result="error"\} 0$/m);
     } finally {
       server.close();
       await metrics.shutdown();

@@ -46,6 +46,11 @@ export class KvTransferMetrics {
       unit: "s",
       advice: { explicitBucketBoundaries: LATENCY_BUCKETS },
     });
+    // The results of reads and writes start at 0 (checksum failures included), so alerts and
+    // dashboards see their series before the first one happens.
+    for (const result of ["hit", "miss", "checksum_failure", "mismatch", "error"] as const)
+      this.#blocks?.add(0, { ...labels, op: "get", result });
+    for (const result of ["stored", "error"] as const) this.#blocks?.add(0, { ...labels, op: "put", result });
   }
 
   blocks(op: KvOp, result: KvBlockResult, count = 1): void {

@@ -1,0 +1,46 @@
+import assert from "node:assert/strict";
+import { listeningPort, Metrics } from "../../services/common/telemetry/metrics.ts";
+import type { InferenceModel } from "../api/kinds.ts";
+import { OperatorMetrics } from "./operator-metrics.ts";
+
+async function scrape(metrics: Metrics): Promise<string> {
+  const server = await metrics.serve(0, "127.0.0.1");
+  try {
+    return await (await fetch(`http://127.0.0.1:${listeningPort(server)}/metrics`)).text();
+  } finally {
+    server.close();
+  }
+}
+
+const model = (name: string, replicas: number | undefined, ready?: number): InferenceModel => ({
+  apiVersion: "serving.tessera.dev/v1alpha1",
+  kind: "InferenceModel",
+  metadata: { name, namespace: "serving" },
+  spec: replicas === undefined ? {} : { replicas },
+  ...(ready === undefined ? {} : { status: { readyReplicas: ready } }),
+});
+
+describe("OperatorMetrics", () => {
+  it("reports every model's desired and ready replicas, and errors from 0 per controller", async () => {
+    const metrics = new Metrics();
+    const operator = new OperatorMetrics(metrics.meter("spec"));
+    operator.watchQueue("inferencemodel", () => 2);
+    operator.watchModels(() => [model("llama", 3, 2), model("fresh", undefined)]);
+    try {
+      const text = await scrape(metrics);
+      assert.match(text, /^tessera_operator_reconcile_errors_total\{controller="inferencemodel"\} 0$/m);
+      assert.match(text, /^tessera_operator_queue_depth\{controller="inferencemodel"\} 2$/m);
+      const series = (name: string, m: string) =>
+        new RegExp(
+          `^tessera_operator_model_${name}_replicas\\{model_namespace="serving",model="${m}"\\} (\\d+)$`,
+          "m",
+        );
+      assert.equal(text.match(series("desired", "llama"))?.[1], "3");
+      assert.equal(text.match(series("ready", "llama"))?.[1], "2");
+      assert.equal(text.match(series("desired", "fresh"))?.[1], "1", "spec.replicas defaults to 1");
+      assert.equal(text.match(series("ready", "fresh"))?.[1], "0");
+    } finally {
+      await metrics.shutdown();
+    }
+  });
+});
