@@ -1,9 +1,10 @@
 // `tessera serve`: serves one checkpoint over gRPC until SIGTERM or SIGINT, then drains and exits 0.
-import { Command, Option } from "commander";
+import { Command, InvalidArgumentError, Option } from "commander";
 import { createLogger } from "../common/log.ts";
+import { parseLayerRange, type ShardFlags } from "../worker/server/serve-shard-flags.ts";
 import { asFlagError, integerFlag, nonNegativeIntegerFlag, positiveIntegerFlag } from "./flags.ts";
 
-interface ServeFlags {
+interface ServeFlags extends ShardFlags {
   model: string;
   host: string;
   port: number;
@@ -38,6 +39,15 @@ const FLAG_OF_FIELD: Record<string, string> = {
   "engine.maxNumBatchedTokens": "--max-batched-tokens",
   "engine.maxNumSeqs": "--max-running-requests",
   "engine.attention": "--attention",
+  "shard.stage": "--pipeline-stage",
+  "shard.stages": "--pipeline-stages",
+  "shard.layers": "--layers",
+  "shard.tensorRank": "--tensor-rank",
+  "shard.tensorSize": "--tensor-size",
+  "shard.peers": "--peers",
+  "shard.microBatches": "--micro-batches",
+  "shard.formationTimeoutMs": "--group-timeout-ms",
+  "shard.stepTimeoutMs": "--step-timeout-ms",
   "kv.redis.url": "--kv-redis",
   "kv.redis.keyPrefix": "--kv-key-prefix",
   "kv.redis.ttlMs": "--kv-ttl-ms",
@@ -118,8 +128,53 @@ export function serveCommand(): Command {
     )
     .option("--no-kv-read-through", "do not look prefix blocks up in Redis before computing them")
     .option("--no-kv-write-through", "do not store the blocks this worker fills")
+    .option(
+      "--pipeline-stage <n>",
+      "parallel replica: this worker's pipeline stage (default $TESSERA_STAGE, else 0)",
+      nonNegativeIntegerFlag,
+    )
+    .option(
+      "--pipeline-stages <n>",
+      "parallel replica: pipeline stages (default $TESSERA_NUM_STAGES, else 1)",
+      positiveIntegerFlag,
+    )
+    .option(
+      "--layers <first-last>",
+      "parallel replica: decoder layers of this stage, inclusive, e.g. 0-11 (default $TESSERA_LAYER_START..$TESSERA_LAYER_END, else an even split)",
+      layerRangeFlag,
+    )
+    .option(
+      "--tensor-rank <n>",
+      "parallel replica: this worker's tensor rank in its stage (default $TESSERA_TENSOR_RANK, else 0)",
+      nonNegativeIntegerFlag,
+    )
+    .option(
+      "--tensor-size <n>",
+      "parallel replica: tensor ranks per stage (default $TESSERA_TENSOR_SIZE, else 1)",
+      positiveIntegerFlag,
+    )
+    .option(
+      "--peers <host:port,...>",
+      "parallel replica: every worker's gRPC address by global rank, stage * tensor-size + rank (default $TESSERA_PEERS)",
+    )
+    .option(
+      "--micro-batches <n>",
+      "parallel replica: micro-batches per step so stages overlap (default 1)",
+      positiveIntegerFlag,
+    )
+    .option(
+      "--group-timeout-ms <ms>",
+      "parallel replica: how long the group may take to come up (default 600000)",
+      positiveIntegerFlag,
+    )
+    .option(
+      "--step-timeout-ms <ms>",
+      "parallel replica: a step that takes longer fails the group (default 60000)",
+      positiveIntegerFlag,
+    )
     .action(async (flags: ServeFlags, command: Command) => {
       const { parseServeConfig } = await import("../worker/server/serve-config.ts");
+      const { shardInput } = await import("../worker/server/serve-shard-flags.ts");
       const {
         model,
         blockSize,
@@ -135,8 +190,31 @@ export function serveCommand(): Command {
         kvPolicy,
         kvReadThrough,
         kvWriteThrough,
+        pipelineStage,
+        pipelineStages,
+        layers,
+        tensorRank,
+        tensorSize,
+        peers,
+        microBatches,
+        groupTimeoutMs,
+        stepTimeoutMs,
         ...rest
       } = flags;
+      const shard = shardInput(
+        {
+          pipelineStage,
+          pipelineStages,
+          layers,
+          tensorRank,
+          tensorSize,
+          peers,
+          microBatches,
+          groupTimeoutMs,
+          stepTimeoutMs,
+        },
+        process.env,
+      );
       const kv = kvRedis && {
         redis: {
           url: kvRedis,
@@ -157,9 +235,22 @@ export function serveCommand(): Command {
         ...(attention !== undefined && { attention }),
         enablePrefixCaching: prefixCaching,
       };
-      const config = parseServeConfig({ modelDir: model, ...rest, engine, ...(kv && { kv }) });
+      const config = parseServeConfig({
+        modelDir: model,
+        ...rest,
+        engine,
+        ...(kv && { kv }),
+        ...(shard && { shard }),
+      });
       if (config.error) command.error(`error: ${asFlagError(config.error, FLAG_OF_FIELD)}`, { exitCode: 2 });
       const { serve } = await import("../worker/server/serve.ts");
       await serve(config.value, createLogger("server"));
     });
+}
+
+/** `--layers 0-11`: layers 0 to 11 inclusive, as [0, 12). */
+function layerRangeFlag(value: string): { start: number; end: number } {
+  const range = parseLayerRange(value);
+  if (!range) throw new InvalidArgumentError("must be first-last layer numbers, e.g. 0-11");
+  return range;
 }

@@ -8,6 +8,7 @@ import type { Metrics } from "../../common/telemetry/metrics.ts";
 import { BlockPool } from "../kv/block-pool.ts";
 import { KvCacheManager } from "../kv/kv-cache-manager.ts";
 import { describeCheckpoint } from "../model/checkpoint.ts";
+import type { ModelThreadOptions } from "../runtime/messages.ts";
 import { ModelRunner } from "../runtime/model-runner.ts";
 import { Tokenizer } from "../tokenizer/tokenizer.ts";
 import { type EngineConfig, type EngineConfigInput, parseEngineConfig, poolBlocks } from "./engine-config.ts";
@@ -30,6 +31,8 @@ export interface EngineOptions {
   /** A remote KV tier (Redis) for disaggregated prefill/decode, a shared prefix tier and migration. */
   remoteKv?: RemoteKvOptions;
   log?: Logger;
+  /** Starts the runner (default: the whole model in a thread of this process; rank 0 of a parallel replica passes ShardedRunner.start). */
+  startRunner?: (options: ModelThreadOptions) => Promise<ModelRunner>;
 }
 
 export class Engine {
@@ -77,7 +80,7 @@ export class Engine {
     const tokenizer = Tokenizer.fromFile(modelDir);
     const model = checkpoint.config;
     const numBlocks = poolBlocks(config, model);
-    const runner = await ModelRunner.start({
+    const runner = await (options.startRunner ?? ModelRunner.start)({
       modelDir,
       architectureOverride: options.architecture,
       threads: config.threads,

@@ -6,6 +6,42 @@ import { redisKvConfigSchema } from "../kv-transfer/redis-kv-config.ts";
 
 const port = z.int().min(0).max(65_535);
 
+/** This worker's place in a parallel replica (pipeline stages x tensor ranks); see services/worker/parallel. */
+export const ShardConfigSchema = z
+  .object({
+    /** Pipeline stage of this worker, 0-based. */
+    stage: z.int().min(0),
+    stages: z.int().min(1),
+    /** Tensor-parallel rank of this worker within its stage, 0-based. */
+    tensorRank: z.int().min(0),
+    tensorSize: z.int().min(1),
+    /** Decoder layers [start, end) of the stage; unset = the even split the operator uses. */
+    layers: z.object({ start: z.int().min(0), end: z.int().min(1) }).optional(),
+    /** host:port of every worker of the group, by global rank (stage * tensorSize + tensorRank). */
+    peers: z.array(z.string().min(1)).min(1),
+    /** How long the group may take to come up (every worker loaded and linked). */
+    formationTimeoutMs: z.int().min(1).default(600_000),
+    /** A step that takes longer fails the group (a hung peer must not hang requests). */
+    stepTimeoutMs: z.int().min(1).default(60_000),
+    /** Micro-batches per step, so pipeline stages overlap (1 = none). */
+    microBatches: z.int().min(1).default(1),
+  })
+  .refine((s) => s.stage < s.stages, { path: ["stage"], message: "must be below the number of stages" })
+  .refine((s) => s.tensorRank < s.tensorSize, {
+    path: ["tensorRank"],
+    message: "must be below the tensor size",
+  })
+  .refine((s) => s.peers.length === s.stages * s.tensorSize, {
+    path: ["peers"],
+    message: "must list one address per worker of the group (stages x tensor size)",
+  })
+  .refine((s) => s.layers === undefined || s.layers.start < s.layers.end, {
+    path: ["layers"],
+    message: "must be a non-empty range",
+  });
+
+export type ShardConfig = z.infer<typeof ShardConfigSchema>;
+
 export const ServeConfigSchema = z
   .object({
     /** Checkpoint folder (config.json, model.safetensors, tokenizer.json). */
@@ -34,6 +70,8 @@ export const ServeConfigSchema = z
         writeThrough: z.boolean().default(true),
       })
       .optional(),
+    /** Unset: the whole model in this process. Set: this worker's shard of a parallel replica. */
+    shard: ShardConfigSchema.optional(),
   })
   .refine((c) => c.metricsPort === undefined || c.metricsPort === 0 || c.metricsPort !== c.port, {
     path: ["metricsPort"],

@@ -8,15 +8,35 @@ import { Engine } from "../engine/engine.ts";
 import { RedisKvStore } from "../kv-transfer/redis-kv-store.ts";
 import { RedisKvTier } from "../kv-transfer/redis-kv-tier.ts";
 import { type Checkpoint, describeCheckpoint } from "../model/checkpoint.ts";
+import { registerShardMetrics } from "../parallel/shard-metrics.ts";
+import { isCoordinator } from "../parallel/shard-placement.ts";
+import { ShardedRunner } from "../parallel/sharded-runner.ts";
+import type { ModelThreadOptions } from "../runtime/messages.ts";
 import { InferenceServer } from "./inference-server.ts";
 import type { ServeConfig } from "./serve-config.ts";
+import { serveShardMember } from "./serve-shard.ts";
 import { engineLoad } from "./worker-load.ts";
 
 const STOP_SIGNALS: NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
 
-/** Serves until a stop signal, then drains; resolves once everything is closed. */
+/**
+ * Serves until a stop signal, then drains; resolves once everything is closed. A worker of a parallel
+ * replica other than rank 0 serves only its shard (serve-shard.ts); rank 0 runs the engine over the
+ * group, and when the group fails it stops serving at once (NOT_SERVING; in-flight requests fail with
+ * UNAVAILABLE) and exits with code 1.
+ */
 export async function serve(config: ServeConfig, log: Logger): Promise<void> {
+  const { shard } = config;
+  if (shard && !isCoordinator(shard))
+    return serveShardMember({ ...config, shard }, log, nextSignal(STOP_SIGNALS));
   const metrics = config.metricsPort === undefined ? undefined : new Metrics();
+  let sharded: ShardedRunner | undefined;
+  const startRunner = shard
+    ? async (options: ModelThreadOptions) => {
+        sharded = await ShardedRunner.start({ ...options, placement: shard, log });
+        return sharded;
+      }
+    : undefined;
   const checkpoint = describeCheckpoint(config.modelDir);
   const store = config.kv && (await openKvStore(config, checkpoint, metrics, log));
   const remoteKv = config.kv &&
@@ -34,10 +54,12 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
         ...(config.engine && { engine: config.engine }),
         ...(metrics && { metrics }),
         ...(remoteKv && { remoteKv }),
+        ...(startRunner && { startRunner }),
       },
       config.threads,
     ),
   );
+  if (metrics && sharded) registerShardMetrics(metrics.meter("tessera.shard"), sharded.group);
   let metricsServer: HttpServer | undefined;
   try {
     if (metrics && config.metricsPort !== undefined) {
@@ -64,9 +86,15 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
       report();
       store.onHealth(report);
     }
-    const signal = await nextSignal(STOP_SIGNALS);
-    log.info({ signal, inFlight: server.activeCalls }, "stop signal received");
+    const outcome = await Promise.race([
+      nextSignal(STOP_SIGNALS),
+      sharded?.failed ?? new Promise<never>(() => {}),
+    ]);
+    if (typeof outcome === "string")
+      log.info({ signal: outcome, inFlight: server.activeCalls }, "stop signal received");
     await server.shutdown();
+    // The group failed: exit with an error (code 1) so that the pod restarts into a new group.
+    if (typeof outcome !== "string") throw outcome;
   } finally {
     metricsServer?.close();
     metricsServer?.closeAllConnections();

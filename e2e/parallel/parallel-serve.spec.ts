@@ -1,0 +1,139 @@
+// Parallel replicas as `tessera serve` processes over real gRPC: PP=2, TP=2 and TP=2 × PP=2 groups of
+// every reference architecture (Llama, Mistral, Qwen2 with q/k/v bias and tied embeddings, Mixtral
+// with experts) generate the same greedy ids as the single-process engine, with the top-20 logprobs
+// of every token within 1e-4. Rank 0 is the one endpoint: the other members serve only the internal
+// ShardLink and grpc.health.v1.
+import assert from "node:assert/strict";
+import path from "node:path";
+import type { ServiceError } from "@grpc/grpc-js";
+import { type GenerateResponse, Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
+import { Code } from "../../services/common/errors.ts";
+import { Engine } from "../../services/worker/engine/engine.ts";
+import type { GeneratedToken, SamplingParams } from "../../services/worker/engine/types.ts";
+import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
+import { checkHealth } from "../../services/worker/server/health-client.ts";
+import { REFERENCE_DIR, REFERENCE_MODELS, referenceCases } from "../../services/worker/testdata/reference.ts";
+import { type Group, startGroup } from "./group.ts";
+
+const ENGINE_ARGS = ["--threads", "1", "--attention", "onnx-ops", "--micro-batches", "2"];
+const LAYOUTS = [
+  { name: "PP=2", stages: 2, tensorSize: 1 },
+  { name: "TP=2", stages: 1, tensorSize: 2 },
+  { name: "TP=2 x PP=2", stages: 2, tensorSize: 2 },
+];
+const GREEDY: SamplingParams = {
+  maxTokens: 12,
+  temperature: 0,
+  topP: 1,
+  topK: 0,
+  minP: 0,
+  seed: undefined,
+  stop: [],
+  stopTokenIds: [],
+  ignoreEos: true,
+  logprobs: 20,
+  repetitionPenalty: 1,
+  presencePenalty: 0,
+  frequencyPenalty: 0,
+};
+
+type Tokens = Pick<GeneratedToken, "tokenId" | "logprob" | "top">[];
+
+/** The single-process engine's tokens for each reference prompt of `model`. */
+async function singleProcess(modelDir: string, prompts: number[][]): Promise<Tokens[]> {
+  const engine = await Engine.load(modelDir, { engine: { attention: "onnx-ops" }, threads: 1 });
+  try {
+    return await Promise.all(
+      prompts.map(async (promptIds, i) => {
+        const tokens: Tokens = [];
+        for await (const e of engine.generate({ requestId: `single-${i}`, promptIds, sampling: GREEDY }))
+          if (e.type === "tokens") tokens.push(...e.tokens);
+        return tokens;
+      }),
+    );
+  } finally {
+    await engine.close();
+  }
+}
+
+function viaGroup(client: GrpcClient, promptIds: number[]): Promise<Tokens> {
+  const stream = client.serverStream(Inference.method.generate, {
+    prompt: { case: "tokenIds", value: { ids: promptIds } },
+    sampling: { maxTokens: GREEDY.maxTokens, ignoreEos: true, logprobs: GREEDY.logprobs },
+  });
+  const tokens: Tokens = [];
+  return new Promise((resolve, reject) => {
+    stream.on("data", (m: GenerateResponse) =>
+      tokens.push(
+        ...m.tokens.map((t) => ({
+          tokenId: t.tokenId,
+          logprob: t.logprob,
+          top: t.topLogprobs.map((a) => ({ tokenId: a.tokenId, logprob: a.logprob })),
+        })),
+      ),
+    );
+    stream.on("end", () => resolve(tokens));
+    stream.on("error", reject);
+  });
+}
+
+for (const model of REFERENCE_MODELS)
+  describe(`parallel replicas of ${model} (e2e)`, () => {
+    const modelDir = path.join(REFERENCE_DIR, model);
+    const prompts = referenceCases(model).map((c) => c.prompt_ids);
+    let expected: Tokens[];
+    before(async () => {
+      expected = await singleProcess(modelDir, prompts);
+    });
+
+    for (const layout of LAYOUTS)
+      describe(layout.name, () => {
+        let group: Group;
+        let client: GrpcClient;
+        before(async () => {
+          group = await startGroup(modelDir, layout, ENGINE_ARGS);
+          client = new GrpcClient(group.coordinator.address);
+        });
+        after(async () => {
+          client?.close();
+          await group?.stop();
+        });
+
+        it("generates the single process's greedy ids with logprobs within 1e-4", async () => {
+          const got = await Promise.all(prompts.map((p) => viaGroup(client, p)));
+          for (const [i, tokens] of got.entries()) {
+            const want = expected[i]!;
+            assert.deepEqual(
+              tokens.map((t) => t.tokenId),
+              want.map((t) => t.tokenId),
+              `prompt ${i}`,
+            );
+            for (const [s, t] of tokens.entries()) {
+              const w = want[s]!;
+              assert.ok(Math.abs(t.logprob - w.logprob) <= 1e-4, `prompt ${i} token ${s}`);
+              assert.deepEqual(
+                t.top.map((a) => a.tokenId),
+                w.top.map((a) => a.tokenId),
+              );
+              for (const [k, a] of t.top.entries())
+                assert.ok(Math.abs(a.logprob - w.top[k]!.logprob) <= 1e-4, `prompt ${i} token ${s} top ${k}`);
+            }
+          }
+        });
+
+        if (layout.stages * layout.tensorSize === 4)
+          it("is one endpoint: only rank 0 serves tessera.v1.Inference, every member reports SERVING", async () => {
+            for (const m of group.members) assert.equal(await checkHealth(m.address), "SERVING");
+            const other = new GrpcClient(group.members[1]!.address);
+            try {
+              const err = await other.unary(Inference.method.listModels, {}).then(
+                () => assert.fail("a member other than rank 0 answered ListModels"),
+                (e: ServiceError) => e,
+              );
+              assert.equal(err.code, Code.UNIMPLEMENTED);
+            } finally {
+              other.close();
+            }
+          });
+      });
+  });

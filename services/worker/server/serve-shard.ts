@@ -1,0 +1,62 @@
+// `tessera serve` for a worker of a parallel replica. Rank 0 (stage 0, tensor rank 0) serves
+// tessera.v1.Inference like a single worker, with a ShardedRunner under its engine (serve.ts). Every
+// other worker runs here: it loads its shard, serves the internal ShardLink streams and grpc.health.v1,
+// and stops on a stop signal, or, with exit code 1, when its group fails (Kubernetes then restarts it
+// into a new group, as every other member of the failed group does).
+import type { Server as HttpServer } from "node:http";
+import type { Logger } from "../../common/log.ts";
+import { listeningPort, Metrics } from "../../common/telemetry/metrics.ts";
+import { parseEngineConfig, poolBlocks } from "../engine/engine-config.ts";
+import { describeCheckpoint } from "../model/checkpoint.ts";
+import { ShardMember } from "../parallel/shard-member.ts";
+import { registerShardMetrics } from "../parallel/shard-metrics.ts";
+import { selfRank } from "../parallel/shard-placement.ts";
+import type { ServeConfig, ShardConfig } from "./serve-config.ts";
+
+/** Serves a non-coordinator shard until `stop` resolves or the group fails. */
+export async function serveShardMember(
+  config: ServeConfig & { shard: ShardConfig },
+  log: Logger,
+  stop: Promise<unknown>,
+): Promise<void> {
+  const engine = parseEngineConfig({
+    ...config.engine,
+    ...(config.threads !== undefined && { threads: config.threads }),
+  });
+  const model = describeCheckpoint(config.modelDir).config;
+  const member = await ShardMember.start({
+    modelDir: config.modelDir,
+    architectureOverride: undefined,
+    threads: engine.threads,
+    numBlocks: poolBlocks(engine, model),
+    blockSize: engine.blockSize,
+    attention: engine.attention,
+    placement: config.shard,
+    host: config.host,
+    port: config.port,
+    log,
+  });
+  const { stage, tensorRank } = config.shard;
+  log.info(
+    { host: config.host, port: member.port, member: selfRank(config.shard), stage, tensorRank },
+    "serving",
+  );
+  let metricsServer: HttpServer | undefined;
+  const metrics = config.metricsPort === undefined ? undefined : new Metrics();
+  try {
+    if (metrics && config.metricsPort !== undefined) {
+      registerShardMetrics(metrics.meter("tessera.shard"), member.group);
+      metricsServer = await metrics.serve(config.metricsPort, config.host);
+      log.info({ metricsPort: listeningPort(metricsServer) }, "metrics served at /metrics");
+    }
+    const outcome = await Promise.race([stop, member.group.failed]);
+    // The group failed: exit with an error (code 1) so that the pod restarts into a new group.
+    if (outcome === member.group.error) throw outcome;
+    log.info({ signal: outcome }, "stop signal received");
+  } finally {
+    metricsServer?.close();
+    metricsServer?.closeAllConnections();
+    await metrics?.shutdown();
+    await member.close();
+  }
+}
