@@ -19,8 +19,10 @@ export function rbacManifests(options: RbacOptions): Record<string, unknown>[] {
     metadata: { name: OPERATOR_NAME, namespace },
   };
   const rbac = "rbac.authorization.k8s.io";
+  const ns = { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } };
   if (!options.clusterWide) {
     return [
+      ns,
       serviceAccount,
       { apiVersion: `${rbac}/v1`, kind: "Role", metadata: { name: OPERATOR_NAME, namespace }, rules },
       {
@@ -33,6 +35,7 @@ export function rbacManifests(options: RbacOptions): Record<string, unknown>[] {
     ];
   }
   return [
+    ns,
     serviceAccount,
     { apiVersion: `${rbac}/v1`, kind: "ClusterRole", metadata: { name: OPERATOR_NAME }, rules },
     {

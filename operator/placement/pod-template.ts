@@ -120,7 +120,9 @@ export function shardPod(
   group: PodGroup,
   shard: ShardAssignment,
 ): KubeObject {
-  const grpcProbe = { grpc: { port: WORKER_GRPC_PORT } };
+  // service "" (the server's overall health) is what the API server defaults it to; kubectl describe
+  // expects it set.
+  const grpcProbe = { grpc: { port: WORKER_GRPC_PORT, service: "" } };
   const resources = mergeResources(pool.resources, spec.resources);
   const pvc = spec.model.pvc;
   return {

@@ -56,6 +56,7 @@ export class RespConnection {
   readonly #timeoutMs: number;
   #buffer = Buffer.alloc(0);
   #waiting: { resolve: (v: RespValue) => void; reject: (e: Error) => void } | undefined;
+  #closed: Error | undefined;
 
   private constructor(socket: net.Socket, timeoutMs: number) {
     this.#socket = socket;
@@ -104,6 +105,7 @@ export class RespConnection {
   }
 
   #fail(err: Error): void {
+    this.#closed ??= err;
     const waiting = this.#waiting;
     this.#waiting = undefined;
     waiting?.reject(unavailable(err));

@@ -1,0 +1,31 @@
+// Greedy Generate over gRPC against a worker endpoint, and the same completion from
+// `tessera generate --json`, for comparing token ids.
+import { Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
+import { runTessera } from "../../services/cli/child-process.ts";
+import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
+
+export const PROMPT = "Once upon a time";
+export const MAX_TOKENS = 8;
+
+export async function generateIds(endpoint: string): Promise<number[]> {
+  const client = new GrpcClient(endpoint);
+  try {
+    const ids: number[] = [];
+    const stream = client.serverStream(
+      Inference.method.generate,
+      { prompt: { case: "text", value: PROMPT }, sampling: { maxTokens: MAX_TOKENS, ignoreEos: true } },
+      { deadline: Date.now() + 20_000 },
+    );
+    for await (const message of stream) for (const token of message.tokens) ids.push(token.tokenId);
+    return ids;
+  } finally {
+    client.close();
+  }
+}
+
+export async function localGreedyIds(modelDir: string): Promise<number[]> {
+  const args = ["generate", "--model", modelDir, "--prompt", PROMPT, "--max-tokens", String(MAX_TOKENS)];
+  const run = await runTessera([...args, "--ignore-eos", "--json"]);
+  if (run.code !== 0) throw new Error(`tessera generate failed: ${run.stderr}`);
+  return (JSON.parse(run.stdout) as { output_ids: number[] }).output_ids;
+}

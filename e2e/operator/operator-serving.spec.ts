@@ -1,0 +1,232 @@
+// The operator end to end on the dev cluster (API server, scheduler, process kubelet) with real
+// kubectl, real `tessera serve` workers and a real `tessera operator` process: apply the examples
+// -> Ready -> Generate equals `tessera generate`; scale 1 -> 3; an engine change rolls out one
+// replica at a time with no failed request, surviving an operator crash; a converged operator stops
+// reconciling; delete removes the pods and the model's Redis keys.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { RespConnection } from "../../operator/reconcile/resp-client.ts";
+import { RedisServer } from "../../services/worker/kv-transfer/redis-harness.ts";
+import { tinyCheckpoint } from "../checkpoint.ts";
+import { clientBinaries } from "../devcluster/client-binaries.ts";
+import {
+  type DevClusterFixture,
+  eventually,
+  processesWith,
+  runClient,
+  startDevClusterFixture,
+} from "../devcluster/kubelet-fixture.ts";
+import { generateIds, localGreedyIds } from "./generate-client.ts";
+import { type OperatorProcess, startOperatorProcess } from "./operator-process.ts";
+
+const root = path.resolve(import.meta.dirname, "../..");
+const example = (name: string) => readFileSync(path.join(root, "examples", name), "utf8");
+
+interface Shard {
+  replica: number;
+  endpoint?: string;
+  ready: boolean;
+  entry: boolean;
+  revision: string;
+  pod: string;
+}
+interface ModelStatus {
+  readyReplicas?: number;
+  updatedReplicas?: number;
+  revision?: string;
+  shards?: Shard[];
+  conditions?: { type: string; status: string; reason: string }[];
+}
+
+describe("operator on the dev cluster with kubectl and real workers (e2e)", function () {
+  this.timeout(180_000);
+  let f: DevClusterFixture;
+  let operator: OperatorProcess;
+  let modelDir: string;
+  let expected: number[];
+  const ns = "serving";
+
+  const status = async (name: string): Promise<ModelStatus> =>
+    JSON.parse(
+      await f.ok("get", "inferencemodel", name, "-n", ns, "-o", "jsonpath={.status}"),
+    ) as ModelStatus;
+  const tinyModel = (extra = "") =>
+    example("dev-cluster/tiny-llama.yaml").replaceAll("/tmp/tessera-models/tiny-llama", modelDir) + extra;
+
+  before(async () => {
+    modelDir = await tinyCheckpoint();
+    [f, expected] = await Promise.all([startDevClusterFixture("v35"), localGreedyIds(modelDir)]);
+    await f.ok("apply", "-f", path.join(root, "crds"));
+    await f.ok(
+      "apply",
+      "-f",
+      f.file("ns.yaml", `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${ns}}\n`),
+    );
+    operator = await startOperatorProcess(f.kubeconfig);
+  });
+  after(async () => {
+    operator?.child.kill("SIGTERM");
+    await operator?.exited;
+    await f?.close();
+  });
+
+  it("serves the example: Ready, columns, and Generate gives the greedy tokens of `tessera generate`", async () => {
+    await f.ok("apply", "-n", ns, "-f", f.file("pool.yaml", example("dev-cluster/worker-pool.yaml")));
+    await f.ok("apply", "-n", ns, "-f", f.file("tiny.yaml", tinyModel()));
+    await f.ok("wait", "-n", ns, "--for=condition=Ready", "inferencemodel/tiny-llama", "--timeout=60s");
+    const table = await f.ok("get", "inferencemodels", "-n", ns);
+    assert.match(table, /^NAME\s+MODEL\s+MODE\s+REPLICAS\s+READY\s+STATUS\s+AGE\n/);
+    assert.match(table, /tiny-llama\s+tiny-llama\s+colocated\s+1\s+1\s+ReplicasReady\s+\d+s/);
+    const [shard] = (await status("tiny-llama")).shards ?? [];
+    assert.ok(shard?.endpoint && shard.ready && shard.entry, JSON.stringify(shard));
+    assert.deepEqual(await generateIds(shard.endpoint), expected);
+    assert.match(await f.ok("get", "workerpools", "-n", ns), /default\s+1\s+16\s+0\s+1\s+\d+s/);
+  });
+
+  it("scales 1 -> 3 with kubectl scale, and every new shard takes traffic", async () => {
+    await f.ok("scale", "-n", ns, "inferencemodel/tiny-llama", "--replicas=3");
+    await f.ok(
+      "wait",
+      "-n",
+      ns,
+      "--for=jsonpath={.status.readyReplicas}=3",
+      "inferencemodel/tiny-llama",
+      "--timeout=60s",
+    );
+    const shards = (await status("tiny-llama")).shards ?? [];
+    assert.deepEqual(
+      shards.map((s) => s.replica),
+      [0, 1, 2],
+    );
+    for (const shard of shards) assert.deepEqual(await generateIds(shard.endpoint!), expected, shard.pod);
+  });
+
+  it("rolls an engine change out one replica at a time with no failed request, through an operator crash", async () => {
+    const before = await status("tiny-llama");
+    const patch = JSON.stringify({ spec: { engine: { maxNumSeqs: 16 } } });
+    await f.ok("patch", "-n", ns, "inferencemodel/tiny-llama", "--type=merge", "-p", patch);
+    let minReady = 3;
+    let requests = 0;
+    let failures = 0;
+    let crashed = false;
+    const done = (s: ModelStatus) =>
+      s.updatedReplicas === 3 &&
+      s.readyReplicas === 3 &&
+      s.conditions?.find((c) => c.type === "Progressing")?.status === "False";
+    await eventually(
+      "rollout done",
+      async () => {
+        const s = await status("tiny-llama");
+        minReady = Math.min(minReady, s.readyReplicas ?? 0);
+        if (!crashed && (s.updatedReplicas ?? 0) >= 1) {
+          crashed = true;
+          operator.child.kill("SIGKILL");
+          await operator.exited;
+          operator = await startOperatorProcess(f.kubeconfig);
+        }
+        const endpoints = (s.shards ?? []).filter((x) => x.ready && x.entry).map((x) => x.endpoint!);
+        requests++;
+        if (!(await generateWithFailover(endpoints, expected))) failures++;
+        return done(s) ? s : undefined;
+      },
+      120_000,
+    );
+    assert.ok(crashed, "the operator was killed during the rollout");
+    assert.equal(minReady, 3, "the ready replica count never dropped during the rollout");
+    assert.equal(failures, 0, `${failures} of ${requests} requests failed`);
+    const after = await status("tiny-llama");
+    assert.notEqual(after.revision, before.revision);
+    const pods = JSON.parse(await f.ok("get", "pods", "-n", ns, "-o", "json")) as {
+      items: { metadata: { name: string } }[];
+    };
+    assert.equal(pods.items.length, 3, pods.items.map((p) => p.metadata.name).join(", "));
+    assert.ok(pods.items.every((p) => p.metadata.name.endsWith(after.revision!)));
+  });
+
+  it("stops reconciling once converged", async () => {
+    await f.ok(
+      "wait",
+      "-n",
+      ns,
+      "--for=condition=Progressing=False",
+      "inferencemodel/tiny-llama",
+      "--timeout=30s",
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const first = await operator.reconciles("inferencemodel");
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    assert.equal(await operator.reconciles("inferencemodel"), first);
+  });
+
+  it("rejects invalid manifests, naming the field (kubectl 1.31 and 1.35)", async () => {
+    const bad = f.file(
+      "bad.yaml",
+      tinyModel().replace("replicas: 1", "replicas: 1\n  parallelism: {tensor: 3}"),
+    );
+    const rejected = await f.kubectl("apply", "-n", ns, "-f", bad);
+    assert.notEqual(rejected.code, 0);
+    assert.match(rejected.stderr, /spec\.parallelism\.tensor: Invalid value: 3: must be a power of two/);
+    const disagg = f.file(
+      "disagg.yaml",
+      tinyModel().replace("replicas: 1", "replicas: 1\n  serving: {mode: disaggregated}"),
+    );
+    const env = { PATH: process.env["PATH"] ?? "", HOME: f.dir, KUBECONFIG: f.kubeconfig };
+    const v31 = await runClient(clientBinaries("v31").kubectl, ["apply", "-n", ns, "-f", disagg], env, f.dir);
+    assert.notEqual(v31.code, 0);
+    assert.match(
+      v31.stderr,
+      /spec\.kvTransfer\.redis: Required value: disaggregated serving needs a KV transfer store/,
+    );
+  });
+
+  it("accepts every example as it is (server-side dry run)", async () => {
+    for (const dir of ["dev-cluster", "kubernetes"])
+      await f.ok("apply", "-n", ns, "--dry-run=server", "-f", path.join(root, "examples", dir));
+  });
+
+  it("deletes the model: its pods and worker processes go, and its Redis keys", async () => {
+    const redis = await RedisServer.start({ password: "pw" });
+    const connection = await RespConnection.connect("127.0.0.1", redis.port, 5_000);
+    await connection.command("AUTH", "pw");
+    try {
+      const secret = f.file(
+        "secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: kv}\nstringData: {password: pw}\n",
+      );
+      await f.ok("apply", "-n", ns, "-f", secret);
+      const kv = `\n  kvTransfer:\n    redis:\n      address: 127.0.0.1:${redis.port}\n      passwordSecret: {name: kv}\n`;
+      const before = (await status("tiny-llama")).revision;
+      await f.ok("apply", "-n", ns, "-f", f.file("tiny.yaml", tinyModel(kv)));
+      const restarted = async () => {
+        const s = await status("tiny-llama");
+        return (
+          s.revision !== before && s.conditions?.find((c) => c.type === "Progressing")?.status === "False"
+        );
+      };
+      await eventually("pods restarted with the KV store", restarted, 60_000);
+      await connection.command("SET", `tessera:kv:${ns}:tiny-llama:tiny-llama@r:0-2:abc`, "block");
+      await connection.command("SET", `tessera:kv:${ns}:other:tiny-llama@r:0-2:abc`, "block");
+      await f.ok("delete", "-n", ns, "inferencemodel/tiny-llama", "--timeout=60s");
+      assert.match(await f.ok("get", "pods", "-n", ns, "-o", "name"), /^$/);
+      assert.deepEqual(await connection.command("KEYS", "*"), [
+        `tessera:kv:${ns}:other:tiny-llama@r:0-2:abc`,
+      ]);
+      await eventually("worker processes gone", () => processesWith(modelDir).length === 0);
+    } finally {
+      connection.close();
+      await redis.close();
+    }
+  });
+});
+
+/** What the router does: a request that fails before its first token goes to another replica. */
+async function generateWithFailover(endpoints: string[], expected: number[]): Promise<boolean> {
+  for (const endpoint of endpoints) {
+    try {
+      const ids = await generateIds(endpoint);
+      return ids.join(",") === expected.join(",");
+    } catch {}
+  }
+  return false;
+}
