@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages: command -> package. Installed only when the command is missing.
-declare -A APT_PACKAGES=([redis-server]=redis-server)
+declare -A APT_PACKAGES=([redis-server]=redis-server [promtool]=prometheus)
 missing=()
 for cmd in "${!APT_PACKAGES[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${APT_PACKAGES[$cmd]}")
