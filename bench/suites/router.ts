@@ -37,7 +37,7 @@ export async function run(args: string[]): Promise<void> {
   writeResult({
     suite: "router",
     description:
-      "Router over tiny-preset workers (1 onnxruntime thread each), grpc-js clients in the bench process: a. end-to-end latency of 32-token generations through the router vs straight to one worker at 1, 16, 64 concurrent (alternating rounds); b. TTFT p50, consistent hashing on prefix blocks vs round-robin, 4 workers with 160-block KV pools, 16 tenants × 384-token system prompts, 8 concurrent; and with no prefix reuse; c. Zipf(1.1) session keys over 1,000 keys, 64 concurrent over 4 workers (epsilon 0.25): peak in-flight per worker / mean, share on the hash home, keys moved by a 5th worker",
+      "Router over tiny-preset workers (1 onnxruntime thread each), grpc-js clients in the bench process, on a machine other work may share: a. end-to-end latency of 32-token generations through the router vs straight to one worker at 1, 16, 64 concurrent, 4 alternating rounds, the worker pinned to half the cores and the router and clients to the other half; b. TTFT p50 of consistent hashing on prefix blocks vs round-robin, 4 workers with 192-block KV pools, 16 tenants × 448-token system prompts + 16-token questions, 4 concurrent, 4 alternating rounds; and the same with every prompt unique; c. Zipf(1.1) session keys over 1,000 keys, 64 concurrent over 4 workers, epsilon 0.25 (and 0.15 in the figures): peak in-flight per worker / mean in flight per worker, share of requests on their key's home, keys moved when a 5th worker joins",
     figures,
     checks,
   });

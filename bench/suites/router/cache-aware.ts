@@ -118,6 +118,8 @@ export async function cacheAware(
         concurrency: CONCURRENCY,
         sharedPrefixMs: shared,
         noReuseMs: none,
+        noReuseRatio: noReuse,
+        sharedPrefixRatio: shared.cacheAware.ttftP50 / shared.roundRobin.ttftP50,
       },
       checks: [
         check(
@@ -127,7 +129,7 @@ export async function cacheAware(
           0.6,
         ),
         check(
-          "cache-aware TTFT p50 / round-robin, no prefix reuse: |ratio - 1|",
+          "cache-aware TTFT p50 / round-robin, no prefix reuse: distance of the ratio from 1",
           Math.abs(noReuse - 1),
           "<=",
           0.05,
