@@ -47,6 +47,7 @@ export class Endpoint {
     this.client = new GrpcClient(spec.address, {
       "grpc.keepalive_time_ms": 30_000,
       "grpc.keepalive_timeout_ms": 10_000,
+      "grpc.enable_retries": 0,
     });
     this.ttft = new Ewma(options.latencyHalfLifeMs, options.clock);
     this.outliers = new OutlierDetector(options.outliers, options.clock, events);
