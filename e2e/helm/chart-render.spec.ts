@@ -71,6 +71,7 @@ describe("charts/tessera rendered by helm (no cluster)", function () {
       "ConfigMap/tessera-dashboard-overview",
       "ConfigMap/tessera-dashboard-router",
       "Deployment/tessera-operator",
+      "Lease/tessera-operator",
       "Role/tessera-operator",
       "RoleBinding/tessera-operator",
       "Service/tessera-operator-metrics",
