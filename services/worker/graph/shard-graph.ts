@@ -63,12 +63,17 @@ export function shardProblem(c: DecoderConfig, spec: ShardSpec): string | undefi
   return undefined;
 }
 
-export function planSegments(spec: ShardSpec, numLayers: number): Segment[] {
+/**
+ * The segments of a shard: one, or with tensor parallelism one per half layer and a head. `cut` forces
+ * the tensor-parallel cuts on a whole shard (each all-reduce is then the identity): that measures what
+ * the cuts alone cost.
+ */
+export function planSegments(spec: ShardSpec, numLayers: number, cut = spec.tensor.size > 1): Segment[] {
   const { start, end } = spec.layers;
   const entry: SegmentEntry = start === 0 ? "tokens" : "hidden";
   const exit: SegmentExit = end === numLayers ? "logits" : "hidden";
   const layers = Array.from({ length: end - start }, (_, i) => start + i);
-  if (spec.tensor.size === 1) return [{ entry, layers, exit }];
+  if (!cut) return [{ entry, layers, exit }];
   const segments: Segment[] = [];
   for (const layer of layers) {
     segments.push({

@@ -26,6 +26,9 @@ export const LINK_CHANNEL_OPTIONS: ChannelOptions = {
   "grpc.keepalive_time_ms": 10_000,
   "grpc.keepalive_timeout_ms": 5_000,
   "grpc.keepalive_permit_without_calls": 1,
+  // The dialer's receive window: a last stage's logits (vocab × rows × 4 bytes) must not wait for
+  // window updates halfway.
+  "grpc-node.flow_control_window": 64 * 1024 * 1024,
   // While a group forms, peers come up at different times: retry connecting quickly.
   "grpc.initial_reconnect_backoff_ms": 100,
   "grpc.max_reconnect_backoff_ms": 1_000,

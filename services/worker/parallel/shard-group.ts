@@ -25,6 +25,8 @@ export interface ShardGroupOptions {
   layers: { start: number; end: number };
   formationTimeoutMs: number;
   log: Logger;
+  /** Counts the payload bytes of every frame sent. */
+  onSent?: (kind: string, bytes: number) => void;
 }
 
 export type FrameHandler = (from: number, frame: ShardFrame) => void;
@@ -35,8 +37,6 @@ export class ShardGroup implements Acceptor {
   readonly self: number;
   readonly groupKey: string;
   readonly layout: GroupLayout;
-  /** Payload bytes this member sent, by frame kind. */
-  readonly sentBytes: Record<string, number> = {};
   private readonly o: ShardGroupOptions;
   private readonly links = new Map<number, PeerLink>();
   private readonly expected: number[];
@@ -121,7 +121,7 @@ export class ShardGroup implements Acceptor {
       this.fail(`no link to member ${to}`);
       return;
     }
-    this.sentBytes[frame.case] = (this.sentBytes[frame.case] ?? 0) + payloadBytes;
+    if (payloadBytes > 0) this.o.onSent?.(frame.case, payloadBytes);
     link.send(frame, payloadBytes);
   }
 

@@ -1,20 +1,10 @@
-// A member of a parallel replica other than rank 0: it loads its shard, serves only the internal
-// ShardLink streams and grpc.health.v1 (NOT_SERVING until the whole group is wired, and again, for
-// good, the moment the group fails), and runs whatever steps rank 0 drives through it.
-import { Server, ServerCredentials } from "@grpc/grpc-js";
-import { HealthImplementation, type ServingStatus } from "grpc-health-check";
-import { ShardLink } from "../../../proto/gen/tessera/v1/shard_pb.js";
-import { Code, TesseraError } from "../../common/errors.ts";
+// A member of a parallel replica other than rank 0, as its process runs it: the member thread loads
+// the shard and serves the internal ShardLink streams and grpc.health.v1 on `port`; the event loop
+// only learns when the group is ready or gone, and closes it on shutdown.
 import type { Logger } from "../../common/log.ts";
 import type { AttentionBackendName } from "../graph/attention-backend.ts";
-import { describeCheckpoint } from "../model/checkpoint.ts";
-import { ShardWorker } from "../runtime/shard-worker.ts";
-import { grpcServiceDefinition } from "../server/grpc-service.ts";
-import { shardLinkHandlers } from "./link-acceptor.ts";
-import { LINK_CHANNEL_OPTIONS } from "./peer-link.ts";
-import { ShardGroup } from "./shard-group.ts";
-import { groupKey, layoutOf, type ShardPlacement, selfRank, shardSpec } from "./shard-placement.ts";
-import { StageWorker } from "./stage-worker.ts";
+import { MemberHandle } from "./member-handle.ts";
+import type { ShardPlacement } from "./shard-placement.ts";
 
 export interface ShardMemberOptions {
   modelDir: string;
@@ -25,93 +15,43 @@ export interface ShardMemberOptions {
   attention: AttentionBackendName | "auto";
   placement: ShardPlacement;
   host: string;
-  /** 0 picks a free port (read it back from `port`); the peers list must then be written after. */
+  /** 0 picks a free port (read it back from `port`). */
   port: number;
   log: Logger;
 }
 
 export class ShardMember {
   readonly port: number;
-  readonly group: ShardGroup;
-  private readonly server: Server;
-  private readonly health: HealthImplementation;
-  private readonly worker: ShardWorker;
+  readonly member: MemberHandle;
 
-  private constructor(parts: {
-    port: number;
-    group: ShardGroup;
-    server: Server;
-    health: HealthImplementation;
-    worker: ShardWorker;
-  }) {
-    this.port = parts.port;
-    this.group = parts.group;
-    this.server = parts.server;
-    this.health = parts.health;
-    this.worker = parts.worker;
+  private constructor(port: number, member: MemberHandle) {
+    this.port = port;
+    this.member = member;
   }
 
+  /** Resolves once the shard is loaded and its links and health are served. */
   static async start(o: ShardMemberOptions): Promise<ShardMember> {
-    const checkpoint = describeCheckpoint(o.modelDir, o.architectureOverride);
-    const spec = shardSpec(o.placement, checkpoint.config.numLayers);
-    const worker = await ShardWorker.start({ ...o, spec });
-    const group = new ShardGroup({
-      layout: layoutOf(o.placement),
-      self: selfRank(o.placement),
-      peers: o.placement.peers,
-      groupKey: groupKey(o.placement, checkpoint.revision, o),
-      layers: spec.layers,
-      formationTimeoutMs: o.placement.formationTimeoutMs,
-      log: o.log,
+    const member = new MemberHandle({
+      modelDir: o.modelDir,
+      architectureOverride: o.architectureOverride,
+      threads: o.threads,
+      numBlocks: o.numBlocks,
+      blockSize: o.blockSize,
+      attention: o.attention,
+      placement: o.placement,
+      listen: { host: o.host, port: o.port },
+      logLevel: o.log.level,
     });
-    new StageWorker({ group, worker });
-    const server = new Server(LINK_CHANNEL_OPTIONS);
-    server.addService(grpcServiceDefinition(ShardLink), shardLinkHandlers(group));
-    const health = new HealthImplementation(statuses("NOT_SERVING"));
-    health.addToServer(server);
-    let port: number;
     try {
-      port = await bind(server, o.host, o.port);
+      return new ShardMember(await member.listening, member);
     } catch (err) {
-      await worker.close();
+      await member.close();
       throw err;
     }
-    const member = new ShardMember({ port, group, server, health, worker });
-    group.ready.then(
-      () => member.setStatus("SERVING"),
-      () => {},
-    );
-    group.failed.then(() => member.setStatus("NOT_SERVING"));
-    group.start();
-    return member;
-  }
-
-  private setStatus(status: ServingStatus): void {
-    for (const [service, s] of Object.entries(statuses(status))) this.health.setStatus(service, s);
   }
 
   /** Leaves the group (the others fail), stops serving and unloads the shard. */
-  async close(): Promise<void> {
-    this.setStatus("NOT_SERVING");
-    this.group.close();
-    this.server.forceShutdown();
-    await this.worker.close();
+  close(): Promise<void> {
+    return this.member.close();
   }
-}
-
-function statuses(status: ServingStatus): Record<string, ServingStatus> {
-  return { "": status, [ShardLink.typeName]: status };
-}
-
-function bind(server: Server, host: string, port: number): Promise<number> {
-  const address = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
-  return new Promise((resolve, reject) => {
-    server.bindAsync(address, ServerCredentials.createInsecure(), (err, bound) => {
-      if (err)
-        reject(
-          new TesseraError(Code.UNAVAILABLE, `cannot listen on ${address}: ${err.message}`, { cause: err }),
-        );
-      else resolve(bound);
-    });
-  });
 }

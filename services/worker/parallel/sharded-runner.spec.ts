@@ -96,7 +96,7 @@ describe("ShardedRunner (in-process group over gRPC)", () => {
         const whole = await single.exportBlocks(blocks);
         const sharded = await runner.exportBlocks(blocks);
         assert.ok(maxDiff(sharded, whole) <= 1e-4, "exported blocks");
-        await runner.importBlocks([9, 10, 11], whole);
+        await runner.importBlocks([9, 10, 11], whole.slice()); // the data is handed over (transferred)
         assert.deepEqual(await runner.exportBlocks([9, 10, 11]), whole);
       } finally {
         await runner.close();

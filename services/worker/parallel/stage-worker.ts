@@ -1,13 +1,11 @@
-// What every member of a group does with a step: run its shard on each micro-batch as it arrives
-// (token ids on stage 0, hidden states from the previous stage otherwise), all-reduce the partial sums
-// with its tensor peers, and hand the result on: hidden states to the same rank of the next stage, or,
-// on the last stage, its vocabulary slice of the logits to rank 0. It also answers rank 0's KV export
-// and import requests for its part of the blocks. Runs queue in the shard's thread in arrival order,
-// which is the same order on every rank of a stage, so the all-reduces pair up.
+// What every member of a group does with a step, in its member thread: run its shard on each
+// micro-batch as it arrives (token ids on stage 0, hidden states from the previous stage otherwise),
+// all-reduce the partial sums with its tensor peers, and hand the result on: hidden states to the same
+// rank of the next stage, or, on the last stage, its vocabulary slice of the logits to rank 0. It also
+// answers rank 0's KV export and import requests for its part of the blocks, in order with the runs.
 import type { ShardFrame } from "../../../proto/gen/tessera/v1/shard_pb.js";
 import { TesseraError } from "../../common/errors.ts";
-import type { ShardEntry } from "../runtime/shard-executor.ts";
-import type { ShardWorker } from "../runtime/shard-worker.ts";
+import type { ShardEntry, ShardExecutor } from "../runtime/shard-executor.ts";
 import type { SequenceStep } from "../runtime/step-inputs.ts";
 import { AllReduce } from "./all-reduce.ts";
 import { bytesToFloats, floatBytes, sequencesFromWire, sequencesToWire } from "./frame-codec.ts";
@@ -31,7 +29,10 @@ export type LogitsSink = (
 export class StageWorker {
   readonly reducer: AllReduce;
   private readonly group: ShardGroup;
-  private readonly worker: ShardWorker;
+  private readonly executor: ShardExecutor;
+  /** Runs wait for the KV export or import queued before them. */
+  private barrier: Promise<void> = Promise.resolve();
+  private readonly inFlight = new Set<Promise<void>>();
   private readonly tensorRank: number;
   private readonly next: number | undefined;
   private readonly onLogits: LogitsSink | undefined;
@@ -39,14 +40,14 @@ export class StageWorker {
 
   constructor(parts: {
     group: ShardGroup;
-    worker: ShardWorker;
+    executor: ShardExecutor;
     /** Rank 0: where logits slices go, and the frames a coordinator handles (KV replies). */
     onLogits?: LogitsSink;
     onOther?: (from: number, frame: ShardFrame) => void;
   }) {
-    const { group, worker } = parts;
+    const { group, executor } = parts;
     this.group = group;
-    this.worker = worker;
+    this.executor = executor;
     this.onLogits = parts.onLogits;
     this.onOther = parts.onOther;
     const { layout, self } = group;
@@ -57,23 +58,55 @@ export class StageWorker {
       group.send(to, { case: "reduce", value: { ...key, data: floatBytes(data) } }, data.byteLength),
     );
     group.onFrame((from, frame) => this.dispatch(from, frame));
-    group.failed.then((err) => {
-      this.reducer.fail(err);
-      worker.abort(err.message);
+    group.failed.then((err) => this.reducer.fail(err));
+  }
+
+  /**
+   * Starts a micro-batch on this member (rank 0 for its own stage-0 shard; frames for the others).
+   * Runs start at once, beside the ones in flight: while one waits for an all-reduce, the next
+   * computes, so communication overlaps computation (the runs of a step touch disjoint KV slots).
+   */
+  run(batch: MicroBatch, entry: ShardEntry): void {
+    const { stepId, microBatch } = batch;
+    const reduce = (segment: number, partial: Float32Array) =>
+      this.reducer.reduce({ stepId, microBatch, segment }, partial);
+    this.concurrently(() => this.executor.run(batch.seqs, entry, reduce)).then(
+      (data) => this.handOn(batch, data),
+      (err: unknown) => this.group.fail(`shard run failed: ${TesseraError.from(err).message}`),
+    );
+  }
+
+  /** This member's part of KV blocks, once the runs started before are done. */
+  exportBlocks(blocks: number[]): Promise<Float32Array> {
+    return this.exclusively(async () => this.executor.exportBlocks(blocks));
+  }
+
+  /** Writes this member's part of KV blocks, after the runs started before and before any later one. */
+  importBlocks(blocks: number[], data: Float32Array): Promise<undefined> {
+    return this.exclusively(async () => {
+      this.executor.importBlocks(blocks, data);
+      return undefined;
     });
   }
 
-  /** Starts a micro-batch on this member (rank 0 for its own stage-0 shard; frames for the others). */
-  run(batch: MicroBatch, entry: ShardEntry): void {
-    const { stepId, microBatch } = batch;
-    this.worker
-      .run(batch.seqs, entry, (segment, partial) =>
-        this.reducer.reduce({ stepId, microBatch, segment }, partial),
-      )
-      .then(
-        (out) => this.handOn(batch, out.data),
-        (err: unknown) => this.group.fail(`shard run failed: ${TesseraError.from(err).message}`),
-      );
+  private concurrently<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.barrier.then(work);
+    const settled = run.then(
+      () => {},
+      () => {},
+    );
+    this.inFlight.add(settled);
+    settled.then(() => this.inFlight.delete(settled));
+    return run;
+  }
+
+  private exclusively<T>(work: () => Promise<T>): Promise<T> {
+    const op = Promise.all([this.barrier, ...this.inFlight]).then(work);
+    this.barrier = op.then(
+      () => {},
+      () => {},
+    );
+    return op;
   }
 
   private handOn(batch: MicroBatch, data: Float32Array): void {
@@ -119,15 +152,11 @@ export class StageWorker {
         return;
       }
       case "kvExport":
-        this.answer(from, kind.value.requestId, this.worker.exportBlocks(kind.value.blocks));
+        this.answer(from, kind.value.requestId, this.exportBlocks(kind.value.blocks));
         return;
       case "kvImport": {
         const { requestId, blocks, data } = kind.value;
-        this.answer(
-          from,
-          requestId,
-          this.worker.importBlocks(blocks, bytesToFloats(data)).then(() => undefined),
-        );
+        this.answer(from, requestId, this.importBlocks(blocks, bytesToFloats(data)));
         return;
       }
       default:

@@ -74,17 +74,23 @@ export class ShardExecutor {
     attention: AttentionBackend,
     spec: ShardSpec,
     pool: { numBlocks: number; blockSize: number; threads: number },
+    /** Cut at the all-reduce points even without tensor parallelism (to measure what the cuts cost). */
+    cut?: boolean,
   ): Promise<ShardExecutor> {
     const { config } = checkpoint;
     const parts = { config, names: checkpoint.architecture.weightNames(config), weights, attention, spec };
+    // No spinning: between two runs a shard waits on its peers (an all-reduce, the previous stage), and
+    // the spinning intra-op threads of its several sessions, and of the members sharing its machine,
+    // would hold the cores the running session needs.
     const options: ort.InferenceSession.SessionOptions = {
       graphOptimizationLevel: "all",
       logSeverityLevel: 3,
+      extra: { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } },
     };
     if (pool.threads > 0) options.intraOpNumThreads = pool.threads;
     const segments: LoadedSegment[] = [];
     let graphBytes = 0;
-    for (const segment of planSegments(spec, config.numLayers)) {
+    for (const segment of planSegments(spec, config.numLayers, cut)) {
       const graph = buildSegmentGraph(parts, segment);
       graphBytes += graph.byteLength;
       const session = await ort.InferenceSession.create(graph, options);

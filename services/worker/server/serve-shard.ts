@@ -45,13 +45,13 @@ export async function serveShardMember(
   const metrics = config.metricsPort === undefined ? undefined : new Metrics();
   try {
     if (metrics && config.metricsPort !== undefined) {
-      registerShardMetrics(metrics.meter("tessera.shard"), member.group);
+      registerShardMetrics(metrics.meter("tessera.shard"), member.member);
       metricsServer = await metrics.serve(config.metricsPort, config.host);
       log.info({ metricsPort: listeningPort(metricsServer) }, "metrics served at /metrics");
     }
-    const outcome = await Promise.race([stop, member.group.failed]);
+    const outcome = await Promise.race([stop, member.member.failed]);
     // The group failed: exit with an error (code 1) so that the pod restarts into a new group.
-    if (outcome === member.group.error) throw outcome;
+    if (typeof outcome !== "string") throw outcome;
     log.info({ signal: outcome }, "stop signal received");
   } finally {
     metricsServer?.close();

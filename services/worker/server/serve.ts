@@ -59,7 +59,7 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
       config.threads,
     ),
   );
-  if (metrics && sharded) registerShardMetrics(metrics.meter("tessera.shard"), sharded.group);
+  if (metrics && sharded) registerShardMetrics(metrics.meter("tessera.shard"), sharded.member);
   let metricsServer: HttpServer | undefined;
   try {
     if (metrics && config.metricsPort !== undefined) {

@@ -1,0 +1,199 @@
+// Rank 0's side of each step, in its member thread. A step is split into micro-batches; each goes to
+// stage 0 (this member's shard, and its token ids to the other stage-0 ranks), flows through the stages
+// as hidden states, and comes back from the last stage's ranks as vocabulary slices of the logits,
+// which are joined into whole rows for the sampler. KV export and import ask every member for its part
+// of the blocks. When the group fails, every waiting step fails with UNAVAILABLE.
+import type { ShardFrame } from "../../../proto/gen/tessera/v1/shard_pb.js";
+import { Code, TesseraError } from "../../common/errors.ts";
+import type { ShardExecutor } from "../runtime/shard-executor.ts";
+import type { SequenceStep } from "../runtime/step-inputs.ts";
+import { joinVocabSlices } from "../runtime/vocab-slices.ts";
+import { bytesToFloats, floatBytes, sequencesToWire } from "./frame-codec.ts";
+import { COORDINATOR, memberOf, tensorPeers } from "./group-layout.ts";
+import { joinKvParts, type KvDims, type KvPart, splitKvParts } from "./kv-layout.ts";
+import { splitMicroBatches } from "./micro-batches.ts";
+import type { OutgoingFrame } from "./peer-link.ts";
+import type { ShardGroup } from "./shard-group.ts";
+import type { ShardPlacement } from "./shard-placement.ts";
+import { StageWorker } from "./stage-worker.ts";
+
+interface PendingStep {
+  /** Logits slices by micro-batch and tensor rank. */
+  slices: Float32Array[][];
+  remaining: number;
+  started: number;
+  timer: NodeJS.Timeout;
+  resolve(result: { logits: Float32Array; runMs: number }): void;
+  reject(err: TesseraError): void;
+}
+
+interface Deferred<T> {
+  resolve(value: T): void;
+  reject(err: TesseraError): void;
+}
+
+export class Coordinator {
+  private readonly group: ShardGroup;
+  private readonly stage: StageWorker;
+  private readonly placement: ShardPlacement;
+  private readonly vocab: number;
+  private readonly kvDims: KvDims;
+  private readonly steps = new Map<bigint, PendingStep>();
+  private readonly kvRequests = new Map<bigint, Deferred<Float32Array>>();
+  private nextStep = 1n;
+  private nextKvRequest = 1n;
+
+  constructor(parts: {
+    group: ShardGroup;
+    executor: ShardExecutor;
+    placement: ShardPlacement;
+    vocab: number;
+    kvDims: KvDims;
+  }) {
+    this.group = parts.group;
+    this.placement = parts.placement;
+    this.vocab = parts.vocab;
+    this.kvDims = parts.kvDims;
+    this.stage = new StageWorker({
+      group: parts.group,
+      executor: parts.executor,
+      onLogits: (batch, rank, data) => this.onLogits(batch.stepId, batch.microBatch, rank, data),
+      onOther: (_from, frame) => this.onKvReply(frame),
+    });
+    parts.group.failed.then((err) => this.failAll(err));
+  }
+
+  step(tokens: Int32Array, seqs: SequenceStep[]): Promise<{ logits: Float32Array; runMs: number }> {
+    if (this.group.error) return Promise.reject(this.group.error);
+    const stepId = this.nextStep++;
+    const { tensorSize, microBatches, stepTimeoutMs } = this.placement;
+    const micro = splitMicroBatches(seqs, microBatches);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => this.group.fail(`step ${stepId} did not finish within ${stepTimeoutMs} ms`),
+        stepTimeoutMs,
+      );
+      this.steps.set(stepId, {
+        slices: micro.map(() => new Array<Float32Array>(tensorSize)),
+        remaining: micro.length * tensorSize,
+        started: performance.now(),
+        timer,
+        resolve,
+        reject,
+      });
+      const peers = tensorPeers(this.group.layout, COORDINATOR);
+      for (const [microBatch, mb] of micro.entries()) {
+        const ids = tokens.slice(mb.tokenStart, mb.tokenEnd);
+        const description = { stepId, microBatch, sequences: sequencesToWire(mb.seqs) };
+        for (const peer of peers)
+          this.group.send(
+            peer,
+            { case: "tokens", value: { batch: description, tokenIds: Array.from(ids) } },
+            ids.byteLength,
+          );
+        this.stage.run({ stepId, microBatch, seqs: mb.seqs }, { tokens: ids });
+      }
+    });
+  }
+
+  private onLogits(stepId: bigint, microBatch: number, tensorRank: number, data: Float32Array): void {
+    const step = this.steps.get(stepId);
+    const slots = step?.slices[microBatch];
+    if (!step || !slots || slots[tensorRank]) {
+      this.group.fail(`unexpected logits for step ${stepId}`);
+      return;
+    }
+    slots[tensorRank] = data;
+    if (--step.remaining > 0) return;
+    this.steps.delete(stepId);
+    clearTimeout(step.timer);
+    const rows = step.slices.map((s) => joinVocabSlices(s, this.vocab));
+    const logits = new Float32Array(rows.reduce((n, r) => n + r.length, 0));
+    let at = 0;
+    for (const r of rows) {
+      logits.set(r, at);
+      at += r.length;
+    }
+    step.resolve({ logits, runMs: performance.now() - step.started });
+  }
+
+  /** What each member holds of every block, by global rank (known once the group formed). */
+  private kvParts(): KvPart[] {
+    const { layout, members } = this.group;
+    const kvHeads = this.kvDims.kvHeads / layout.tensorSize;
+    return [...members.keys()]
+      .sort((a, b) => a - b)
+      .map((g) => {
+        const report = members.get(g)!;
+        const { rank } = memberOf(layout, g);
+        return {
+          layers: { start: report.layerStart, end: report.layerEnd },
+          heads: { start: rank * kvHeads, end: (rank + 1) * kvHeads },
+        };
+      });
+  }
+
+  async exportBlocks(blocks: number[]): Promise<Float32Array> {
+    const parts = this.kvParts();
+    const data = await Promise.all(
+      parts.map((_, g) =>
+        g === COORDINATOR
+          ? this.stage.exportBlocks(blocks)
+          : this.kvRequest(g, (requestId) => ({ case: "kvExport", value: { requestId, blocks } })),
+      ),
+    );
+    return joinKvParts(
+      this.kvDims,
+      blocks.length,
+      data.map((d, g) => ({ part: parts[g]!, data: d })),
+    );
+  }
+
+  async importBlocks(blocks: number[], data: Float32Array): Promise<void> {
+    const split = splitKvParts(this.kvDims, blocks.length, data, this.kvParts());
+    await Promise.all(
+      split.map((part, g) =>
+        g === COORDINATOR
+          ? this.stage.importBlocks(blocks, part)
+          : this.kvRequest(
+              g,
+              (requestId) => ({ case: "kvImport", value: { requestId, blocks, data: floatBytes(part) } }),
+              part.byteLength,
+            ),
+      ),
+    );
+  }
+
+  private kvRequest(
+    member: number,
+    frame: (requestId: bigint) => OutgoingFrame,
+    bytes = 0,
+  ): Promise<Float32Array> {
+    if (this.group.error) return Promise.reject(this.group.error);
+    const requestId = this.nextKvRequest++;
+    return new Promise((resolve, reject) => {
+      this.kvRequests.set(requestId, { resolve, reject });
+      this.group.send(member, frame(requestId), bytes);
+    });
+  }
+
+  private onKvReply(frame: ShardFrame): void {
+    if (frame.kind.case !== "kvReply") return;
+    const { requestId, data, error } = frame.kind.value;
+    const pending = this.kvRequests.get(requestId);
+    if (!pending) return;
+    this.kvRequests.delete(requestId);
+    if (error) pending.reject(new TesseraError(Code.INTERNAL, `KV blocks: ${error}`));
+    else pending.resolve(bytesToFloats(data));
+  }
+
+  failAll(err: TesseraError): void {
+    for (const step of this.steps.values()) {
+      clearTimeout(step.timer);
+      step.reject(err);
+    }
+    this.steps.clear();
+    for (const r of this.kvRequests.values()) r.reject(err);
+    this.kvRequests.clear();
+  }
+}

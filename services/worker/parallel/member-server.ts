@@ -1,0 +1,62 @@
+// What a member other than rank 0 serves, from its member thread: the ShardLink streams its
+// lower-ranked peers open, and grpc.health.v1 (NOT_SERVING until the whole group is wired, and again,
+// for good, the moment the group fails). It serves nothing else: rank 0 is the replica's one endpoint.
+// Served from the member thread so a peer's frame reaches the shard with no hop through another
+// thread; a health check waits while a run holds the thread (milliseconds for a decode step).
+import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { HealthImplementation, type ServingStatus } from "grpc-health-check";
+import { ShardLink } from "../../../proto/gen/tessera/v1/shard_pb.js";
+import { Code, TesseraError } from "../../common/errors.ts";
+import { grpcServiceDefinition } from "../server/grpc-service.ts";
+import { shardLinkHandlers } from "./link-acceptor.ts";
+import { LINK_CHANNEL_OPTIONS } from "./peer-link.ts";
+import type { ShardGroup } from "./shard-group.ts";
+
+export interface MemberServer {
+  port: number;
+  close(): void;
+}
+
+export async function startMemberServer(
+  group: ShardGroup,
+  host: string,
+  port: number,
+): Promise<MemberServer> {
+  const server = new Server(LINK_CHANNEL_OPTIONS);
+  server.addService(grpcServiceDefinition(ShardLink), shardLinkHandlers(group));
+  const health = new HealthImplementation(statuses("NOT_SERVING"));
+  health.addToServer(server);
+  const setStatus = (status: ServingStatus) => {
+    for (const [service, s] of Object.entries(statuses(status))) health.setStatus(service, s);
+  };
+  group.ready.then(
+    () => setStatus("SERVING"),
+    () => {},
+  );
+  group.failed.then(() => setStatus("NOT_SERVING"));
+  const bound = await bind(server, host, port);
+  return {
+    port: bound,
+    close: () => {
+      setStatus("NOT_SERVING");
+      server.forceShutdown();
+    },
+  };
+}
+
+function statuses(status: ServingStatus): Record<string, ServingStatus> {
+  return { "": status, [ShardLink.typeName]: status };
+}
+
+function bind(server: Server, host: string, port: number): Promise<number> {
+  const address = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+  return new Promise((resolve, reject) => {
+    server.bindAsync(address, ServerCredentials.createInsecure(), (err, bound) => {
+      if (err)
+        reject(
+          new TesseraError(Code.UNAVAILABLE, `cannot listen on ${address}: ${err.message}`, { cause: err }),
+        );
+      else resolve(bound);
+    });
+  });
+}
