@@ -7,6 +7,7 @@
 //   c. bounded loads under Zipf(1.1) session keys: peak in-flight per worker vs the mean, share of
 //      requests on their hash home, and keys moved by adding a 5th worker.
 import { existsSync } from "node:fs";
+import { loadavg } from "node:os";
 import path from "node:path";
 import { createCheckpoint } from "../../services/model-factory/create-checkpoint.ts";
 import { type Check, writeResult } from "../report.ts";
@@ -22,7 +23,9 @@ export async function run(args: string[]): Promise<void> {
   const parts = args.length > 0 ? args : ["overhead", "cache", "bounded"];
   if (!existsSync(path.join(MODEL_DIR, "config.json")))
     await createCheckpoint({ arch: "llama", preset: "tiny", seed: 1, out: MODEL_DIR });
-  const figures: Record<string, unknown> = { workerThreads: THREADS };
+  // Other work on the machine (other processes' tests) shows up here: the load average when the run
+  // started and when it ended.
+  const figures: Record<string, unknown> = { workerThreads: THREADS, loadAverageAtStart: loadavg() };
   const checks: Check[] = [];
   for (const part of parts) {
     const measured =
@@ -34,6 +37,7 @@ export async function run(args: string[]): Promise<void> {
     figures[part] = measured.figures;
     checks.push(...measured.checks);
   }
+  figures["loadAverageAtEnd"] = loadavg();
   writeResult({
     suite: "router",
     description:
