@@ -93,6 +93,22 @@ for (const model of REFERENCE_MODELS)
       );
     });
 
+    it("cut at the all-reduce points with identity all-reduces, gives the whole graph's logits", async () => {
+      const pool = allocateKvPool(checkpoint.config, BLOCKS, BLOCK_SIZE);
+      const whole = await StepExecutor.create(checkpoint, weights, onnxOpsAttention, pool, BLOCK_SIZE, 1);
+      const spec = { layers: { start: 0, end: numLayers }, tensor: { rank: 0, size: 1 } };
+      const options = { numBlocks: BLOCKS, blockSize: BLOCK_SIZE, threads: 1 };
+      const cut = await ShardExecutor.create(checkpoint, weights, onnxOpsAttention, spec, options, true);
+      assert.equal(cut.numSegments, 2 * numLayers + 1);
+      const seqs = [{ numPast: 0, numNew: 5, blockTable: [2, 3], needsLogits: true }];
+      const tokens = Int32Array.of(4, 8, 15, 16, 23);
+      const expected = await whole.run(tokens, seqs);
+      const got = await cut.run(seqs, { tokens }, async (_segment, partial) => partial);
+      assert.ok(got.every((x, i) => Math.abs(x - expected[i]!) <= 1e-5));
+      await whole.release();
+      await cut.release();
+    });
+
     for (const layout of LAYOUTS)
       it(`${layout.name} gives the whole model's logits within 1e-4 and its greedy ids`, async () => {
         const whole = await StepExecutor.create(
