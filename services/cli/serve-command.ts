@@ -169,7 +169,7 @@ export function serveCommand(): Command {
     )
     .option(
       "--step-timeout-ms <ms>",
-      "parallel replica: a step that takes longer fails the group (default 60000)",
+      "parallel replica: a step that takes longer fails the group (default 30000)",
       positiveIntegerFlag,
     )
     .action(async (flags: ServeFlags, command: Command) => {

@@ -22,7 +22,7 @@ export const ShardConfigSchema = z
     /** How long the group may take to come up (every worker loaded and linked). */
     formationTimeoutMs: z.int().min(1).default(600_000),
     /** A step that takes longer fails the group (a hung peer must not hang requests). */
-    stepTimeoutMs: z.int().min(1).default(60_000),
+    stepTimeoutMs: z.int().min(1).default(30_000),
     /** Micro-batches per step, so pipeline stages overlap (1 = none). */
     microBatches: z.int().min(1).default(1),
   })

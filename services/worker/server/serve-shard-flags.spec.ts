@@ -24,7 +24,7 @@ describe("serve shard flags and environment", () => {
       layers: { start: 6, end: 12 },
       peers: ["a:50051", "b:50051", "c:50051", "d:50051"],
       formationTimeoutMs: 600_000,
-      stepTimeoutMs: 60_000,
+      stepTimeoutMs: 30_000,
       microBatches: 1,
     });
   });

@@ -1,0 +1,233 @@
+// `npm run bench -- parallel`: parallel replicas on the `small` preset (llama, 4 layers, hidden 256),
+// every ratio measured in this one run (issue 8):
+//   a. throughput of 16 concurrent requests (32-token prompts, 64 tokens each) through `tessera serve`
+//      groups over gRPC: one process, PP=2 (without and with micro-batching) and TP=2, in alternating
+//      rounds, best round each; the machine's cores are shared by all members of a group;
+//   b. bytes moved between members per generated token (each member's /metrics);
+//   c. what cutting a graph at the all-reduce points costs by itself: the whole model as one session
+//      vs as 2 sessions per layer + a head with identity all-reduces, same thread, same decode batch.
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
+import { type Served, startServe } from "../../services/cli/child-process.ts";
+import { createCheckpoint } from "../../services/model-factory/create-checkpoint.ts";
+import { onnxOpsAttention } from "../../services/worker/graph/attention-onnx-ops.ts";
+import { describeCheckpoint } from "../../services/worker/model/checkpoint.ts";
+import { WeightStore } from "../../services/worker/model/weights.ts";
+import { ShardExecutor } from "../../services/worker/runtime/shard-executor.ts";
+import { allocateKvPool, StepExecutor } from "../../services/worker/runtime/step-executor.ts";
+import type { SequenceStep } from "../../services/worker/runtime/step-inputs.ts";
+import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
+import { waitUntilServing } from "../../services/worker/server/health-client.ts";
+import { check, writeResult } from "../report.ts";
+
+const MODEL_DIR = path.resolve(import.meta.dirname, "../../.tessera/bench/llama-small");
+const CONCURRENT = 16;
+const PROMPT = 32;
+const OUTPUT = 64;
+const ROUNDS = 5;
+
+interface Layout {
+  name: string;
+  stages: number;
+  tensorSize: number;
+  threads: number;
+  microBatches: number;
+}
+
+const LAYOUTS: Layout[] = [
+  { name: "single, 2 threads", stages: 1, tensorSize: 1, threads: 2, microBatches: 1 },
+  { name: "single, 1 thread", stages: 1, tensorSize: 1, threads: 1, microBatches: 1 },
+  { name: "PP=2, 2 threads per stage", stages: 2, tensorSize: 1, threads: 2, microBatches: 1 },
+  { name: "PP=2, 1 thread per stage", stages: 2, tensorSize: 1, threads: 1, microBatches: 1 },
+  {
+    name: "PP=2, 1 thread per stage, 2 micro-batches",
+    stages: 2,
+    tensorSize: 1,
+    threads: 1,
+    microBatches: 2,
+  },
+  { name: "TP=2, 1 thread per rank", stages: 1, tensorSize: 2, threads: 1, microBatches: 1 },
+  { name: "TP=2, 1 thread per rank, 2 micro-batches", stages: 1, tensorSize: 2, threads: 1, microBatches: 2 },
+];
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The group's processes; member 0 serves tessera.v1.Inference. */
+async function startLayout(layout: Layout): Promise<Served[]> {
+  const size = layout.stages * layout.tensorSize;
+  const ports = await Promise.all(Array.from({ length: size }, freePort));
+  const args = ["--threads", String(layout.threads), "--attention", "onnx-ops", "--metrics-port", "0"];
+  const group =
+    size === 1
+      ? []
+      : [
+          ...["--pipeline-stages", String(layout.stages), "--tensor-size", String(layout.tensorSize)],
+          ...[
+            "--peers",
+            ports.map((p) => `127.0.0.1:${p}`).join(","),
+            "--micro-batches",
+            String(layout.microBatches),
+          ],
+        ];
+  const members = await Promise.all(
+    ports.map((port, g) =>
+      startServe(MODEL_DIR, [
+        ...args,
+        ...group,
+        ...(size === 1 ? [] : ["--pipeline-stage", String(Math.floor(g / layout.tensorSize))]),
+        ...(size === 1 ? [] : ["--tensor-rank", String(g % layout.tensorSize)]),
+        "--port",
+        String(port),
+      ]),
+    ),
+  );
+  await Promise.all(members.map((m) => waitUntilServing(m.address, 120_000)));
+  return members;
+}
+
+/** Bytes the members sent to each other so far (their tessera_shard_link_sent_bytes counters). */
+async function linkBytes(members: Served[]): Promise<number> {
+  let total = 0;
+  for (const m of members) {
+    const port = m.logs.find((l) => l["msg"] === "metrics served at /metrics")?.["metricsPort"];
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    for (const line of text.split("\n"))
+      if (line.startsWith("tessera_shard_link_sent_bytes")) total += Number(line.split(" ").at(-1));
+  }
+  return total;
+}
+
+let seed = 8;
+const randomIds = (n: number) =>
+  Array.from({ length: n }, () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return 3 + (seed % 2000);
+  });
+
+/** Tokens per second of CONCURRENT requests at once, and the tokens generated. */
+async function throughput(address: string): Promise<{ tokPerS: number; tokens: number }> {
+  const client = new GrpcClient(address);
+  const one = (ids: number[]) =>
+    new Promise<number>((resolve, reject) => {
+      let n = 0;
+      const stream = client.serverStream(Inference.method.generate, {
+        prompt: { case: "tokenIds", value: { ids } },
+        sampling: { maxTokens: OUTPUT, ignoreEos: true },
+      });
+      stream.on("data", (m: { tokens: unknown[] }) => {
+        n += m.tokens.length;
+      });
+      stream.on("end", () => resolve(n));
+      stream.on("error", reject);
+    });
+  const t0 = performance.now();
+  const counts = await Promise.all(Array.from({ length: CONCURRENT }, () => one(randomIds(PROMPT))));
+  const seconds = (performance.now() - t0) / 1000;
+  client.close();
+  const tokens = counts.reduce((a, b) => a + b, 0);
+  return { tokPerS: tokens / seconds, tokens };
+}
+
+/**
+ * ms per decode step of 16 sequences at 48 cached tokens, 1 thread: the whole graph as one session vs
+ * the same weights cut at the all-reduce points (2 sessions per layer and a head, identity
+ * all-reduces); alternating rounds, best of each.
+ */
+async function cutOverhead(): Promise<Record<string, number>> {
+  const checkpoint = describeCheckpoint(MODEL_DIR);
+  const weights = WeightStore.open(MODEL_DIR);
+  const { config } = checkpoint;
+  const pool = { numBlocks: 96, blockSize: 16, threads: 1 };
+  const kv = allocateKvPool(config, pool.numBlocks, pool.blockSize);
+  const whole = await StepExecutor.create(checkpoint, weights, onnxOpsAttention, kv, pool.blockSize, 1);
+  const spec = { layers: { start: 0, end: config.numLayers }, tensor: { rank: 0, size: 1 } };
+  const cut = await ShardExecutor.create(checkpoint, weights, onnxOpsAttention, spec, pool, true);
+  const seqs: SequenceStep[] = Array.from({ length: CONCURRENT }, (_, s) => ({
+    numPast: 48,
+    numNew: 1,
+    blockTable: [s * 4, s * 4 + 1, s * 4 + 2, s * 4 + 3],
+    needsLogits: true,
+  }));
+  const tokens = Int32Array.from(randomIds(CONCURRENT));
+  const identity = async (_: number, partial: Float32Array) => partial;
+  const runs: Record<string, () => Promise<unknown>> = {
+    whole: () => whole.run(tokens, seqs),
+    cut: () => cut.run(seqs, { tokens }, identity),
+  };
+  const best: Record<string, number> = { whole: Number.POSITIVE_INFINITY, cut: Number.POSITIVE_INFINITY };
+  for (const run of Object.values(runs)) for (let i = 0; i < 10; i++) await run();
+  for (let round = 0; round < 5; round++)
+    for (const [name, run] of Object.entries(runs)) {
+      const t0 = performance.now();
+      for (let i = 0; i < 20; i++) await run();
+      best[name] = Math.min(best[name]!, (performance.now() - t0) / 20);
+    }
+  await whole.release();
+  await cut.release();
+  return {
+    wholeStepMs: best["whole"]!,
+    cutStepMs: best["cut"]!,
+    sessionsPerStep: cut.numSegments,
+    cutOverhead: best["cut"]! / best["whole"]!,
+  };
+}
+
+export async function run(): Promise<void> {
+  if (!fs.existsSync(path.join(MODEL_DIR, "config.json")))
+    await createCheckpoint({ arch: "llama", preset: "small", seed: 1, out: MODEL_DIR });
+  const figures: Record<string, unknown> = { layouts: LAYOUTS };
+  figures["cutAtAllReduces"] = await cutOverhead();
+  const groups = new Map<string, Served[]>();
+  for (const layout of LAYOUTS) groups.set(layout.name, await startLayout(layout));
+  const rounds = new Map<string, number[]>(LAYOUTS.map((l) => [l.name, []]));
+  const bytesPerToken = new Map<string, number>();
+  try {
+    for (const members of groups.values()) await throughput(members[0]!.address); // warm-up
+    for (let round = 0; round < ROUNDS; round++)
+      for (const [name, members] of groups) {
+        const before = await linkBytes(members);
+        const { tokPerS, tokens } = await throughput(members[0]!.address);
+        rounds.get(name)!.push(tokPerS);
+        bytesPerToken.set(name, ((await linkBytes(members)) - before) / tokens);
+      }
+  } finally {
+    for (const members of groups.values()) for (const m of members) m.child.kill("SIGKILL");
+  }
+  const best = (name: string) => Math.max(...rounds.get(name)!);
+  const bestOf = (prefix: string) =>
+    Math.max(...LAYOUTS.filter((l) => l.name.startsWith(prefix)).map((l) => best(l.name)));
+  figures["tokPerSByRound"] = Object.fromEntries(rounds);
+  figures["bestTokPerS"] = Object.fromEntries(LAYOUTS.map((l) => [l.name, best(l.name)]));
+  figures["linkBytesPerGeneratedToken"] = Object.fromEntries(bytesPerToken);
+  const single = bestOf("single");
+  const pp = bestOf("PP=2");
+  const tp = bestOf("TP=2");
+  writeResult({
+    suite: "parallel",
+    description: `Parallel replicas of the small preset (llama, 4 layers, hidden 256, fp32) as tessera serve processes over gRPC, all on this machine's ${os.cpus().length} cores: ${CONCURRENT} concurrent requests (${PROMPT}-token prompts, ${OUTPUT} tokens each) through one process, PP=2 and TP=2 groups, each with 1 or 2 onnxruntime threads per member and 1 or 2 micro-batches (figures.layouts), best of ${ROUNDS} alternating rounds, the best configuration of each compared; bytes the members sent each other per generated token; one session vs the graph cut at the all-reduce points (decode batch of 16, 1 thread)`,
+    figures,
+    checks: [
+      check(
+        "PP=2 / single-process throughput, 16 concurrent (best configuration of each)",
+        pp / single,
+        ">=",
+        0.8,
+      ),
+      check(
+        "TP=2 / single-process throughput, 16 concurrent (best configuration of each)",
+        tp / single,
+        ">=",
+        0.6,
+      ),
+    ],
+  });
+}
