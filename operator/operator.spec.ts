@@ -40,8 +40,7 @@ describe("operator (dev cluster, simulated kubelet)", function () {
     const pods = await f.pods(ns);
     assert.equal(pods.length, 1);
     assert.deepEqual(restrictedViolations(pods[0]!), []);
-    const service = await f.client.get(SERVICES, ns, "tiny-workers");
-    assert.equal((service?.["spec"] as { clusterIP?: string } | undefined)?.clusterIP, "None");
+    assert.equal(await f.client.get(SERVICES, ns, "tiny-workers"), undefined, "a one-pod group has no peers");
     await f.settled();
     const progressing = condition((await f.model(ns, "tiny"))!, "Progressing");
     assert.equal(progressing?.reason, "Converged");
@@ -59,6 +58,8 @@ describe("operator (dev cluster, simulated kubelet)", function () {
       const pods = await waitFor("4 pods", async () =>
         (await f.pods(ns)).length === 4 ? f.pods(ns) : undefined,
       );
+      const service = await f.client.get(SERVICES, ns, "pp-workers");
+      assert.equal((service?.["spec"] as { clusterIP?: string } | undefined)?.clusterIP, "None");
       for (const pod of pods.slice(0, 3)) f.kubelet.markReady(ns, pod.metadata.name!);
       await f.waitForModel(
         ns,

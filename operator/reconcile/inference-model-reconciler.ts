@@ -113,8 +113,11 @@ export class InferenceModelReconciler {
     observed: readonly ObservedPod[],
   ): Promise<void> {
     const { client, cache, events } = this.#deps;
+    // Peers find each other through the headless Service; a one-pod group has no peers. (A Service
+    // left from an earlier multi-pod spec stays until the model goes: it costs nothing.)
     const service = workersService(ref);
-    if (!serviceUpToDate(cache.service(ref.namespace, service.metadata.name ?? ""), service))
+    const grouped = spec.parallelism.tensor * spec.parallelism.pipeline > 1;
+    if (grouped && !serviceUpToDate(cache.service(ref.namespace, service.metadata.name ?? ""), service))
       await client.apply(SERVICES, ref.namespace, service, { force: true });
     await Promise.all(
       actions.create.map(({ group, shard }) => {

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
+import net from "node:net";
 import { FakeRedis } from "../testing/fake-redis.ts";
 import { globPrefix, RedisKeyCleaner } from "./kv-cleanup.ts";
-import { encodeCommand, parseReply } from "./resp-client.ts";
+import { encodeCommand, parseReply, RespConnection } from "./resp-client.ts";
 
 describe("KV store cleanup (Redis)", () => {
   let redis: FakeRedis;
@@ -37,6 +38,20 @@ describe("KV store cleanup (Redis)", () => {
     );
     await redis.close();
     await assert.rejects(new RedisKeyCleaner().deleteKeys({ address, db: 0 }, "p:"), /redis: .*ECONNREFUSED/);
+  });
+
+  it("fails a command that gets no reply, and every command after it", async () => {
+    const silent = net.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", () => resolve()));
+    try {
+      const port = (silent.address() as net.AddressInfo).port;
+      const connection = await RespConnection.connect("127.0.0.1", port, 50);
+      await assert.rejects(connection.command("PING"), /redis: no reply in 50 ms/);
+      await assert.rejects(connection.command("PING"), /redis: no reply in 50 ms/);
+      connection.close();
+    } finally {
+      silent.close();
+    }
   });
 
   it("speaks RESP: commands as bulk arrays, replies of every type, partial replies wait", () => {

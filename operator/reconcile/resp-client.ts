@@ -69,21 +69,37 @@ export class RespConnection {
   static connect(host: string, port: number, timeoutMs: number): Promise<RespConnection> {
     return new Promise((resolve, reject) => {
       const socket = net.connect({ host, port });
-      socket.setTimeout(timeoutMs, () =>
-        socket.destroy(new Error(`no answer from ${host}:${port} in ${timeoutMs} ms`)),
+      const timer = setTimeout(
+        () => socket.destroy(new Error(`no connection to ${host}:${port} in ${timeoutMs} ms`)),
+        timeoutMs,
       );
-      socket.once("error", (err) => reject(unavailable(err)));
+      socket.once("error", (err) => {
+        clearTimeout(timer);
+        reject(unavailable(err));
+      });
       socket.once("connect", () => {
+        clearTimeout(timer);
         socket.removeAllListeners("error");
         resolve(new RespConnection(socket, timeoutMs));
       });
     });
   }
 
+  /** Sends one command; without a reply within the timeout the connection is closed and it fails. */
   command(...args: string[]): Promise<RespValue> {
+    if (this.#closed) return Promise.reject(unavailable(this.#closed));
     return new Promise((resolve, reject) => {
-      this.#waiting = { resolve, reject };
-      this.#socket.setTimeout(this.#timeoutMs);
+      const timer = setTimeout(
+        () => this.#socket.destroy(new Error(`no reply in ${this.#timeoutMs} ms`)),
+        this.#timeoutMs,
+      );
+      const settle =
+        <T>(fn: (value: T) => void) =>
+        (value: T) => {
+          clearTimeout(timer);
+          fn(value);
+        };
+      this.#waiting = { resolve: settle(resolve), reject: settle(reject) };
       this.#socket.write(encodeCommand(args));
     });
   }
