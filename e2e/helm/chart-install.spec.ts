@@ -71,7 +71,7 @@ describe("the chart on the dev cluster with helm and kubectl (e2e)", function ()
 
   it("installs: 2 operator replicas Ready with one holding the Lease, Redis serving with the Secret's password, the default WorkerPool", async () => {
     const notes = await helm("install", "tessera", CHART, "--create-namespace", ...base);
-    assert.match(notes, /KV transfer store[^]*address: tessera-redis\.tessera-system\.svc:6379/);
+    assert.match(notes, /KV transfer store[\s\S]*address: tessera-redis\.tessera-system\.svc:6379/);
     const [operator] = await items("deployments", "-l", "app.kubernetes.io/component=operator");
     assert.equal(operator?.status?.["readyReplicas"], 2);
     const lease = JSON.parse(await f.ok("get", "lease", "tessera-operator", "-n", NS, "-o", "json")) as Item;
@@ -92,10 +92,7 @@ describe("the chart on the dev cluster with helm and kubectl (e2e)", function ()
     } finally {
       redis.disconnect();
     }
-    assert.match(
-      await f.ok("get", "workerpools", "-n", NS),
-      /default\s+0\s+16\s/,
-    );
+    assert.match(await f.ok("get", "workerpools", "-n", NS), /default\s+0\s+16\s/);
   });
 
   it("serves an example InferenceModel applied with kubectl", async () => {
