@@ -137,3 +137,25 @@ for (const model of REFERENCE_MODELS)
           });
       });
   });
+
+describe("a parallel replica configured by the operator's environment (e2e)", () => {
+  const modelDir = path.join(REFERENCE_DIR, "tiny-mixtral");
+  let group: Group;
+  after(() => group?.stop());
+
+  it("reads TESSERA_STAGE, TESSERA_NUM_STAGES, TESSERA_TENSOR_RANK, TESSERA_TENSOR_SIZE and TESSERA_PEERS", async () => {
+    const prompt = referenceCases("tiny-mixtral")[0]!.prompt_ids;
+    const [expected] = await singleProcess(modelDir, [prompt]);
+    group = await startGroup(modelDir, { stages: 2, tensorSize: 2 }, ENGINE_ARGS, "environment");
+    const client = new GrpcClient(group.coordinator.address);
+    try {
+      const tokens = await viaGroup(client, prompt);
+      assert.deepEqual(
+        tokens.map((t) => t.tokenId),
+        expected!.map((t) => t.tokenId),
+      );
+    } finally {
+      client.close();
+    }
+  });
+});

@@ -96,8 +96,9 @@ export class PeerLink {
   close(): void {
     const { stream } = this;
     if (stream.side === "dialer") {
+      // End first so the frames written before (a failure's reason) go out; cancel if the peer lingers.
       stream.call.end();
-      stream.call.cancel();
+      setTimeout(() => stream.call.cancel(), 1_000).unref();
     } else if (!stream.call.writableEnded) stream.call.end();
     this.closed("closed by this member");
   }

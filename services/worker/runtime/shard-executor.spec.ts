@@ -4,6 +4,7 @@
 // hand on bit-identical hidden states. (The real transport is tested in services/worker/parallel.)
 import assert from "node:assert/strict";
 import path from "node:path";
+import { msGqaAttention } from "../graph/attention-ms-gqa.ts";
 import { onnxOpsAttention } from "../graph/attention-onnx-ops.ts";
 import { planSegments } from "../graph/shard-graph.ts";
 import { describeCheckpoint } from "../model/checkpoint.ts";
@@ -68,9 +69,10 @@ function argmaxRows(logits: Float32Array, vocab: number): number[] {
 }
 
 const LAYOUTS = [
-  { name: "PP=2", stages: 2, ranks: 1 },
-  { name: "TP=2", stages: 1, ranks: 2 },
-  { name: "TP=2 x PP=2", stages: 2, ranks: 2 },
+  { name: "PP=2", stages: 2, ranks: 1, attention: onnxOpsAttention },
+  { name: "TP=2", stages: 1, ranks: 2, attention: onnxOpsAttention },
+  { name: "TP=2 x PP=2", stages: 2, ranks: 2, attention: onnxOpsAttention },
+  { name: "TP=2 x PP=2 (GroupQueryAttention decode)", stages: 2, ranks: 2, attention: msGqaAttention },
 ] as const;
 
 for (const model of REFERENCE_MODELS)
@@ -114,7 +116,7 @@ for (const model of REFERENCE_MODELS)
         const whole = await StepExecutor.create(
           checkpoint,
           weights,
-          onnxOpsAttention,
+          layout.attention,
           allocateKvPool(checkpoint.config, BLOCKS, BLOCK_SIZE),
           BLOCK_SIZE,
           1,
@@ -128,7 +130,7 @@ for (const model of REFERENCE_MODELS)
                 ShardExecutor.create(
                   checkpoint,
                   weights,
-                  onnxOpsAttention,
+                  layout.attention,
                   { layers, tensor: { rank, size: layout.ranks } },
                   {
                     numBlocks: BLOCKS,
