@@ -179,6 +179,47 @@ describe("charts/tessera rendered by helm (no cluster)", function () {
     );
   });
 
+  it("gives a router on kubernetes discovery a read-only Role on InferenceModels; none to a static one", async () => {
+    const objects = await render(
+      "--set",
+      "router.enabled=true,operator.leaderElection=false,workerPools.default=null",
+      "--set-json",
+      'router.models=[{"id":"m","tokenizer":"/m"}]',
+      "--set-json",
+      'router.discovery={"type":"kubernetes","inferenceModel":"m"}',
+    );
+    const config = parseYaml(
+      (must(objects, "ConfigMap", "tessera-router")["data"] as Record<string, string>)["router.yaml"] ?? "",
+    );
+    assert.deepEqual(config.discovery, {
+      type: "kubernetes",
+      namespace: "tessera-system",
+      inferenceModel: "m",
+    });
+    assert.deepEqual(must(objects, "Role", "tessera-router")["rules"], [
+      { apiGroups: ["serving.tessera.dev"], resources: ["inferencemodels"], verbs: ["get", "list", "watch"] },
+    ]);
+    assert.equal(
+      (podOf(must(objects, "Deployment", "tessera-router"))["spec"] as { serviceAccountName: string })
+        .serviceAccountName,
+      "tessera-router",
+    );
+    assert.equal(find(allOn, "Role", "tessera-router"), undefined);
+    assert.equal(
+      (
+        podOf(must(allOn, "Deployment", "tessera-router"))["spec"] as {
+          automountServiceAccountToken: boolean;
+        }
+      ).automountServiceAccountToken,
+      false,
+    );
+    assert.ok(
+      containersOf(must(objects, "Deployment", "tessera-operator"))[0]?.args?.includes("--no-leader-elect"),
+    );
+    assert.equal(find(objects, "Lease"), undefined);
+    assert.equal(find(objects, "WorkerPool"), undefined);
+  });
+
   it("sets the OTLP endpoint on the router only when tracing is asked for", async () => {
     const env = (objects: KubeObject[]) =>
       containersOf(must(objects, "Deployment", "tessera-router"))[0]?.env?.map((e) => e.name) ?? [];
