@@ -58,6 +58,12 @@ describe("shard pod template", () => {
       "50051",
       "--metrics-port",
       "9090",
+      "--block-size",
+      "32",
+      "--max-batched-tokens",
+      "512",
+      "--max-running-requests",
+      "64",
     ]);
     assert.deepEqual(env["POD_IP"], { fieldRef: { fieldPath: "status.podIP" } });
     assert.equal(env["TESSERA_STAGE"], "1");
@@ -66,12 +72,6 @@ describe("shard pod template", () => {
     assert.equal(env["TESSERA_WORLD_SIZE"], "4");
     assert.deepEqual([env["TESSERA_LAYER_START"], env["TESSERA_LAYER_END"]], ["4", "8"]);
     assert.equal(String(env["TESSERA_PEERS"]).split(",").length, 4);
-    assert.deepEqual(JSON.parse(String(env["TESSERA_ENGINE_CONFIG"])), {
-      blockSize: 32,
-      maxNumBatchedTokens: 512,
-      maxNumSeqs: 64,
-      enablePrefixCaching: true,
-    });
     assert.equal(pod.metadata.labels?.["serving.tessera.dev/revision"], rev);
     assert.equal(pod.metadata.annotations?.["serving.tessera.dev/group-size"], "4");
     assert.deepEqual(pod.metadata.ownerReferences?.[0], {
@@ -82,6 +82,23 @@ describe("shard pod template", () => {
       controller: true,
       blockOwnerDeletion: true,
     });
+  });
+
+  it("passes every engine setting as a serve flag", () => {
+    const { container } = podOf({
+      engine: { kvCacheBlocks: 200, enablePrefixCaching: false, maxNumSeqs: 8 },
+    });
+    assert.deepEqual(container.args.slice(9), [
+      "--block-size",
+      "16",
+      "--kv-cache-blocks",
+      "200",
+      "--max-batched-tokens",
+      "512",
+      "--max-running-requests",
+      "8",
+      "--no-prefix-caching",
+    ]);
   });
 
   it("mounts a PVC read-only and reads the model below it", () => {

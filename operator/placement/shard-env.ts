@@ -1,5 +1,5 @@
-// What a worker pod is told about its shard and its model: env variables (read by the worker at
-// start-up; those `tessera serve` does not read yet are ignored by it) and the serve arguments.
+// What a worker pod is told: its shard and KV store through env variables (`tessera serve` reads
+// them where no flag is given), its model and engine settings as `tessera serve` flags.
 import { WORKER_GRPC_PORT, WORKER_METRICS_PORT } from "../api/group.ts";
 import type { InferenceModelSpec } from "../api/inference-model-spec.ts";
 import type { Role } from "../api/inference-model-status.ts";
@@ -32,10 +32,19 @@ export function modelDir(spec: InferenceModelSpec): string {
   return spec.model.pvc ? `${MODELS_MOUNT}/${spec.model.path}` : spec.model.path;
 }
 
-/** Engine settings as the worker's engineConfigSchema reads them (kvCacheBlocks 0 = engine default). */
-export function engineConfig(spec: InferenceModelSpec): Record<string, unknown> {
-  const { kvCacheBlocks, ...rest } = spec.engine;
-  return kvCacheBlocks > 0 ? { ...rest, kvCacheBlocks } : rest;
+/** `tessera serve` flags of the engine settings (kvCacheBlocks 0 leaves the size to the engine). */
+export function engineArgs(spec: InferenceModelSpec): string[] {
+  const e = spec.engine;
+  return [
+    "--block-size",
+    String(e.blockSize),
+    ...(e.kvCacheBlocks > 0 ? ["--kv-cache-blocks", String(e.kvCacheBlocks)] : []),
+    "--max-batched-tokens",
+    String(e.maxNumBatchedTokens),
+    "--max-running-requests",
+    String(e.maxNumSeqs),
+    ...(e.enablePrefixCaching ? [] : ["--no-prefix-caching"]),
+  ];
 }
 
 export function serveArgs(spec: InferenceModelSpec): string[] {
@@ -49,6 +58,7 @@ export function serveArgs(spec: InferenceModelSpec): string[] {
     String(WORKER_GRPC_PORT),
     "--metrics-port",
     String(WORKER_METRICS_PORT),
+    ...engineArgs(spec),
   ];
 }
 
@@ -81,7 +91,6 @@ export function shardEnv(
     env.push(value("TESSERA_LAYER_START", shard.layers.start), value("TESSERA_LAYER_END", shard.layers.end));
   if (spec.model.architecture !== "auto") env.push(value("TESSERA_ARCHITECTURE", spec.model.architecture));
   if (spec.model.dtype !== "auto") env.push(value("TESSERA_DTYPE", spec.model.dtype));
-  env.push(value("TESSERA_ENGINE_CONFIG", JSON.stringify(engineConfig(spec))));
   const redis = spec.kvTransfer.redis;
   if (redis) {
     env.push(
