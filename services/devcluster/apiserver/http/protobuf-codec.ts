@@ -1,134 +1,83 @@
 // application/vnd.kubernetes.protobuf request bodies: the magic "k8s\0", a runtime.Unknown
 // envelope naming apiVersion/kind, and the object's message in `raw`. helm's release storage
-// writes Secrets (and DeleteOptions) this way; they are decoded to the JSON form the rest of the
-// server works with. Only the kinds in proto/k8s are understood; others get 415.
-import { type DescMessage, fromBinary, isFieldSet, type MessageShape } from "@bufbuild/protobuf";
+// writes Secrets and DeleteOptions this way, and kubectl's imperative commands (create namespace,
+// create deployment, create serviceaccount, create role, ...) send every built-in kind so. They
+// are decoded to the JSON form the rest of the server works with (proto-json.ts). Only the kinds in
+// SCHEMAS (messages in proto/k8s) are understood; others get 415.
+import { type DescMessage, fromBinary } from "@bufbuild/protobuf";
+import { DeploymentSchema, ReplicaSetSchema, StatefulSetSchema } from "../../../../proto/gen/k8s/apps_pb.js";
+import { LeaseSchema } from "../../../../proto/gen/k8s/coordination_pb.js";
 import {
-  type ConfigMap,
   ConfigMapSchema,
-  type Secret,
+  EventSchema,
+  NamespaceSchema,
+  NodeSchema,
+  PodSchema,
   SecretSchema,
+  ServiceAccountSchema,
+  ServiceSchema,
 } from "../../../../proto/gen/k8s/core_pb.js";
+import { EndpointSliceSchema } from "../../../../proto/gen/k8s/discovery_pb.js";
+import { DeleteOptionsSchema } from "../../../../proto/gen/k8s/meta_pb.js";
 import {
-  type DeleteOptions,
-  DeleteOptionsSchema,
-  type ObjectMeta,
-  type Time,
-} from "../../../../proto/gen/k8s/meta_pb.js";
+  ClusterRoleBindingSchema,
+  ClusterRoleSchema,
+  RoleBindingSchema,
+  RoleSchema,
+} from "../../../../proto/gen/k8s/rbac_pb.js";
 import { UnknownSchema } from "../../../../proto/gen/k8s/runtime_pb.js";
 import { apiErrors } from "../core/api-status.ts";
-import { formatTime, type ObjectMeta as JsonMeta, type JsonObject } from "../core/kube-object.ts";
+import type { JsonObject } from "../core/kube-object.ts";
+import { objectJson } from "./proto-json.ts";
 
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 export const PROTOBUF_CONTENT_TYPE = "application/vnd.kubernetes.protobuf";
 
-function time(value: Time | undefined): string | undefined {
-  return value ? formatTime(Number(value.seconds) * 1000 + Math.floor(value.nanos / 1e6)) : undefined;
-}
+const RBAC = "rbac.authorization.k8s.io/v1";
 
-function nonEmpty<T extends object>(value: T): T | undefined {
-  return Object.keys(value).length > 0 ? value : undefined;
-}
-
-function metadata(meta: ObjectMeta | undefined): JsonMeta {
-  if (!meta) return {};
-  const out: JsonMeta = {};
-  const set = (key: string, value: unknown) => {
-    if (value !== undefined && value !== "" && !(Array.isArray(value) && value.length === 0))
-      out[key] = value;
-  };
-  set("name", meta.name);
-  set("generateName", meta.generateName);
-  set("namespace", meta.namespace);
-  set("uid", meta.uid);
-  set("resourceVersion", meta.resourceVersion);
-  set("labels", nonEmpty(meta.labels));
-  set("annotations", nonEmpty(meta.annotations));
-  set("finalizers", meta.finalizers);
-  set("creationTimestamp", time(meta.creationTimestamp));
-  set(
-    "ownerReferences",
-    meta.ownerReferences.map((r) => ({
-      apiVersion: r.apiVersion,
-      kind: r.kind,
-      name: r.name,
-      uid: r.uid,
-      ...(r.controller ? { controller: true } : {}),
-      ...(r.blockOwnerDeletion ? { blockOwnerDeletion: true } : {}),
-    })),
-  );
-  return out;
-}
-
-function base64Map(map: Record<string, Uint8Array>): JsonObject | undefined {
-  return nonEmpty(
-    Object.fromEntries(Object.entries(map).map(([k, v]) => [k, Buffer.from(v).toString("base64")])),
-  );
-}
-
-function secretJson(secret: Secret, apiVersion: string): JsonObject {
-  const out: JsonObject = { apiVersion, kind: "Secret", metadata: metadata(secret.metadata) as JsonObject };
-  if (secret.type) out["type"] = secret.type;
-  if (secret.immutable) out["immutable"] = true;
-  const data = base64Map(secret.data);
-  if (data) out["data"] = data;
-  const stringData = nonEmpty(secret.stringData);
-  if (stringData) out["stringData"] = stringData;
-  return out;
-}
-
-function configMapJson(configMap: ConfigMap, apiVersion: string): JsonObject {
-  const out: JsonObject = {
-    apiVersion,
-    kind: "ConfigMap",
-    metadata: metadata(configMap.metadata) as JsonObject,
-  };
-  if (configMap.immutable) out["immutable"] = true;
-  const data = nonEmpty(configMap.data);
-  if (data) out["data"] = data;
-  const binary = base64Map(configMap.binaryData);
-  if (binary) out["binaryData"] = binary;
-  return out;
-}
-
-function deleteOptionsJson(options: DeleteOptions): JsonObject {
-  const out: JsonObject = { apiVersion: "v1", kind: "DeleteOptions" };
-  if (isFieldSet(options, DeleteOptionsSchema.field.gracePeriodSeconds))
-    out["gracePeriodSeconds"] = Number(options.gracePeriodSeconds);
-  if (options.propagationPolicy) out["propagationPolicy"] = options.propagationPolicy;
-  if (options.orphanDependents) out["orphanDependents"] = true;
-  if (options.dryRun.length > 0) out["dryRun"] = options.dryRun;
-  const pre = options.preconditions;
-  if (pre && (pre.uid || pre.resourceVersion)) {
-    out["preconditions"] = {
-      ...(pre.uid ? { uid: pre.uid } : {}),
-      ...(pre.resourceVersion ? { resourceVersion: pre.resourceVersion } : {}),
-    };
-  }
-  return out;
-}
-
-type Decoder = (raw: Uint8Array, apiVersion: string) => JsonObject;
-
-function decoder<D extends DescMessage>(
-  schema: D,
-  toJson: (message: MessageShape<D>, apiVersion: string) => JsonObject,
-): Decoder {
-  return (raw, apiVersion) => toJson(fromBinary(schema, raw), apiVersion);
-}
-
-const DECODERS: Record<string, Decoder> = {
-  Secret: decoder(SecretSchema, secretJson),
-  ConfigMap: decoder(ConfigMapSchema, configMapJson),
-  DeleteOptions: decoder(DeleteOptionsSchema, (options) => deleteOptionsJson(options)),
+/** Message schemas by apiVersion and kind: the built-in kinds the server serves. */
+const SCHEMAS: Record<string, DescMessage> = {
+  "v1/Namespace": NamespaceSchema,
+  "v1/Pod": PodSchema,
+  "v1/Service": ServiceSchema,
+  "v1/ConfigMap": ConfigMapSchema,
+  "v1/Secret": SecretSchema,
+  "v1/ServiceAccount": ServiceAccountSchema,
+  "v1/Event": EventSchema,
+  "v1/Node": NodeSchema,
+  "apps/v1/Deployment": DeploymentSchema,
+  "apps/v1/ReplicaSet": ReplicaSetSchema,
+  "apps/v1/StatefulSet": StatefulSetSchema,
+  "coordination.k8s.io/v1/Lease": LeaseSchema,
+  "discovery.k8s.io/v1/EndpointSlice": EndpointSliceSchema,
+  [`${RBAC}/Role`]: RoleSchema,
+  [`${RBAC}/RoleBinding`]: RoleBindingSchema,
+  [`${RBAC}/ClusterRole`]: ClusterRoleSchema,
+  [`${RBAC}/ClusterRoleBinding`]: ClusterRoleBindingSchema,
 };
+
+/** The message of a kind decodeProtobuf understands. */
+export function protobufSchema(apiVersion: string, kind: string): DescMessage | undefined {
+  // DeleteOptions is meta/v1 but travels with whatever group version the request is for.
+  if (kind === "DeleteOptions") return DeleteOptionsSchema;
+  return SCHEMAS[`${apiVersion}/${kind}`];
+}
 
 export function decodeProtobuf(body: Buffer): JsonObject {
   if (body.length < 4 || !body.subarray(0, 4).equals(MAGIC))
     throw apiErrors.badRequest("protobuf body does not start with the k8s magic");
   const envelope = fromBinary(UnknownSchema, body.subarray(4));
   const kind = envelope.typeMeta?.kind ?? "";
-  const decode = DECODERS[kind];
-  if (!decode) throw apiErrors.unsupportedMediaType(`${PROTOBUF_CONTENT_TYPE} (kind ${kind || "unknown"})`);
-  return decode(envelope.raw, envelope.typeMeta?.apiVersion ?? "v1");
+  const apiVersion = envelope.typeMeta?.apiVersion || "v1";
+  const schema = protobufSchema(apiVersion, kind);
+  if (!schema) throw apiErrors.unsupportedMediaType(`${PROTOBUF_CONTENT_TYPE} (kind ${kind || "unknown"})`);
+  let message: Record<string, unknown>;
+  try {
+    message = fromBinary(schema, envelope.raw) as unknown as Record<string, unknown>;
+  } catch (err) {
+    throw apiErrors.badRequest(
+      `the protobuf ${kind} could not be decoded: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+  return objectJson(schema, message, kind === "DeleteOptions" ? "v1" : apiVersion, kind);
 }
