@@ -234,8 +234,9 @@ describe("dev cluster REST API conformance (e2e)", () => {
       [made.body.type, made.body.metadata.labels.owner, Buffer.from(made.body.data.key, "base64").toString()],
       ["helm.sh/release.v1", "helm", "value"],
     );
+    // A kind whose protobuf form the server does not decode (it serves no batch/v1) is refused.
     const wrongKind = create(UnknownSchema, {
-      typeMeta: { apiVersion: "v1", kind: "Pod" },
+      typeMeta: { apiVersion: "batch/v1", kind: "CronJob" },
       raw: new Uint8Array(),
     });
     const refused = await http.call(
