@@ -68,6 +68,10 @@ contexts:
   it("names what is missing", () => {
     const file = write("config", "current-context: nope\ncontexts: []\n");
     assert.throws(() => connectionFromKubeconfig(file), /no context "nope"/);
+    assert.throws(
+      () => connectionFromKubeconfig(path.join(dir, "missing")),
+      /kubeconfig .*missing: cannot read it/,
+    );
   });
 
   it("builds the in-cluster connection from the service account", () => {

@@ -57,7 +57,13 @@ const b64 = (data: string) => Buffer.from(data, "base64").toString("utf8");
 
 /** Reads a kubeconfig file; relative file references resolve against its folder. */
 export function connectionFromKubeconfig(file: string, contextName?: string): ClusterConnection {
-  const parsed = kubeconfigSchema.safeParse(parse(readFileSync(file, "utf8")));
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw TesseraError.invalidArgument(`kubeconfig ${file}`, `cannot read it (${(err as Error).message})`);
+  }
+  const parsed = kubeconfigSchema.safeParse(parse(text));
   if (!parsed.success)
     throw TesseraError.invalidArgument(`kubeconfig ${file}`, z.prettifyError(parsed.error));
   const config = parsed.data;
