@@ -1,11 +1,13 @@
 // `npm run bench -- parallel`: parallel replicas on the `small` preset (llama, 4 layers, hidden 256),
 // every ratio measured in this one run (issue 8):
 //   a. throughput of 16 concurrent requests (32-token prompts, 64 tokens each) through `tessera serve`
-//      groups over gRPC: one process, PP=2 (without and with micro-batching) and TP=2, in alternating
-//      rounds, best round each; the machine's cores are shared by all members of a group;
+//      processes over gRPC: one process, PP=2 and TP=2 groups, each with 1 or 2 onnxruntime threads
+//      per member and 1 or 2 micro-batches, in alternating rounds; the best configuration of each is
+//      compared (best round each). Every member shares this machine's cores;
 //   b. bytes moved between members per generated token (each member's /metrics);
 //   c. what cutting a graph at the all-reduce points costs by itself: the whole model as one session
-//      vs as 2 sessions per layer + a head with identity all-reduces, same thread, same decode batch.
+//      vs 2 sessions per layer + a head with identity all-reduces, 1 thread, same decode batch.
+// The load average before and after is recorded: on a shared machine it explains the spread.
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -94,16 +96,36 @@ async function startLayout(layout: Layout): Promise<Served[]> {
   return members;
 }
 
-/** Bytes the members sent to each other so far (their tessera_shard_link_sent_bytes counters). */
-async function linkBytes(members: Served[]): Promise<number> {
-  let total = 0;
-  for (const m of members) {
-    const port = m.logs.find((l) => l["msg"] === "metrics served at /metrics")?.["metricsPort"];
-    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    for (const line of text.split("\n"))
-      if (line.startsWith("tessera_shard_link_sent_bytes")) total += Number(line.split(" ").at(-1));
-  }
-  return total;
+/** Each member's tessera_shard_* counters so far (see services/worker/parallel/shard-metrics.ts). */
+async function shardCounters(members: Served[]): Promise<Record<string, number>[]> {
+  return Promise.all(
+    members.map(async (m) => {
+      const port = m.logs.find((l) => l["msg"] === "metrics served at /metrics")?.["metricsPort"];
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      const counters: Record<string, number> = {};
+      for (const line of text.split("\n")) {
+        const match = /^tessera_shard_(\w+?)(?:_total)?(?:\{[^}]*\})? ([\d.e+-]+)$/.exec(line);
+        if (match) counters[match[1]!] = (counters[match[1]!] ?? 0) + Number(match[2]);
+      }
+      return counters;
+    }),
+  );
+}
+
+/** Per generated token and per step, from the counters' growth during a round. */
+function roundFigures(before: Record<string, number>[], after: Record<string, number>[], tokens: number) {
+  const delta = (g: number, name: string) => (after[g]?.[name] ?? 0) - (before[g]?.[name] ?? 0);
+  const members = after.map((_, g) => g);
+  const steps = delta(0, "steps");
+  const sent = members.reduce((n, g) => n + delta(g, "link_sent_bytes"), 0);
+  return {
+    linkBytesPerToken: sent / tokens,
+    stepMs: steps > 0 ? (1000 * delta(0, "step_seconds")) / steps : 0,
+    computeMsPerStep: members.map((g) => (steps > 0 ? (1000 * delta(g, "run_seconds")) / steps : 0)),
+    allReduceWaitMsPerStep: members.map((g) =>
+      steps > 0 ? (1000 * delta(g, "reduce_wait_seconds")) / steps : 0,
+    ),
+  };
 }
 
 let seed = 8;
@@ -184,20 +206,21 @@ async function cutOverhead(): Promise<Record<string, number>> {
 export async function run(): Promise<void> {
   if (!fs.existsSync(path.join(MODEL_DIR, "config.json")))
     await createCheckpoint({ arch: "llama", preset: "small", seed: 1, out: MODEL_DIR });
-  const figures: Record<string, unknown> = { layouts: LAYOUTS };
+  const figures: Record<string, unknown> = { layouts: LAYOUTS, loadAverageBefore: os.loadavg() };
   figures["cutAtAllReduces"] = await cutOverhead();
   const groups = new Map<string, Served[]>();
   for (const layout of LAYOUTS) groups.set(layout.name, await startLayout(layout));
   const rounds = new Map<string, number[]>(LAYOUTS.map((l) => [l.name, []]));
-  const bytesPerToken = new Map<string, number>();
+  const breakdown = new Map<string, ReturnType<typeof roundFigures>>();
   try {
     for (const members of groups.values()) await throughput(members[0]!.address); // warm-up
     for (let round = 0; round < ROUNDS; round++)
       for (const [name, members] of groups) {
-        const before = await linkBytes(members);
+        const before = await shardCounters(members);
         const { tokPerS, tokens } = await throughput(members[0]!.address);
         rounds.get(name)!.push(tokPerS);
-        bytesPerToken.set(name, ((await linkBytes(members)) - before) / tokens);
+        if (tokPerS >= Math.max(...rounds.get(name)!))
+          breakdown.set(name, roundFigures(before, await shardCounters(members), tokens));
       }
   } finally {
     for (const members of groups.values()) for (const m of members) m.child.kill("SIGKILL");
@@ -207,7 +230,11 @@ export async function run(): Promise<void> {
     Math.max(...LAYOUTS.filter((l) => l.name.startsWith(prefix)).map((l) => best(l.name)));
   figures["tokPerSByRound"] = Object.fromEntries(rounds);
   figures["bestTokPerS"] = Object.fromEntries(LAYOUTS.map((l) => [l.name, best(l.name)]));
-  figures["linkBytesPerGeneratedToken"] = Object.fromEntries(bytesPerToken);
+  figures["bestRoundBreakdown"] = Object.fromEntries(breakdown);
+  figures["linkBytesPerGeneratedToken"] = Object.fromEntries(
+    [...breakdown].map(([name, b]) => [name, b.linkBytesPerToken]),
+  );
+  figures["loadAverageAfter"] = os.loadavg();
   const single = bestOf("single");
   const pp = bestOf("PP=2");
   const tp = bestOf("TP=2");

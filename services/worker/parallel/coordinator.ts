@@ -15,6 +15,7 @@ import { splitMicroBatches } from "./micro-batches.ts";
 import type { OutgoingFrame } from "./peer-link.ts";
 import type { ShardGroup } from "./shard-group.ts";
 import type { ShardPlacement } from "./shard-placement.ts";
+import type { ShardStats } from "./shard-stats.ts";
 import { StageWorker } from "./stage-worker.ts";
 
 interface PendingStep {
@@ -38,6 +39,7 @@ export class Coordinator {
   private readonly placement: ShardPlacement;
   private readonly vocab: number;
   private readonly kvDims: KvDims;
+  private readonly stats: ShardStats | undefined;
   private readonly steps = new Map<bigint, PendingStep>();
   private readonly kvRequests = new Map<bigint, Deferred<Float32Array>>();
   private nextStep = 1n;
@@ -49,14 +51,17 @@ export class Coordinator {
     placement: ShardPlacement;
     vocab: number;
     kvDims: KvDims;
+    stats?: ShardStats;
   }) {
     this.group = parts.group;
     this.placement = parts.placement;
     this.vocab = parts.vocab;
     this.kvDims = parts.kvDims;
+    this.stats = parts.stats;
     this.stage = new StageWorker({
       group: parts.group,
       executor: parts.executor,
+      ...(parts.stats && { stats: parts.stats }),
       onLogits: (batch, rank, data) => this.onLogits(batch.stepId, batch.microBatch, rank, data),
       onOther: (_from, frame) => this.onKvReply(frame),
     });
@@ -114,7 +119,10 @@ export class Coordinator {
       logits.set(r, at);
       at += r.length;
     }
-    step.resolve({ logits, runMs: performance.now() - step.started });
+    const runMs = performance.now() - step.started;
+    this.stats?.add("steps", 1);
+    this.stats?.add("step_seconds", runMs / 1000);
+    step.resolve({ logits, runMs });
   }
 
   /** What each member holds of every block, by global rank (known once the group formed). */

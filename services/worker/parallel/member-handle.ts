@@ -2,12 +2,8 @@
 // when its group is ready and when it fails, and (rank 0) sends it steps and KV requests.
 import { Worker } from "node:worker_threads";
 import { Code, TesseraError } from "../../common/errors.ts";
-import {
-  type FromMember,
-  LINK_BYTE_KINDS,
-  type MemberThreadOptions,
-  type ToMember,
-} from "./member-messages.ts";
+import type { FromMember, MemberThreadOptions, ToMember } from "./member-messages.ts";
+import { type ShardCounter, ShardStats } from "./shard-stats.ts";
 
 export type ReadyInfo = Extract<FromMember, { type: "ready" }>;
 
@@ -24,7 +20,7 @@ export class MemberHandle {
   /** Resolves with the reason when the group fails (or the thread dies). */
   readonly failed: Promise<TesseraError>;
   private readonly worker: Worker;
-  private readonly sentCounters: Float64Array;
+  private readonly stats = new ShardStats();
   private readonly pending = new Map<number, Pending>();
   private readonly settle: {
     listening: Pending;
@@ -36,7 +32,7 @@ export class MemberHandle {
   private isReady = false;
   private closed = false;
 
-  constructor(options: Omit<MemberThreadOptions, "sentBytes">) {
+  constructor(options: Omit<MemberThreadOptions, "stats">) {
     const deferred = <T>() => {
       let d!: Pending;
       const promise = new Promise<T>((resolve, reject) => {
@@ -54,10 +50,8 @@ export class MemberHandle {
     this.listening = listening.promise;
     this.ready = ready.promise;
     this.settle = { listening: listening.d, ready: ready.d, failed };
-    const sentBytes = new SharedArrayBuffer(LINK_BYTE_KINDS.length * 8);
-    this.sentCounters = new Float64Array(sentBytes);
     this.worker = new Worker(new URL("./member-thread.ts", import.meta.url), {
-      workerData: { ...options, sentBytes } satisfies MemberThreadOptions,
+      workerData: { ...options, stats: this.stats.buffer } satisfies MemberThreadOptions,
     });
     this.worker.on("message", (m: FromMember) => this.onMessage(m));
     this.worker.on("error", (err) =>
@@ -68,9 +62,9 @@ export class MemberHandle {
     });
   }
 
-  /** Payload bytes this member sent to its peers so far, by frame kind. */
-  get sentBytes(): Record<string, number> {
-    return Object.fromEntries(LINK_BYTE_KINDS.map((kind, i) => [kind, this.sentCounters[i]!]));
+  /** The member's counters so far: bytes sent by frame kind, steps, runs and all-reduce waits. */
+  counters(): Record<ShardCounter, number> {
+    return this.stats.read();
   }
 
   get isServing(): boolean {

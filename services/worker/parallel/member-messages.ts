@@ -21,12 +21,9 @@ export interface MemberThreadOptions {
   listen?: { host: string; port: number } | undefined;
   /** Log level of the thread's structured logs. */
   logLevel: string;
-  /** Payload bytes sent to peers, by LINK_BYTE_KINDS index (float64), written by the thread. */
-  sentBytes: SharedArrayBuffer;
+  /** The member's counters (shard-stats.ts), written by the thread. */
+  stats: SharedArrayBuffer;
 }
-
-/** The frame kinds whose payload bytes are counted (tensors, token ids, KV blocks). */
-export const LINK_BYTE_KINDS = ["tokens", "activation", "reduce", "logits", "kvImport", "kvReply"] as const;
 
 export type ToMember =
   /** Rank 0: one engine step. */

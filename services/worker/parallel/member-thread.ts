@@ -12,26 +12,18 @@ import { WeightStore } from "../model/weights.ts";
 import { BACKENDS } from "../runtime/attention-selection.ts";
 import { ShardExecutor } from "../runtime/shard-executor.ts";
 import { Coordinator } from "./coordinator.ts";
-import {
-  type FromMember,
-  LINK_BYTE_KINDS,
-  type MemberThreadOptions,
-  type ToMember,
-} from "./member-messages.ts";
+import type { FromMember, MemberThreadOptions, ToMember } from "./member-messages.ts";
 import { type MemberServer, startMemberServer } from "./member-server.ts";
 import { ShardGroup } from "./shard-group.ts";
 import { groupKey, layerCoverageProblem, layoutOf, selfRank, shardSpec } from "./shard-placement.ts";
+import { ShardStats } from "./shard-stats.ts";
 import { StageWorker } from "./stage-worker.ts";
 
 const port = parentPort!;
 const o = workerData as MemberThreadOptions;
 const post = (m: FromMember, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
 const log = createLogger("shard", o.logLevel);
-const sentBytes = new Float64Array(o.sentBytes);
-const countSent = (kind: string, bytes: number) => {
-  const i = LINK_BYTE_KINDS.indexOf(kind as (typeof LINK_BYTE_KINDS)[number]);
-  if (i >= 0) sentBytes[i]! += bytes;
-};
+const stats = new ShardStats(o.stats);
 
 let group: ShardGroup;
 let executor: ShardExecutor;
@@ -54,7 +46,7 @@ try {
     layers: spec.layers,
     formationTimeoutMs: o.placement.formationTimeoutMs,
     log,
-    onSent: countSent,
+    onSent: (kind, bytes) => stats.sent(kind, bytes),
   });
   if (group.self === 0) {
     const kvDims = {
@@ -66,12 +58,13 @@ try {
     coordinator = new Coordinator({
       group,
       executor,
+      stats,
       placement: o.placement,
       vocab: config.vocabSize,
       kvDims,
     });
   } else {
-    new StageWorker({ group, executor });
+    new StageWorker({ group, executor, stats });
     server = await startMemberServer(group, o.listen?.host ?? "127.0.0.1", o.listen?.port ?? 0);
     post({ type: "listening", port: server.port });
   }

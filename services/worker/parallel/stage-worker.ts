@@ -11,6 +11,7 @@ import { AllReduce } from "./all-reduce.ts";
 import { bytesToFloats, floatBytes, sequencesFromWire, sequencesToWire } from "./frame-codec.ts";
 import { COORDINATOR, memberOf, nextStage, tensorPeers } from "./group-layout.ts";
 import type { ShardGroup } from "./shard-group.ts";
+import type { ShardStats } from "./shard-stats.ts";
 
 /** One micro-batch of a step. */
 export interface MicroBatch {
@@ -30,6 +31,7 @@ export class StageWorker {
   readonly reducer: AllReduce;
   private readonly group: ShardGroup;
   private readonly executor: ShardExecutor;
+  private readonly stats: ShardStats | undefined;
   /** Runs wait for the KV export or import queued before them. */
   private barrier: Promise<void> = Promise.resolve();
   private readonly inFlight = new Set<Promise<void>>();
@@ -41,6 +43,7 @@ export class StageWorker {
   constructor(parts: {
     group: ShardGroup;
     executor: ShardExecutor;
+    stats?: ShardStats;
     /** Rank 0: where logits slices go, and the frames a coordinator handles (KV replies). */
     onLogits?: LogitsSink;
     onOther?: (from: number, frame: ShardFrame) => void;
@@ -48,6 +51,7 @@ export class StageWorker {
     const { group, executor } = parts;
     this.group = group;
     this.executor = executor;
+    this.stats = parts.stats;
     this.onLogits = parts.onLogits;
     this.onOther = parts.onOther;
     const { layout, self } = group;
@@ -68,9 +72,23 @@ export class StageWorker {
    */
   run(batch: MicroBatch, entry: ShardEntry): void {
     const { stepId, microBatch } = batch;
-    const reduce = (segment: number, partial: Float32Array) =>
-      this.reducer.reduce({ stepId, microBatch, segment }, partial);
-    this.concurrently(() => this.executor.run(batch.seqs, entry, reduce)).then(
+    let waited = 0;
+    const reduce = async (segment: number, partial: Float32Array) => {
+      const t0 = performance.now();
+      const sum = await this.reducer.reduce({ stepId, microBatch, segment }, partial);
+      waited += performance.now() - t0;
+      return sum;
+    };
+    const timed = async () => {
+      const t0 = performance.now();
+      const data = await this.executor.run(batch.seqs, entry, reduce);
+      this.stats?.add("runs", 1);
+      this.stats?.add("run_seconds", (performance.now() - t0 - waited) / 1000);
+      this.stats?.add("reduces", this.executor.numSegments - 1);
+      this.stats?.add("reduce_wait_seconds", waited / 1000);
+      return data;
+    };
+    this.concurrently(timed).then(
       (data) => this.handOn(batch, data),
       (err: unknown) => this.group.fail(`shard run failed: ${TesseraError.from(err).message}`),
     );
