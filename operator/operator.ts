@@ -173,8 +173,16 @@ export class Operator {
     const modelsInPool = (namespace: string, pool: string) =>
       modelInformer.list().filter((m) => m.metadata.namespace === namespace && usesPool(m, pool));
     modelInformer.onChange((_type, model) => models.queue.add(objectKey(model)));
-    poolInformer.onChange((_type, pool) => {
-      pools.queue.add(objectKey(pool));
+    // A pool's spec (its generation) matters to the models placed in it; its status, which the
+    // operator itself writes as pods come and go, does not (requeueing them would never settle).
+    const poolGenerations = new Map<string, number | undefined>();
+    poolInformer.onChange((type, pool) => {
+      const key = objectKey(pool);
+      pools.queue.add(key);
+      const generation = type === "DELETED" ? undefined : pool.metadata.generation;
+      if (type !== "DELETED" && poolGenerations.get(key) === generation) return;
+      if (type === "DELETED") poolGenerations.delete(key);
+      else poolGenerations.set(key, generation);
       for (const m of modelsInPool(pool.metadata.namespace ?? "", pool.metadata.name ?? ""))
         models.queue.add(objectKey(m));
     });
