@@ -62,6 +62,7 @@ export async function startRouter(
     health: {
       watch: health.watch,
       service: health.service,
+      kvService: health.kvService,
       reconnect: { baseMs: health.reconnectBaseMs, maxMs: health.reconnectMaxMs },
     },
     loadPollMs: health.loadPollMs,

@@ -55,6 +55,11 @@ export const routerConfigSchema = z.strictObject({
       watch: z.boolean().default(true),
       /** The health service name watched. */
       service: z.string().default("tessera.v1.Inference"),
+      /**
+       * The health service of a worker's KV transfer path (its Redis tier): disaggregated requests and
+       * migrations only go to endpoints where it is SERVING.
+       */
+      kvService: z.string().min(1).default("tessera.v1.KvTransfer"),
       reconnectBaseMs: z.int().min(1).default(500),
       reconnectMaxMs: z.int().min(1).default(30_000),
       /** How often each endpoint's load is read (0: never). */
@@ -76,6 +81,11 @@ export const routerConfigSchema = z.strictObject({
     .strictObject({
       /** Endpoints tried for a request that fails before its first token. */
       maxAttempts: z.int().min(1).max(10).default(3),
+      /**
+       * Times a stream whose worker fails mid-way is resumed on another replica from the tokens already
+       * streamed (its KV read from the remote tier); 0: never, the stream ends with UNAVAILABLE.
+       */
+      maxMigrations: z.int().min(0).max(10).default(2),
     })
     .prefault({}),
   cache: z

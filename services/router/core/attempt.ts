@@ -1,11 +1,10 @@
-// One attempt at a request on one endpoint: a Generate call with the prompt as token ids (tokenized
-// by the router, so the worker's prefix hashes are the ones the router routed by), detokenized here
-// and pushed on as events from the stream's data callbacks (no promise per token). Keeps the
+// One attempt at one segment of a request on one endpoint: a Generate call with the segment's prompt
+// as token ids (tokenized by the router, so the worker's prefix hashes are the ones the router routed
+// by), its messages handed on from the stream's data callbacks (no promise per token). Keeps the
 // endpoint's books: requests in flight, time to first token, outlier successes and failures.
 import { create } from "@bufbuild/protobuf";
 import type { ServiceError } from "@grpc/grpc-js";
 import {
-  FinishReason,
   type GenerateResponse,
   Inference,
   SamplingParamsSchema,
@@ -14,9 +13,7 @@ import { Code, TesseraError } from "../../common/errors.ts";
 import type { SamplingParams } from "../../worker/engine/types.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
-import { Detokenizer } from "./detokenizer.ts";
-import type { RouterEvent } from "./router-events.ts";
-import type { PreparedRequest } from "./router-request.ts";
+import type { SegmentRequest } from "./continuation.ts";
 
 /** Failures that say the endpoint is unwell (they count towards ejection and allow a retry). */
 const ENDPOINT_FAILURES: ReadonlySet<Code> = new Set([
@@ -36,38 +33,43 @@ export interface AttemptOptions {
   deadline: number | undefined;
   signal: AbortSignal;
   metrics: RouterMetrics | undefined;
-  onEvent: (event: RouterEvent) => void;
+  /** Takes each message; returning true ends the attempt there (the call is cancelled). */
+  onMessage: (message: GenerateResponse) => boolean;
 }
 
-/** An attempt's failure, with how many events it had pushed before it. */
+/** An attempt's failure, with how many messages it had handed on before it. */
 export class AttemptError extends TesseraError {
-  readonly events: number;
+  readonly messages: number;
 
-  constructor(error: TesseraError, events: number) {
+  constructor(error: TesseraError, messages: number) {
     super(error.code, error.message, { cause: error.cause });
-    this.events = events;
+    this.messages = messages;
   }
 }
 
-/** Resolves when the endpoint ends the stream; rejects with an AttemptError (or the signal's reason). */
+/**
+ * Resolves when the endpoint ends the stream (or onMessage ended the attempt); rejects with an
+ * AttemptError (or the signal's reason).
+ */
 export function attempt(
   endpoint: Endpoint,
-  prepared: PreparedRequest,
+  model: string,
+  segment: SegmentRequest,
   options: AttemptOptions,
 ): Promise<void> {
   const { signal } = options;
   if (signal.aborted) return Promise.reject(signal.reason);
   const started = performance.now();
   let firstToken: number | undefined;
-  let events = 0;
-  const detokenizer = new Detokenizer(prepared.model.tokenizer, prepared.sampling, prepared.info.eosTokenIds);
+  let messages = 0;
   const stream = endpoint.client.serverStream(
     Inference.method.generate,
     {
-      model: prepared.model.id,
-      prompt: { case: "tokenIds", value: { ids: prepared.promptIds } },
-      sampling: samplingMessage(prepared.sampling),
+      model,
+      prompt: { case: "tokenIds", value: { ids: segment.promptIds } },
+      sampling: samplingMessage(segment.sampling),
       requestId: options.requestId,
+      ...(segment.kv && { kv: segment.kv }),
     },
     options.deadline === undefined ? {} : { deadline: options.deadline },
   );
@@ -101,9 +103,11 @@ export function attempt(
         endpoint.ttft.record(firstToken);
         endpoint.outliers.recordSuccess();
       }
-      events++;
+      messages++;
       try {
-        options.onEvent(toEvent(message, detokenizer));
+        if (!options.onMessage(message)) return;
+        stream.cancel();
+        settle(Code.OK);
       } catch (err) {
         stream.cancel();
         settle(Code.INTERNAL, err);
@@ -114,22 +118,9 @@ export function attempt(
       if (settled) return;
       const error = fromGrpc(err, endpoint.name);
       if (isEndpointFailure(error.code)) endpoint.outliers.recordFailure();
-      settle(error.code, new AttemptError(error, events));
+      settle(error.code, new AttemptError(error, messages));
     });
   });
-}
-
-function toEvent(message: GenerateResponse, detokenizer: Detokenizer): RouterEvent {
-  let text = "";
-  for (const token of message.tokens) text += detokenizer.push(token.tokenId);
-  if (message.finishReason === FinishReason.UNSPECIFIED)
-    return { type: "tokens", tokens: message.tokens, text };
-  text += detokenizer.finish(message.finishReason);
-  const usage = {
-    promptTokens: message.usage?.promptTokens ?? 0,
-    completionTokens: message.usage?.completionTokens ?? 0,
-  };
-  return { type: "finish", reason: message.finishReason, usage, text };
 }
 
 /** The validated parameters as the proto message (every field explicit, so the worker applies no default). */

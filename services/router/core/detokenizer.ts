@@ -2,7 +2,9 @@
 // output processor does (services/worker/engine/output-processor.ts): an eos or stop token id adds no
 // text; other tokens go through the tokenizer's UTF-8-safe text stream and the stop-string matcher
 // (text is held back while it may still become a stop string and cut before one); at the end the held
-// text is released unless a stop string ended the generation.
+// text is released unless a stop string ended the generation. One detokenizer follows a request
+// across the workers that produce it (prefill, decode, a migration), so the router, not a worker, sees
+// every stop string, including one that straddles the point where a worker took over.
 import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import type { SamplingParams } from "../../worker/engine/types.ts";
 import { StopStringMatcher } from "../../worker/sampling/stop-strings.ts";
@@ -17,6 +19,11 @@ export class Detokenizer {
     this.#text = tokenizer.textStream();
     this.#stops = new StopStringMatcher(sampling.stop);
     this.#endIds = new Set([...sampling.stopTokenIds, ...(sampling.ignoreEos ? [] : eosTokenIds)]);
+  }
+
+  /** A stop string was matched: the generation is over, later tokens add nothing. */
+  get stopped(): boolean {
+    return this.#stops.stopped;
   }
 
   /** The text this token releases (maybe ""). */

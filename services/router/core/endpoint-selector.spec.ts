@@ -8,8 +8,10 @@ import { RoutingPipeline } from "../routing/routing-pipeline.ts";
 import { pluginContext } from "../testing/candidates.ts";
 import { ManualClock } from "../testing/manual-clock.ts";
 import { testModel, workerInfo } from "../testing/models.ts";
-import { EndpointSelector } from "./endpoint-selector.ts";
+import { DECODE_POOL, EndpointSelector, type PoolChoice, PREFILL_POOL } from "./endpoint-selector.ts";
 import type { PreparedRequest } from "./router-request.ts";
+
+const BOTH: PoolChoice = { role: "both", kv: false };
 
 describe("EndpointSelector", () => {
   const clock = new ManualClock();
@@ -26,7 +28,7 @@ describe("EndpointSelector", () => {
         latencyHalfLifeMs: 1_000,
         maxLoadAgeMs: 1_000,
       },
-      health: { watch: false, service: "", reconnect: { baseMs: 1_000, maxMs: 1_000 } },
+      health: { watch: false, service: "", kvService: "kv", reconnect: { baseMs: 1_000, maxMs: 1_000 } },
       loadPollMs: 0,
       onChange: () => {},
     });
@@ -51,11 +53,11 @@ describe("EndpointSelector", () => {
   it("picks the key's home, then the next on the ring when it was tried or is ejected", () => {
     const ring = selector.ring("tiny");
     const order = ring.walk(12_345);
-    assert.equal(selector.select(prepared(12_345), new Set())?.endpoint.name, order[0]);
-    assert.equal(selector.select(prepared(12_345), new Set([order[0]!]))?.endpoint.name, order[1]);
+    assert.equal(selector.select(prepared(12_345), new Set(), BOTH)?.endpoint.name, order[0]);
+    assert.equal(selector.select(prepared(12_345), new Set([order[0]!]), BOTH)?.endpoint.name, order[1]);
     pool.get(order[0]!)!.outliers.recordFailure();
-    assert.equal(selector.select(prepared(12_345), new Set())?.endpoint.name, order[1]);
-    assert.equal(selector.select(prepared(12_345), new Set(order)), undefined);
+    assert.equal(selector.select(prepared(12_345), new Set(), BOTH)?.endpoint.name, order[1]);
+    assert.equal(selector.select(prepared(12_345), new Set(order), BOTH), undefined);
   });
 
   it("keeps the ring when health changes, and rebuilds it when the endpoints serving the model change", () => {
@@ -72,5 +74,53 @@ describe("EndpointSelector", () => {
     pool.update([{ name: "a", address: "127.0.0.1:9" }]);
     assert.notEqual(selector.ring("tiny"), ring);
     assert.deepEqual(selector.ring("tiny").members, ["a"]);
+  });
+
+  it("routes disaggregated only with prefill and decode endpoints that have a working KV tier", () => {
+    pool.update([
+      { name: "p0", address: "127.0.0.1:20", role: "prefill" },
+      { name: "d0", address: "127.0.0.1:21", role: "decode" },
+      { name: "d1", address: "127.0.0.1:22", role: "decode" },
+    ]);
+    for (const e of pool.endpoints) e.models = [create(ModelInfoSchema, { id: "tiny" })];
+    assert.deepEqual(selector.route("tiny", true), { type: "disaggregated" });
+    assert.deepEqual(selector.route("tiny", false), {
+      type: "colocated",
+      pool: { role: "decode", kv: false },
+    });
+    for (const e of pool.endpoints) if (e.role === "decode") e.kvHealth = "NOT_SERVING";
+    assert.equal(selector.route("tiny", true).type, "colocated", "no decode endpoint can read the KV");
+  });
+
+  it("keeps a ring per role, so both sides of a request are prefix-affine", () => {
+    pool.update([
+      ...["p0", "p1", "p2"].map((name, i) => ({
+        name,
+        address: `127.0.0.1:${30 + i}`,
+        role: "prefill" as const,
+      })),
+      ...["d0", "d1", "d2"].map((name, i) => ({
+        name,
+        address: `127.0.0.1:${40 + i}`,
+        role: "decode" as const,
+      })),
+    ]);
+    for (const e of pool.endpoints) e.models = [create(ModelInfoSchema, { id: "tiny" })];
+    assert.deepEqual(selector.ring("tiny", "prefill").members.toSorted(), ["p0", "p1", "p2"]);
+    const decodeHome = selector.ring("tiny", "decode").walk(777)[0];
+    assert.equal(selector.select(prepared(777), new Set(), DECODE_POOL)?.endpoint.name, decodeHome);
+    assert.equal(
+      selector.select(prepared(777), new Set(), PREFILL_POOL)?.endpoint.name,
+      selector.ring("tiny", "prefill").walk(777)[0],
+    );
+    pool.get(decodeHome!)!.kvHealth = "NOT_SERVING";
+    const next = selector.select(prepared(777), new Set(), DECODE_POOL)?.endpoint.name;
+    assert.notEqual(next, decodeHome, "an endpoint with a working KV tier comes first");
+    for (const e of pool.endpoints) e.kvHealth = "NOT_SERVING";
+    assert.equal(
+      selector.select(prepared(777), new Set(), DECODE_POOL)?.endpoint.name,
+      decodeHome,
+      "without any, the ring decides",
+    );
   });
 });

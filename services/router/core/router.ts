@@ -134,6 +134,7 @@ export class Router {
       upstream(prepared, {
         selector: this.#deps.selector,
         maxAttempts: config.failover.maxAttempts,
+        maxMigrations: config.failover.maxMigrations,
         deadline,
         metrics,
         log: this.#deps.log,

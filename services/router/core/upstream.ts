@@ -1,71 +1,160 @@
-// The producer of a request's events: attempts on endpoints chosen by the selector until one streams.
-// A failure before the first token from an unwell endpoint (UNAVAILABLE, INTERNAL...) is retried on
-// another endpoint, up to maxAttempts; a failure after it ends the stream with UNAVAILABLE, the
-// tokens already sent standing. Other failures (the request's own fault, its deadline) end it as is.
+// The producer of a request's events: segments (continuation.ts) on endpoints the selector chooses.
+// A colocated request is one whole segment; a disaggregated one is a prefill segment (one token, its
+// KV blocks stored in the remote tier before it ends) then a continue segment on a decode endpoint,
+// which reads those blocks instead of computing them. The client sees one stream.
+//
+// Failures: a segment that fails before its first message on an unwell endpoint (UNAVAILABLE,
+// INTERNAL...) is retried on another endpoint of its pool, up to maxAttempts. A segment whose endpoint
+// fails after it streamed is migrated: a continue segment on another endpoint (one with a working KV
+// tier when there is one), from the tokens already streamed, whose KV it reads back from the tier
+// rather than recomputing it, up to maxMigrations times. Disaggregated requests always can; colocated
+// ones when the failed endpoint had a working KV tier (it stored its blocks as it filled them). When a
+// migration is not possible the stream ends with UNAVAILABLE, the tokens already sent standing. Other
+// failures (the request's own fault, its deadline) end it as they are.
+
+import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
+import type { Endpoint } from "../endpoints/endpoint.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
 import { AttemptError, attempt, isEndpointFailure } from "./attempt.ts";
-import type { EndpointSelector } from "./endpoint-selector.ts";
-import type { Producer } from "./flight.ts";
+import { Continuation, resumable, type SegmentKind } from "./continuation.ts";
+import {
+  DECODE_POOL,
+  type EndpointSelector,
+  type PoolChoice,
+  PREFILL_POOL,
+  type Route,
+} from "./endpoint-selector.ts";
+import type { Flight, Producer } from "./flight.ts";
 import type { PreparedRequest } from "./router-request.ts";
 
 export interface UpstreamOptions {
   selector: EndpointSelector;
   maxAttempts: number;
+  maxMigrations: number;
   deadline: number | undefined;
   metrics: RouterMetrics | undefined;
   log: Logger;
 }
 
+interface Phase {
+  kind: SegmentKind;
+  pool: PoolChoice;
+  /** The phase resumes a stream that failed mid-way. */
+  migration: boolean;
+}
+
 export function upstream(prepared: PreparedRequest, options: UpstreamOptions): Producer {
   const { requestId } = prepared.request;
   const model = prepared.model.id;
+  const { selector, metrics, log } = options;
   return async (flight, signal) => {
-    const tried = new Set<string>();
+    const output = new Continuation(prepared);
+    const split = resumable(prepared.sampling);
+    const route = selector.route(model, split);
+    let phase = firstPhase(route);
+    let tried = new Set<string>();
+    let failed = 0;
+    let migrations = 0;
     let last: TesseraError | undefined;
-    for (let n = 1; n <= options.maxAttempts; n++) {
-      const selection = options.selector.select(prepared, tried);
+    /** Moves on to a continue segment after `from` (with a KV tier when picked: `kv`) failed mid-stream. */
+    const migrate = (from: Endpoint, kv: boolean, error: TesseraError): boolean => {
+      if (!isEndpointFailure(error.code)) return false;
+      const pool = resumePool(route, kv);
+      if (!split || pool === undefined || migrations >= options.maxMigrations) {
+        metrics?.migration("not_resumable");
+        return false;
+      }
+      migrations++;
+      log.warn(
+        {
+          requestId,
+          endpoint: from.name,
+          tokens: output.generated.length,
+          migration: migrations,
+          err: error.message,
+        },
+        "endpoint failed mid-stream: resuming on another",
+      );
+      phase = { kind: "continue", pool, migration: true };
+      tried = new Set([from.name]);
+      failed = 0;
+      last = error;
+      return true;
+    };
+    while (failed < options.maxAttempts) {
+      const selection = selector.select(prepared, tried, phase.pool);
       if (selection === undefined) break;
       const { endpoint } = selection;
+      const kv = endpoint.kvReady;
       tried.add(endpoint.name);
-      if (n > 1) options.metrics?.retried(model);
-      const onEvent = (event: Parameters<typeof flight.push>[0]) => {
-        if (flight.events.length === 0) flight.endpoint = endpoint.name;
-        flight.push(event);
+      if (failed > 0) metrics?.retried(model);
+      let messages = 0;
+      const current = phase;
+      const onMessage = (message: Parameters<typeof output.accept>[0]) => {
+        if (messages++ === 0 && current.migration) metrics?.migration("resumed");
+        for (const event of output.accept(message, current.kind)) push(flight, endpoint, event);
+        // The router ended the generation first (a stop string): the worker's call is cancelled.
+        return output.done && message.finishReason === FinishReason.UNSPECIFIED;
       };
       try {
-        return await attempt(endpoint, prepared, {
+        await attempt(endpoint, model, output.segment(phase.kind), {
           requestId,
           deadline: options.deadline,
           signal,
-          metrics: options.metrics,
-          onEvent,
+          metrics,
+          onMessage,
         });
+        if (output.done) return;
+        if (phase.kind !== "prefill" || messages === 0)
+          throw new TesseraError(Code.INTERNAL, `${endpoint.name}: the stream ended without a finish`);
+        phase = { kind: "continue", pool: DECODE_POOL, migration: false };
+        tried = new Set();
+        failed = 0;
       } catch (err) {
         if (signal.aborted) throw signal.reason;
         const error = TesseraError.from(err);
-        const events = err instanceof AttemptError ? err.events : 0;
-        if (events > 0) {
-          options.log.warn(
-            { requestId, endpoint: endpoint.name, events, err: error.message },
-            "endpoint failed mid-stream",
-          );
+        const streamed = err instanceof AttemptError ? err.messages : messages;
+        if (streamed > 0) {
+          if (migrate(endpoint, kv, error)) continue;
           throw new TesseraError(Code.UNAVAILABLE, `the endpoint failed mid-stream: ${error.message}`, {
             cause: error,
           });
         }
         if (!isEndpointFailure(error.code)) throw error;
         last = error;
-        options.log.warn(
-          { requestId, endpoint: endpoint.name, attempt: n, err: error.message },
-          "attempt failed before the first token",
+        failed++;
+        log.warn(
+          { requestId, endpoint: endpoint.name, segment: phase.kind, attempt: failed, err: error.message },
+          "attempt failed before its first token",
         );
       }
     }
+    if (phase.migration) metrics?.migration("failed");
     const why = last
       ? `${tried.size} attempt(s) failed, the last with: ${last.message}`
       : "no eligible endpoint";
     throw new TesseraError(Code.UNAVAILABLE, `model "${model}": ${why}`, { cause: last });
   };
+}
+
+function push(flight: Flight, endpoint: Endpoint, event: Parameters<Flight["push"]>[0]): void {
+  if (flight.events.length === 0) flight.endpoint = endpoint.name;
+  flight.push(event);
+}
+
+function firstPhase(route: Route): Phase {
+  if (route.type === "disaggregated") return { kind: "prefill", pool: PREFILL_POOL, migration: false };
+  return { kind: "whole", pool: route.pool, migration: false };
+}
+
+/**
+ * Where a stream can resume after its endpoint failed: disaggregated, on the decode endpoints;
+ * colocated, on the same pool's endpoints when the failed one had a KV tier (`kv`: it stored the
+ * blocks it filled as it went). Otherwise nowhere.
+ */
+function resumePool(route: Route, kv: boolean): PoolChoice | undefined {
+  if (route.type === "disaggregated") return DECODE_POOL;
+  return kv ? { role: route.pool.role, kv: true } : undefined;
 }

@@ -26,6 +26,20 @@ describe("static file discovery", () => {
     assert.deepEqual(json.value, [{ name: "[::1]:5000", address: "[::1]:5000" }]);
   });
 
+  it("reads each endpoint's role, and refuses an unknown one", () => {
+    const roles = parseEndpointsFile(
+      "endpoints:\n  - { address: a:1, role: prefill }\n  - { address: b:1, role: decode }\n",
+    );
+    assert.deepEqual(
+      roles.value?.map((s) => s.role),
+      ["prefill", "decode"],
+    );
+    assert.match(
+      parseEndpointsFile("endpoints: [{ address: a:1, role: encode }]").error?.message ?? "",
+      /endpoints\.0\.role/,
+    );
+  });
+
   it("names the bad entry", () => {
     assert.match(
       parseEndpointsFile("endpoints:\n  - address: nowhere\n").error?.message ?? "",

@@ -5,6 +5,7 @@
 //   endpoints:
 //     - { name: worker-0, address: 10.0.0.5:50051 }
 //     - address: 10.0.0.6:50051          # the name defaults to the address
+//     - { address: 10.0.0.7:50051, role: prefill }   # disaggregated: prefill or decode (default both)
 //
 // A file that becomes invalid is reported and ignored: the last good list stays in force.
 import { readFileSync } from "node:fs";
@@ -13,6 +14,7 @@ import { z } from "zod";
 import { Code, type Result, TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import { type Clock, systemClock, type Timer } from "../clock.ts";
+import { ENDPOINT_ROLES } from "../endpoints/endpoint.ts";
 import type { EndpointDiscovery, EndpointSpec } from "./discovery.ts";
 
 const fileSchema = z.strictObject({
@@ -20,6 +22,7 @@ const fileSchema = z.strictObject({
     z.strictObject({
       name: z.string().min(1).optional(),
       address: z.string().regex(/^[^\s:]+:\d+$|^\[[0-9a-fA-F:.]+\]:\d+$/, "must be host:port"),
+      role: z.enum(ENDPOINT_ROLES).optional(),
     }),
   ),
 });
@@ -38,7 +41,11 @@ export function parseEndpointsFile(text: string): Result<EndpointSpec[]> {
     const field = issue?.path.map(String).join(".") || "endpoints";
     return { error: TesseraError.invalidArgument(`endpoints file: ${field}`, issue?.message ?? "invalid") };
   }
-  const specs = parsed.data.endpoints.map((e) => ({ name: e.name ?? e.address, address: e.address }));
+  const specs = parsed.data.endpoints.map((e) => ({
+    name: e.name ?? e.address,
+    address: e.address,
+    ...(e.role && { role: e.role }),
+  }));
   const names = new Set<string>();
   for (const spec of specs) {
     if (names.has(spec.name))

@@ -1,7 +1,8 @@
 // The endpoints the router may send requests to, kept in step with discovery: each one gets a
-// channel, a health watch, a load poller and its model list (ListModels, retried with backoff and
-// asked again whenever the endpoint comes back to SERVING, since it may have restarted with other
-// weights). Endpoints removed by discovery are closed; requests in flight on them finish.
+// channel, a health watch (and one on its KV transfer path), a load poller and its model list
+// (ListModels, retried with backoff and asked again whenever the endpoint comes back to SERVING,
+// since it may have restarted with other weights). Endpoints removed by discovery are closed;
+// requests in flight on them finish. A role change keeps the endpoint and its channel.
 import { Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import type { Logger } from "../../common/log.ts";
 import { checkHealth } from "../../worker/server/health-client.ts";
@@ -15,8 +16,11 @@ export interface EndpointPoolOptions {
   clock: Clock;
   log: Logger;
   endpoint: EndpointOptions;
-  /** Watch grpc.health.v1 on every endpoint (off: endpoints count as SERVING). */
-  health: { watch: boolean; service: string; reconnect: BackoffConfig };
+  /**
+   * Watch grpc.health.v1 on every endpoint (off: endpoints count as SERVING), for `service` and for
+   * `kvService`, the KV transfer path (off: only prefill and decode endpoints count as having one).
+   */
+  health: { watch: boolean; service: string; kvService: string; reconnect: BackoffConfig };
   /** How often to ask each endpoint for its load (0: never). */
   loadPollMs: number;
   /** Called when endpoints come or go, change health or report their models. */
@@ -28,6 +32,7 @@ export interface EndpointPoolOptions {
 interface Entry {
   endpoint: Endpoint;
   watch: HealthWatch | undefined;
+  kvWatch: HealthWatch | undefined;
   poller: LoadPoller | undefined;
   modelsTimer: Timer | undefined;
   closed: boolean;
@@ -68,7 +73,14 @@ export class EndpointPool {
       changed = true;
     }
     for (const spec of wanted.values()) {
-      if (this.#entries.has(spec.name)) continue;
+      const existing = this.#entries.get(spec.name)?.endpoint;
+      if (existing && existing.role !== (spec.role ?? "both")) {
+        this.#options.log.info({ endpoint: spec.name, from: existing.role, to: spec.role }, "endpoint role");
+        existing.role = spec.role ?? "both";
+        if (!this.#options.health.watch) existing.kvHealth = assumedKvHealth(existing);
+        changed = true;
+      }
+      if (existing) continue;
       this.#entries.set(spec.name, this.#open(spec));
       this.#options.log.info({ endpoint: spec.name, address: spec.address }, "endpoint added");
       changed = true;
@@ -98,6 +110,7 @@ export class EndpointPool {
     const entry: Entry = {
       endpoint,
       watch: undefined,
+      kvWatch: undefined,
       poller: undefined,
       modelsTimer: undefined,
       closed: false,
@@ -110,8 +123,17 @@ export class EndpointPool {
         onStatus: (status) => this.#healthChanged(entry, status),
       });
       entry.watch.start();
+      entry.kvWatch = new HealthWatch(spec.address, {
+        service: health.kvService,
+        backoff: health.reconnect,
+        clock,
+        unimplemented: "SERVICE_UNKNOWN",
+        onStatus: (status) => this.#kvHealthChanged(entry, status),
+      });
+      entry.kvWatch.start();
     } else {
       endpoint.health = "SERVING";
+      endpoint.kvHealth = assumedKvHealth(endpoint);
     }
     if (this.#options.loadPollMs > 0) {
       entry.poller = new LoadPoller(endpoint.client, {
@@ -139,6 +161,17 @@ export class EndpointPool {
     );
     if (status === "SERVING" && previous === "UNREACHABLE")
       void this.#fetchModels(entry, new Backoff(this.#options.health.reconnect));
+    this.#options.onChange();
+  }
+
+  #kvHealthChanged(entry: Entry, status: HealthStatus): void {
+    const { endpoint } = entry;
+    if (endpoint.kvHealth === status) return;
+    this.#options.log.info(
+      { endpoint: endpoint.name, from: endpoint.kvHealth, to: status },
+      "endpoint KV transfer health changed",
+    );
+    endpoint.kvHealth = status;
     this.#options.onChange();
   }
 
@@ -170,7 +203,13 @@ export class EndpointPool {
     entry.closed = true;
     entry.modelsTimer?.cancel();
     entry.watch?.stop();
+    entry.kvWatch?.stop();
     entry.poller?.stop();
     entry.endpoint.close();
   }
+}
+
+/** Without health watching, the roles say it: disaggregated workers have a KV tier, colocated ones not. */
+function assumedKvHealth(endpoint: Endpoint): HealthStatus {
+  return endpoint.role === "both" ? "SERVICE_UNKNOWN" : "SERVING";
 }

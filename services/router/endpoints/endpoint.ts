@@ -1,6 +1,7 @@
-// One worker endpoint as the router knows it: its gRPC channel, the models it serves (from
-// ListModels), its health (grpc.health.v1 Watch), its passive outlier state, its latest load report,
-// this router's requests in flight on it, and its time-to-first-token average.
+// One worker endpoint as the router knows it: its role (prefill, decode or both), its gRPC channel,
+// the models it serves (from ListModels), its health and its KV transfer path's health (grpc.health.v1
+// Watch), its passive outlier state, its latest load report, this router's requests in flight on it,
+// and its time-to-first-token average.
 import type { ModelInfo } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { GrpcClient } from "../../worker/server/grpc-client.ts";
 import type { Clock } from "../clock.ts";
@@ -9,11 +10,17 @@ import { Ewma } from "./ewma.ts";
 import type { HealthStatus } from "./health-watch.ts";
 import { type OutlierConfig, OutlierDetector, type OutlierEvents } from "./outlier-detector.ts";
 
+/** What a worker does for a model: whole generations, or one side of a disaggregated one. */
+export const ENDPOINT_ROLES = ["both", "prefill", "decode"] as const;
+export type EndpointRole = (typeof ENDPOINT_ROLES)[number];
+
 export interface EndpointSpec {
   /** Stable name (pod name, or the address): the hash ring is built over names. */
   name: string;
   /** host:port of the worker's gRPC server. */
   address: string;
+  /** Default "both" (colocated). */
+  role?: EndpointRole | undefined;
 }
 
 export interface EndpointOptions {
@@ -34,6 +41,12 @@ export class Endpoint {
   /** The models the endpoint serves; undefined until its ListModels answered. */
   models: ModelInfo[] | undefined;
   health: HealthStatus = "UNKNOWN";
+  role: EndpointRole;
+  /**
+   * The health of its KV transfer path (tessera.v1.KvTransfer): SERVING when its Redis tier works,
+   * SERVICE_UNKNOWN when it has none. Without health watching: SERVING for prefill and decode roles.
+   */
+  kvHealth: HealthStatus = "UNKNOWN";
   /** Requests this router is streaming from the endpoint. */
   inFlight = 0;
   #load: { report: LoadReport; at: number } | undefined;
@@ -42,6 +55,7 @@ export class Endpoint {
   constructor(spec: EndpointSpec, options: EndpointOptions, events: OutlierEvents) {
     this.name = spec.name;
     this.address = spec.address;
+    this.role = spec.role ?? "both";
     this.#options = options;
     // Many concurrent streams share one HTTP/2 connection; keepalive notices a dead peer.
     this.client = new GrpcClient(spec.address, {
@@ -56,6 +70,11 @@ export class Endpoint {
   /** May take new requests: serving by its health and not ejected. */
   get eligible(): boolean {
     return this.health === "SERVING" && !this.outliers.ejected;
+  }
+
+  /** Can hand KV blocks over through the remote tier (write them, or read those others wrote). */
+  get kvReady(): boolean {
+    return this.kvHealth === "SERVING";
   }
 
   serves(modelId: string): boolean {

@@ -1,7 +1,8 @@
 // Active health checking: a grpc.health.v1 Watch stream on one endpoint. The server pushes its status
 // whenever it changes (a draining worker turns NOT_SERVING at once); when the stream breaks the
 // endpoint is UNREACHABLE and the watch reconnects with exponential backoff (reset by a message). A
-// server without the health service (UNIMPLEMENTED) is taken as SERVING: passive ejection still guards it.
+// server without the health service (UNIMPLEMENTED) is taken as SERVING: passive ejection still guards it
+// (a watch of an optional service, such as the KV transfer path, says SERVICE_UNKNOWN instead).
 import {
   type ClientReadableStream,
   credentials,
@@ -25,6 +26,7 @@ export class HealthWatch {
   readonly #clock: Clock;
   readonly #backoff: Backoff;
   readonly #onStatus: (status: HealthStatus) => void;
+  readonly #unimplemented: HealthStatus;
   #stream: ClientReadableStream<{ status: HealthStatus }> | undefined;
   #timer: Timer | undefined;
   #stopped = false;
@@ -36,6 +38,8 @@ export class HealthWatch {
       backoff: BackoffConfig;
       clock: Clock;
       onStatus: (status: HealthStatus) => void;
+      /** The status of a server without the health service (default SERVING). */
+      unimplemented?: HealthStatus;
     },
   ) {
     this.#client = new HealthClient(address, credentials.createInsecure());
@@ -43,6 +47,7 @@ export class HealthWatch {
     this.#clock = options.clock;
     this.#backoff = new Backoff(options.backoff);
     this.#onStatus = options.onStatus;
+    this.#unimplemented = options.unimplemented ?? "SERVING";
   }
 
   start(): void {
@@ -60,7 +65,7 @@ export class HealthWatch {
       stream.removeAllListeners();
       stream.on("error", () => {});
       if (this.#stopped) return;
-      if (err?.code === Code.UNIMPLEMENTED) return this.#onStatus("SERVING");
+      if (err?.code === Code.UNIMPLEMENTED) return this.#onStatus(this.#unimplemented);
       this.#onStatus("UNREACHABLE");
       this.#timer = this.#clock.setTimer(() => this.start(), this.#backoff.next());
     };

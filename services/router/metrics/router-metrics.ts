@@ -1,7 +1,7 @@
 // The router's metrics (Prometheus text through services/common/telemetry/metrics.ts): requests by
 // model and status, per-endpoint attempts, in flight, latency and time to first token, picks per
-// scorer and hash-home picks, time per routing plugin, ejections, retries, cache lookups, queue depth
-// and admission rejections. Labels come from small sets (models, endpoints, plugins, status codes).
+// scorer and hash-home picks, time per routing plugin, ejections, retries, migrations, cache lookups,
+// queue depth and admission rejections. Labels come from small sets (models, endpoints, plugins, status codes).
 import type { Counter, Histogram, Meter } from "@opentelemetry/api";
 import { Code } from "../../common/errors.ts";
 import { LATENCY_BUCKETS } from "../../common/telemetry/metrics.ts";
@@ -21,6 +21,14 @@ const REJECTION_REASONS = [
 ] as const;
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
 
+const MIGRATION_OUTCOMES = ["resumed", "failed", "not_resumable"] as const;
+/**
+ * What became of a stream whose endpoint failed mid-way: resumed on another endpoint (it streamed
+ * again), failed (no endpoint could resume it), not_resumable (not tried: migrations are off or used
+ * up, the request's penalties depend on its own output, or its colocated endpoint had no KV tier).
+ */
+export type MigrationOutcome = (typeof MIGRATION_OUTCOMES)[number];
+
 export interface Gauges {
   endpointsInFlight: () => { endpoint: string; inFlight: number }[];
   queueDepths: () => { model: string; queued: number }[];
@@ -37,6 +45,7 @@ export class RouterMetrics implements RoutingObserver {
   readonly #plugin: Histogram;
   readonly #ejections: Counter;
   readonly #retries: Counter;
+  readonly #migrations: Counter;
   readonly #cache: Counter;
   readonly #rejections: Counter;
 
@@ -77,6 +86,10 @@ export class RouterMetrics implements RoutingObserver {
     this.#retries = meter.createCounter("tessera_router_retries", {
       description: "Requests retried on another endpoint before their first token.",
     });
+    this.#migrations = meter.createCounter("tessera_router_migrations", {
+      description: "Streams whose endpoint failed mid-way, by what became of them.",
+    });
+    for (const outcome of MIGRATION_OUTCOMES) this.#migrations.add(0, { outcome });
     this.#cache = meter.createCounter("tessera_router_cache_lookups", {
       description: "Response cache lookups by result.",
     });
@@ -128,6 +141,10 @@ export class RouterMetrics implements RoutingObserver {
 
   retried(model: string): void {
     this.#retries.add(1, { model });
+  }
+
+  migration(outcome: MigrationOutcome): void {
+    this.#migrations.add(1, { outcome });
   }
 
   cacheLookup(result: CacheResult): void {

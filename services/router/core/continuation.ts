@@ -1,0 +1,127 @@
+// One request's output as the client sees it, across the segments that produce it: a whole generation
+// on one worker; or a prefill worker's first token, then a decode worker's continuation; and, after a
+// worker failed mid-stream, another worker's continuation from the tokens already streamed. Each
+// segment asks for the original prompt plus every token streamed so far, and for what remains of
+// max_tokens, so nothing is generated twice and nothing is skipped. Worker messages become router
+// events with the router's own text: one detokenizer for the whole request, so a stop string that
+// straddles the point where a worker took over is still found (the router then ends the request and
+// cancels the worker). The finish's usage counts the original prompt and every token streamed.
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import {
+  FinishReason,
+  type GenerateResponse,
+  type KvTransferSchema,
+  type TokenInfo,
+} from "../../../proto/gen/tessera/v1/inference_pb.js";
+import type { SamplingParams } from "../../worker/engine/types.ts";
+import { Detokenizer } from "./detokenizer.ts";
+import type { RouterEvent } from "./router-events.ts";
+import type { PreparedRequest } from "./router-request.ts";
+
+/** whole: the entire generation; prefill: the first token, its KV stored; continue: the rest. */
+export type SegmentKind = "whole" | "prefill" | "continue";
+
+export interface SegmentRequest {
+  promptIds: number[];
+  sampling: SamplingParams;
+  kv: MessageInitShape<typeof KvTransferSchema> | undefined;
+}
+
+/**
+ * Whether a request's output is the same when its generated tokens are handed to another worker as
+ * part of its prompt. Presence and frequency penalties count generated tokens only, so they would
+ * change; everything else (greedy decoding, repetition penalty over prompt and output, stop ids,
+ * max_tokens, context) carries over. A seeded request continues validly but not on the same random
+ * stream as a single worker would.
+ */
+export function resumable(sampling: SamplingParams): boolean {
+  return sampling.presencePenalty === 0 && sampling.frequencyPenalty === 0;
+}
+
+export class Continuation {
+  /** Every token id streamed to the client, in order. */
+  readonly generated: number[] = [];
+  readonly #prepared: PreparedRequest;
+  readonly #detokenizer: Detokenizer;
+  #done = false;
+  /** Leading full blocks of the prompt a completed prefill stored in the remote tier. */
+  #storedBlocks = 0;
+
+  constructor(prepared: PreparedRequest) {
+    this.#prepared = prepared;
+    const { model, sampling, info } = prepared;
+    this.#detokenizer = new Detokenizer(model.tokenizer, sampling, info.eosTokenIds);
+  }
+
+  /** The generation has ended (a finish event was produced). */
+  get done(): boolean {
+    return this.#done;
+  }
+
+  /** What a segment of `kind` asks its worker for. */
+  segment(kind: SegmentKind): SegmentRequest {
+    const { promptIds, sampling } = this.#prepared;
+    switch (kind) {
+      case "whole":
+        return { promptIds, sampling, kv: undefined };
+      case "prefill":
+        return {
+          promptIds,
+          sampling: { ...sampling, maxTokens: 1 },
+          kv: { expectedRemoteBlocks: 0, awaitWrites: sampling.maxTokens > 1 },
+        };
+      case "continue":
+        // Blocks beyond those a prefill is known to have stored (a failed worker's last ones, say)
+        // are still read when the tier has them; only these must be there (the worker's policy says
+        // what a shortfall means).
+        return {
+          promptIds: [...promptIds, ...this.generated],
+          sampling: { ...sampling, maxTokens: sampling.maxTokens - this.generated.length },
+          kv: { expectedRemoteBlocks: this.#storedBlocks, awaitWrites: false },
+        };
+      default:
+        return assertNever(kind);
+    }
+  }
+
+  /** The router events of one message from a `kind` segment's worker. */
+  accept(message: GenerateResponse, kind: SegmentKind): RouterEvent[] {
+    if (this.#done) return [];
+    const events: RouterEvent[] = [];
+    const tokens: TokenInfo[] = [];
+    let text = "";
+    for (const token of message.tokens) {
+      this.generated.push(token.tokenId);
+      tokens.push(token);
+      text += this.#detokenizer.push(token.tokenId);
+      if (this.#detokenizer.stopped) break;
+    }
+    if (tokens.length > 0) events.push({ type: "tokens", tokens, text });
+    if (this.#detokenizer.stopped) return [...events, this.#finish(FinishReason.STOP_STRING, "")];
+    const reason = message.finishReason;
+    if (reason === FinishReason.UNSPECIFIED) return events;
+    if (kind === "prefill" && reason === FinishReason.LENGTH && this.#remaining > 0) {
+      // The prefill's one token; its final message came once the prompt's blocks were stored.
+      this.#storedBlocks = Math.floor(this.#prepared.promptIds.length / this.#prepared.info.blockSize);
+      return events;
+    }
+    return [...events, this.#finish(reason, this.#detokenizer.finish(reason))];
+  }
+
+  get #remaining(): number {
+    return this.#prepared.sampling.maxTokens - this.generated.length;
+  }
+
+  #finish(reason: FinishReason, text: string): RouterEvent {
+    this.#done = true;
+    const usage = {
+      promptTokens: this.#prepared.promptIds.length,
+      completionTokens: this.generated.length,
+    };
+    return { type: "finish", reason, usage, text };
+  }
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unexpected segment ${JSON.stringify(value)}`);
+}

@@ -1,0 +1,199 @@
+import assert from "node:assert/strict";
+import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import { Code } from "../../common/errors.ts";
+import { createLogger } from "../../common/log.ts";
+import type { EndpointSpec } from "../endpoints/endpoint.ts";
+import { EndpointPool } from "../endpoints/endpoint-pool.ts";
+import { ModelRegistry } from "../models/model-registry.ts";
+import { createPlugins, routingConfigSchema } from "../routing/routing-config.ts";
+import { RoutingPipeline } from "../routing/routing-pipeline.ts";
+import { pluginContext } from "../testing/candidates.ts";
+import { testModel, workerInfo } from "../testing/models.ts";
+import { ScriptedWorker } from "../testing/scripted-worker.ts";
+import { EndpointSelector } from "./endpoint-selector.ts";
+import { Flight } from "./flight.ts";
+import { prepareRequest } from "./prepare-request.ts";
+import type { RouterEvent } from "./router-events.ts";
+import { upstream } from "./upstream.ts";
+
+const info = { ...workerInfo, maxContext: 512 };
+const model = testModel();
+model.info = info;
+const { tokenizer } = model;
+const script = tokenizer.encode(
+  "Once upon a time, a router carried every token of a story from one worker to the next, and when a worker fell silent the story went on without a gap or a repeat, until the very end of the tale.",
+  { addSpecialTokens: false },
+);
+const PROMPT = script.slice(0, 40);
+/** What a single worker would generate after PROMPT. */
+const story = (n: number) =>
+  Array.from({ length: n }, (_, i) => script[(PROMPT.length + i) % script.length]!);
+const log = createLogger("test", "silent");
+
+interface Fleet {
+  pool: EndpointPool;
+  selector: EndpointSelector;
+  workers: Map<string, ScriptedWorker>;
+}
+
+async function fleet(roles: Record<string, EndpointSpec["role"]>): Promise<Fleet> {
+  const workers = new Map<string, ScriptedWorker>();
+  for (const name of Object.keys(roles))
+    workers.set(name, await ScriptedWorker.start({ modelId: model.id, info, script }));
+  let reported: () => void = () => {};
+  const allReported = new Promise<void>((resolve) => {
+    reported = resolve;
+  });
+  const pool: EndpointPool = new EndpointPool({
+    clock: { now: () => Date.now(), setTimer: () => ({ cancel() {} }) },
+    log,
+    endpoint: {
+      clock: { now: () => Date.now(), setTimer: () => ({ cancel() {} }) },
+      outliers: { consecutiveFailures: 100, baseEjectionMs: 1_000, maxEjectionMs: 1_000 },
+      latencyHalfLifeMs: 1_000,
+      maxLoadAgeMs: 1_000,
+    },
+    health: { watch: false, service: "", kvService: "kv", reconnect: { baseMs: 100, maxMs: 100 } },
+    loadPollMs: 0,
+    onChange: () => {
+      if (pool?.endpoints.every((e) => e.models !== undefined)) reported();
+    },
+  });
+  pool.update(
+    Object.entries(roles).map(([name, role]) => ({ name, address: workers.get(name)!.address, role })),
+  );
+  await allReported;
+  const plugins = createPlugins(routingConfigSchema.parse({}), pluginContext());
+  return { pool, selector: new EndpointSelector(pool, new RoutingPipeline(plugins.value!), 64), workers };
+}
+
+function close(f: Fleet): void {
+  f.pool.close();
+  for (const w of f.workers.values()) w.close();
+}
+
+async function run(
+  f: Fleet,
+  sampling: Record<string, unknown>,
+  maxMigrations = 2,
+): Promise<{ events: RouterEvent[]; error: Code | undefined; ids: number[]; text: string }> {
+  const prepared = prepareRequest(
+    { requestId: "r1", model: "", prompt: { type: "tokens", ids: PROMPT }, sampling },
+    new ModelRegistry([model]),
+    { prefixBlocks: 4 },
+  );
+  const flight = new Flight(
+    upstream(prepared.value!, {
+      selector: f.selector,
+      maxAttempts: 3,
+      maxMigrations,
+      deadline: undefined,
+      metrics: undefined,
+      log,
+    }),
+  );
+  await flight.settled;
+  const events = flight.events;
+  return {
+    events,
+    error: flight.error?.code,
+    ids: events.flatMap((e) => (e.type === "tokens" ? e.tokens.map((t) => t.tokenId) : [])),
+    text: events.map((e) => e.text).join(""),
+  };
+}
+
+const decodeRequests = (f: Fleet) =>
+  [...f.workers].filter(([n]) => n.startsWith("d")).flatMap(([, w]) => w.requests);
+
+describe("upstream: disaggregated serving and migration (scripted workers)", () => {
+  let f: Fleet;
+  afterEach(() => close(f));
+
+  it("streams the prefill token, then the decode worker's continuation, as one generation", async () => {
+    f = await fleet({ p0: "prefill", d0: "decode", d1: "decode" });
+    const out = await run(f, { maxTokens: 12 });
+    assert.equal(out.error, undefined);
+    assert.deepEqual(out.ids, story(12));
+    assert.equal(out.text, tokenizer.decode(story(12)));
+    assert.deepEqual(out.events.at(-1), {
+      type: "finish",
+      reason: FinishReason.LENGTH,
+      usage: { promptTokens: 40, completionTokens: 12 },
+      text: "",
+    });
+    const [prefill] = f.workers.get("p0")!.requests;
+    assert.equal(prefill?.sampling?.maxTokens, 1);
+    assert.equal(prefill?.kv?.awaitWrites, true);
+    const [decode, ...more] = decodeRequests(f);
+    assert.equal(more.length, 0);
+    assert.deepEqual(decode?.prompt.value, {
+      $typeName: "tessera.v1.TokenIds",
+      ids: [...PROMPT, story(1)[0]],
+    });
+    assert.equal(decode?.sampling?.maxTokens, 11);
+    assert.equal(decode?.kv?.expectedRemoteBlocks, 2, "the prompt's full blocks, stored by the prefill");
+  });
+
+  it("resumes a decode stream that fails mid-way on another decode worker: no gap, no duplicate", async () => {
+    f = await fleet({ p0: "prefill", d0: "decode", d1: "decode" });
+    for (const name of ["d0", "d1"]) f.workers.get(name)!.failAfter = 5;
+    const out = await run(f, { maxTokens: 10 });
+    assert.equal(out.error, undefined);
+    assert.deepEqual(out.ids, story(10));
+    assert.equal(out.text, tokenizer.decode(story(10)));
+    const [first, second] = decodeRequests(f);
+    const resumed = second?.prompt.case === "tokenIds" ? second.prompt.value.ids : [];
+    assert.deepEqual(resumed, [...PROMPT, ...story(6)], "the prompt and the 6 tokens streamed");
+    assert.equal(second?.sampling?.maxTokens, 4);
+    assert.notEqual(first, undefined);
+  });
+
+  it("honours a stop string that straddles the point where another worker took over", async () => {
+    f = await fleet({ p0: "prefill", d0: "decode", d1: "decode" });
+    for (const name of ["d0", "d1"]) f.workers.get(name)!.failAfter = 5;
+    const ids = story(20);
+    const upToResume = tokenizer.decode(ids.slice(0, 6));
+    const stop = tokenizer.decode(ids.slice(0, 8)).slice(upToResume.length - 3);
+    assert.equal(
+      tokenizer.decode(ids).indexOf(stop),
+      upToResume.length - 3,
+      "the stop string first appears there",
+    );
+    const out = await run(f, { maxTokens: 20, stop: [stop] });
+    assert.equal(out.error, undefined);
+    assert.equal(out.text, upToResume.slice(0, -3));
+    assert.deepEqual(out.ids, ids.slice(0, 8));
+    const last = out.events.at(-1);
+    assert.equal(last?.type === "finish" && last.reason, FinishReason.STOP_STRING);
+    assert.equal(last?.type === "finish" && last.usage.completionTokens, 8);
+  });
+
+  it("gives up after maxMigrations, with every token streamed once", async () => {
+    f = await fleet({ p0: "prefill", d0: "decode", d1: "decode" });
+    for (const name of ["d0", "d1"]) f.workers.get(name)!.failAfter = 1;
+    const out = await run(f, { maxTokens: 20 }, 2);
+    assert.equal(out.error, Code.UNAVAILABLE);
+    assert.deepEqual(out.ids, story(4), "prefill 1 + three decode segments of 1");
+  });
+
+  it("serves a request whose penalties depend on its own output whole, on one worker", async () => {
+    f = await fleet({ p0: "prefill", d0: "decode" });
+    const out = await run(f, { maxTokens: 6, presencePenalty: 0.5 });
+    assert.deepEqual(out.ids, story(6));
+    assert.equal(f.workers.get("p0")!.requests.length, 0);
+    assert.equal(decodeRequests(f)[0]?.kv, undefined);
+  });
+
+  it("colocated: ends with UNAVAILABLE mid-stream without a KV tier, resumes with one", async () => {
+    f = await fleet({ c0: "both", c1: "both" });
+    for (const w of f.workers.values()) w.failAfter = 3;
+    const without = await run(f, { maxTokens: 8 });
+    assert.equal(without.error, Code.UNAVAILABLE);
+    assert.deepEqual(without.ids, story(3));
+    for (const e of f.pool.endpoints) e.kvHealth = "SERVING";
+    for (const w of f.workers.values()) w.failAfter = 5;
+    const withKv = await run(f, { maxTokens: 8 });
+    assert.equal(withKv.error, undefined);
+    assert.deepEqual(withKv.ids, story(8));
+  });
+});
