@@ -1,6 +1,7 @@
 // Real processes for the router's end-to-end specs: tiny workers (`tessera serve`), and routers
 // (`tessera router --config FILE`) over them, with the config and endpoints files written to a temp
-// folder. A router is handed back once it logs its ports and its /ready answers 200.
+// folder (a worker given as `{ served, role }` is listed with that role: prefill, decode or both). A
+// router is handed back once it logs its ports and its /ready answers 200.
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -40,6 +41,20 @@ export function sharedWorkers(): Promise<Served[]> {
   return shared;
 }
 
+/** A worker listed with a role (disaggregated serving); a bare worker is "both". */
+export interface RoledWorker {
+  served: Served;
+  role: "both" | "prefill" | "decode";
+}
+
+export type FleetWorker = Served | RoledWorker;
+
+function endpointOf(worker: FleetWorker) {
+  if ("served" in worker)
+    return { name: worker.served.address, address: worker.served.address, role: worker.role };
+  return { name: worker.address, address: worker.address };
+}
+
 export interface RunningRouter {
   grpcAddress: string;
   httpUrl: string;
@@ -49,22 +64,19 @@ export interface RunningRouter {
   logs: Record<string, unknown>[];
   dir: string;
   /** Rewrites the endpoints file (the router re-reads it every 100 ms). */
-  setEndpoints(workers: readonly Served[]): void;
+  setEndpoints(workers: readonly FleetWorker[]): void;
   stop(): Promise<number | null>;
 }
 
 /** Starts `tessera router` over `workers` with `config` merged into a test config. */
 export async function startRouter(
-  workers: readonly Served[],
+  workers: readonly FleetWorker[],
   config: Record<string, unknown> = {},
 ): Promise<RunningRouter> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "tessera-router-"));
   const endpoints = path.join(dir, "endpoints.json");
-  const setEndpoints = (list: readonly Served[]) =>
-    writeFileSync(
-      endpoints,
-      JSON.stringify({ endpoints: list.map((w) => ({ name: w.address, address: w.address })) }),
-    );
+  const setEndpoints = (list: readonly FleetWorker[]) =>
+    writeFileSync(endpoints, JSON.stringify({ endpoints: list.map(endpointOf) }));
   setEndpoints(workers);
   const file = path.join(dir, "router.json");
   const full = {

@@ -25,7 +25,7 @@ export interface RunningRouter {
   grpcPort: number;
   httpPort: number;
   metricsPort: number | undefined;
-  /** Every model has an eligible endpoint that reported it. */
+  /** Every model has an eligible endpoint that reported it (and its KV transfer health). */
   ready(): boolean;
   /** Drains (requests in flight may run `drainTimeoutMs`) and closes everything. */
   stop(drainTimeoutMs?: number): Promise<{ cancelled: number }>;
@@ -83,7 +83,13 @@ export async function startRouter(
       : ApiKeys.fromFile(config.admission.apiKeysFile, clock);
   router = new Router({ models, selector, config, apiKeys, metrics, clock, log });
   const discovery = createDiscovery(config.discovery, log);
-  const ready = () => models.models.every((m) => m.info !== undefined && selector.eligible(m.id).length > 0);
+  // Ready: every model has an eligible endpoint, and every eligible endpoint has said whether its KV
+  // transfer path works (so the first disaggregated request is routed as such).
+  const ready = () =>
+    models.models.every((m) => {
+      const eligible = selector.eligible(m.id);
+      return m.info !== undefined && eligible.length > 0 && eligible.every((e) => e.kvHealth !== "UNKNOWN");
+    });
   let metricsServer: HttpServer | undefined;
   try {
     await discovery.start((specs) => pool.update(specs));

@@ -1,0 +1,115 @@
+// Real processes for the router's disaggregation specs: tiny checkpoints of every architecture,
+// `tessera serve` workers with a Redis tier (a real redis-server from the harness), and what the specs
+// read from them: KV blocks in use (tessera.v1.WorkerLoad) and counters from their /metrics.
+import path from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+import { Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
+import { WorkerLoad } from "../../proto/gen/tessera/v1/load_pb.js";
+import { runTessera, type Served, startServe } from "../../services/cli/child-process.ts";
+import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
+import { waitUntilServing } from "../../services/worker/server/health-client.ts";
+import { tinyCheckpoint } from "../checkpoint.ts";
+import type { Request } from "../router/grpc-stream.ts";
+
+export const ARCHITECTURES = ["llama", "mistral", "qwen2", "mixtral"] as const;
+export type Architecture = (typeof ARCHITECTURES)[number];
+
+const made = new Map<Architecture, Promise<string>>();
+/** A tiny checkpoint (`tessera model create --preset tiny`) in a folder named tiny-<arch>, its model id. */
+export function tinyCheckpointOf(arch: Architecture): Promise<string> {
+  if (arch === "llama") return tinyCheckpoint();
+  let dir = made.get(arch);
+  if (dir === undefined) {
+    dir = tinyCheckpoint().then(async (llama) => {
+      const out = path.join(path.dirname(llama), `tiny-${arch}`);
+      const args = ["model", "create", "--arch", arch, "--preset", "tiny", "--seed", "7", "--out", out];
+      const result = await runTessera(args);
+      if (result.code !== 0)
+        throw new Error(`tessera model create failed (${result.code}): ${result.stderr}`);
+      return out;
+    });
+    made.set(arch, dir);
+  }
+  return dir;
+}
+
+/** `tessera serve` with the Redis tier at `redisUrl` and /metrics, once it serves. */
+export async function startKvWorker(
+  modelDir: string,
+  redisUrl: string,
+  args: string[] = [],
+): Promise<Served> {
+  const served = await startServe(modelDir, ["--kv-redis", redisUrl, "--metrics-port", "0", ...args]);
+  await waitUntilServing(served.address, 60_000);
+  return served;
+}
+
+/** Token ids of the tiny vocabulary (512), different for each seed. */
+export const promptIds = (seed: number, n: number) =>
+  Array.from({ length: n }, (_, i) => 3 + ((seed * 131 + i * 37 + ((i * i) % 7)) % 500));
+
+/** A greedy request for `ids` that ignores eos, so its length is max_tokens. */
+export function greedy(model: string, ids: number[], maxTokens: number, stop: string[] = []): Request {
+  return {
+    model,
+    prompt: { case: "tokenIds", value: { ids } },
+    sampling: { maxTokens, ignoreEos: true, logprobs: 2, stop },
+  };
+}
+
+/** A whole generation asked of one worker directly (colocated): ids, text and logprobs. */
+export async function colocated(worker: Served, request: Request) {
+  const client = new GrpcClient(worker.address);
+  try {
+    const ids: number[] = [];
+    const logprobs: number[] = [];
+    let text = "";
+    for await (const m of client.serverStream(Inference.method.generate, request)) {
+      for (const t of m.tokens) {
+        ids.push(t.tokenId);
+        logprobs.push(t.logprob);
+      }
+      text += m.textDelta;
+    }
+    return { ids, logprobs, text };
+  } finally {
+    client.close();
+  }
+}
+
+export async function kvBlocksUsed(worker: Served): Promise<number> {
+  const client = new GrpcClient(worker.address);
+  try {
+    return (await client.unary(WorkerLoad.method.getLoad, {}, { deadline: Date.now() + 5_000 })).kvBlocksUsed;
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * Each worker's KV blocks in use once its requests have been freed: polls until they equal `baseline`
+ * (requests end on the worker a little after their last message reaches the client) or 10 s pass,
+ * and returns what it read last.
+ */
+export async function settledBlocks(workers: readonly Served[], baseline = 0): Promise<number[]> {
+  let used: number[] = [];
+  for (let i = 0; i < 100; i++) {
+    used = await Promise.all(workers.map(kvBlocksUsed));
+    if (used.every((n) => n === baseline)) break;
+    await delay(100);
+  }
+  return used;
+}
+
+/** A counter from a worker's /metrics, summed over the series whose labels include `labels`. */
+export async function workerMetric(worker: Served, name: string, labels: Record<string, string> = {}) {
+  const port = worker.logs.find((l) => l["msg"] === "metrics served at /metrics")?.["metricsPort"];
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  let total = 0;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(`${name}{`)) continue;
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)))
+      total += Number(line.split(" ").at(-1));
+  }
+  return total;
+}
