@@ -23,6 +23,8 @@ export function generate(
   request: Request,
   headers: Record<string, string> = {},
   deadlineMs?: number,
+  /** Sees each message as it arrives (the first is number 1). */
+  onMessage?: (message: GenerateResponse, n: number) => void,
 ): Promise<Streamed> {
   const metadata = new Metadata();
   for (const [k, v] of Object.entries(headers)) metadata.set(k, v);
@@ -33,7 +35,10 @@ export function generate(
     result.endpoint = m.get("x-tessera-endpoint")[0]?.toString();
     result.cache = m.get("x-tessera-cache")[0]?.toString();
   });
-  stream.on("data", (m: GenerateResponse) => result.messages.push(m));
+  stream.on("data", (m: GenerateResponse) => {
+    result.messages.push(m);
+    onMessage?.(m, result.messages.length);
+  });
   return new Promise((resolve) => {
     stream.on("end", () => resolve(result));
     stream.on("error", (err: ServiceError) => resolve({ ...result, error: err }));
