@@ -1,13 +1,14 @@
 // The router process (`tessera router --config FILE`): start, serve until SIGTERM or SIGINT, then
 // drain (health NOT_SERVING, new requests refused, those in flight finish) and exit.
 import type { Logger } from "../common/log.ts";
+import { systemClock } from "./clock.ts";
 import type { RouterConfig } from "./config/router-config.ts";
 import { startRouter } from "./start-router.ts";
 
 const STOP_SIGNALS: NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
 
 export async function runRouter(config: RouterConfig, log: Logger): Promise<void> {
-  const running = await startRouter(config, log);
+  const running = await startRouter(config, log, systemClock, process.env);
   const signal = await nextSignal();
   log.info({ signal, drainTimeoutMs: config.drainTimeoutMs }, "stop signal received: draining");
   const result = await running.stop();

@@ -31,10 +31,12 @@ export interface RunningRouter {
   stop(drainTimeoutMs?: number): Promise<{ cancelled: number }>;
 }
 
+/** `env`: the process environment (read by Kubernetes discovery: KUBECONFIG, in-cluster service). */
 export async function startRouter(
   config: RouterConfig,
   log: Logger,
   clock: Clock = systemClock,
+  env: Record<string, string | undefined> = {},
 ): Promise<RunningRouter> {
   const models = new ModelRegistry(config.models.map((m) => RouterModel.load(m)));
   const plugins = createPlugins(config.routing, { random: Math.random, log });
@@ -82,7 +84,7 @@ export async function startRouter(
       ? undefined
       : ApiKeys.fromFile(config.admission.apiKeysFile, clock);
   router = new Router({ models, selector, config, apiKeys, metrics, clock, log });
-  const discovery = createDiscovery(config.discovery, log);
+  const discovery = createDiscovery(config.discovery, log, env);
   // Ready: every model has an eligible endpoint, and every eligible endpoint has said whether its KV
   // transfer path works (so the first disaggregated request is routed as such).
   const ready = () =>

@@ -22,7 +22,12 @@ const staticDiscovery = z.strictObject({
 const kubernetesDiscovery = z.strictObject({
   type: z.literal("kubernetes"),
   namespace: z.string().min(1).default("default"),
+  /** The InferenceModel whose shards (status.shards) are the endpoints. */
   inferenceModel: z.string().min(1),
+  /** Default: $KUBECONFIG, else the pod's service account, else ~/.kube/config. */
+  kubeconfig: z.string().min(1).optional(),
+  /** The kubeconfig context (default: its current context). */
+  context: z.string().min(1).optional(),
 });
 
 export const routerConfigSchema = z.strictObject({
@@ -142,6 +147,8 @@ export function parseRouterConfig(raw: unknown, baseDir: string): Result<RouterC
   const resolve = (p: string) => path.resolve(baseDir, p);
   config.models = config.models.map((m) => ({ ...m, tokenizer: resolve(m.tokenizer) }));
   if (config.discovery.type === "static") config.discovery.file = resolve(config.discovery.file);
+  if (config.discovery.type === "kubernetes" && config.discovery.kubeconfig !== undefined)
+    config.discovery.kubeconfig = resolve(config.discovery.kubeconfig);
   if (config.admission.apiKeysFile !== undefined)
     config.admission.apiKeysFile = resolve(config.admission.apiKeysFile);
   return { value: config };

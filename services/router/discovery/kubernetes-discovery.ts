@@ -1,32 +1,116 @@
-// Kubernetes discovery: the seam for the operator. When the operator lands it registers every worker
-// shard in its InferenceModel's status (model, role, replica, stage, rank, endpoint); this class will
-// list + watch that InferenceModel through the API server (relisting on 410 Gone, backing off from
-// 1 s to 30 s) and hand the serving shards' endpoints to onChange, named by pod so the hash ring stays
-// put when a pod's IP changes. Until then starting it fails with UNIMPLEMENTED and a clear message, so
-// a config asking for it is refused at start-up rather than routing to nothing.
+// Kubernetes discovery: the endpoints are the shards the operator registers in one InferenceModel's
+// status (shard-endpoints.ts). It lists and watches InferenceModels in the namespace through the API
+// server with the operator's own client and informer (operator/kube, operator/controller/informer.ts:
+// a watch resumes from its last version, 410 Gone relists at once, other errors back off from 1 s to
+// 30 s), so a status change reaches the router's rings as soon as the watch event arrives. The
+// connection is the config's kubeconfig, else $KUBECONFIG, else the pod's service account, else
+// ~/.kube/config. The router needs get, list and watch on inferencemodels in the namespace; start()
+// fails with the API's answer when it cannot list them.
+
+import { existsSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { InferenceModel } from "../../../operator/api/kinds.ts";
+import { type Clock, systemClock } from "../../../operator/controller/clock.ts";
+import { Informer } from "../../../operator/controller/informer.ts";
+import { HttpsKubeClient } from "../../../operator/kube/https-client.ts";
+import {
+  type ClusterConnection,
+  connectionFromKubeconfig,
+  inClusterConnection,
+} from "../../../operator/kube/kubeconfig.ts";
+import { INFERENCE_MODELS } from "../../../operator/kube/resources.ts";
 import { Code, TesseraError } from "../../common/errors.ts";
+import type { Logger } from "../../common/log.ts";
 import type { EndpointDiscovery, EndpointSpec } from "./discovery.ts";
+import { shardEndpoints } from "./shard-endpoints.ts";
 
 export interface KubernetesDiscoveryConfig {
   namespace: string;
   /** The InferenceModel whose registered shards are the endpoints. */
   inferenceModel: string;
+  /** Kubeconfig file (default: $KUBECONFIG, in cluster, ~/.kube/config) and its context. */
+  kubeconfig?: string | undefined;
+  context?: string | undefined;
 }
+
+export interface KubernetesDiscoveryOptions {
+  log: Logger;
+  /** The process environment, read at start-up: KUBECONFIG, KUBERNETES_SERVICE_HOST/PORT, HOME. */
+  env: Record<string, string | undefined>;
+  clock?: Clock;
+}
+
+export const ROUTER_FIELD_MANAGER = "tessera-router";
 
 export class KubernetesDiscovery implements EndpointDiscovery {
   readonly #config: KubernetesDiscoveryConfig;
+  readonly #options: KubernetesDiscoveryOptions;
+  #client: HttpsKubeClient | undefined;
+  #informer: Informer<InferenceModel> | undefined;
+  #last: string | undefined;
 
-  constructor(config: KubernetesDiscoveryConfig) {
+  constructor(config: KubernetesDiscoveryConfig, options: KubernetesDiscoveryOptions) {
     this.#config = config;
+    this.#options = options;
   }
 
-  async start(_onChange: (endpoints: EndpointSpec[]) => void): Promise<void> {
+  async start(onChange: (endpoints: EndpointSpec[]) => void): Promise<void> {
     const { namespace, inferenceModel } = this.#config;
-    throw new TesseraError(
-      Code.UNIMPLEMENTED,
-      `discovery.type kubernetes (InferenceModel ${namespace}/${inferenceModel}) needs the operator, which is not built yet; use discovery.type static`,
+    const { log } = this.#options;
+    const client = new HttpsKubeClient(this.#connection(), { fieldManager: ROUTER_FIELD_MANAGER });
+    this.#client = client;
+    try {
+      await client.list(INFERENCE_MODELS, { namespace });
+    } catch (err) {
+      throw new TesseraError(
+        Code.UNAVAILABLE,
+        `discovery: cannot list InferenceModels in namespace ${namespace}: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+    const informer = new Informer<InferenceModel>(client, INFERENCE_MODELS, {
+      namespace,
+      clock: this.#options.clock ?? systemClock,
+      log,
+    });
+    this.#informer = informer;
+    const publish = () => {
+      const specs = shardEndpoints(informer.get(namespace, inferenceModel));
+      const key = JSON.stringify(specs);
+      if (key === this.#last) return;
+      this.#last = key;
+      log.info(
+        { inferenceModel: `${namespace}/${inferenceModel}`, endpoints: specs.length },
+        "shards discovered",
+      );
+      onChange(specs);
+    };
+    informer.onChange((_type, object) => {
+      if (informer.hasSynced && object.metadata.name === inferenceModel) publish();
+    });
+    informer.start();
+    await informer.synced();
+    publish();
+  }
+
+  async stop(): Promise<void> {
+    await this.#informer?.stop();
+    this.#client?.close();
+  }
+
+  #connection(): ClusterConnection {
+    const { kubeconfig, context } = this.#config;
+    const { env } = this.#options;
+    const file = kubeconfig ?? env["KUBECONFIG"]?.split(path.delimiter)[0];
+    if (file) return connectionFromKubeconfig(file, context);
+    const inCluster = inClusterConnection(env);
+    if (inCluster) return inCluster;
+    const home = path.join(env["HOME"] ?? os.homedir(), ".kube", "config");
+    if (existsSync(home)) return connectionFromKubeconfig(home, context);
+    throw TesseraError.invalidArgument(
+      "discovery.kubeconfig",
+      "none given, $KUBECONFIG unset, not in a cluster, and no ~/.kube/config",
     );
   }
-
-  async stop(): Promise<void> {}
 }
