@@ -44,8 +44,12 @@ export class Continuation {
   readonly #prepared: PreparedRequest;
   readonly #detokenizer: Detokenizer;
   #done = false;
-  /** Leading full blocks of the prompt a completed prefill stored in the remote tier. */
-  #storedBlocks = 0;
+  /**
+   * Leading full blocks of the prompt the remote tier must hold: a prefill worker that streamed its
+   * token computed them and stored them (its final message waits for that), or was storing them when
+   * it failed; whether a shortfall is recomputed or fails the request is the decode worker's policy.
+   */
+  #expectedBlocks = 0;
 
   constructor(prepared: PreparedRequest) {
     this.#prepared = prepared;
@@ -71,13 +75,12 @@ export class Continuation {
           kv: { expectedRemoteBlocks: 0, awaitWrites: sampling.maxTokens > 1 },
         };
       case "continue":
-        // Blocks beyond those a prefill is known to have stored (a failed worker's last ones, say)
-        // are still read when the tier has them; only these must be there (the worker's policy says
-        // what a shortfall means).
+        // Blocks beyond the prompt's (those a failed decode worker stored as it went) are read too
+        // when the tier has them, but are not required: the last of them may not have landed.
         return {
           promptIds: [...promptIds, ...this.generated],
           sampling: { ...sampling, maxTokens: sampling.maxTokens - this.generated.length },
-          kv: { expectedRemoteBlocks: this.#storedBlocks, awaitWrites: false },
+          kv: { expectedRemoteBlocks: this.#expectedBlocks, awaitWrites: false },
         };
       default:
         return assertNever(kind);
@@ -90,6 +93,8 @@ export class Continuation {
     const events: RouterEvent[] = [];
     const tokens: TokenInfo[] = [];
     let text = "";
+    if (kind === "prefill" && message.tokens.length > 0)
+      this.#expectedBlocks = Math.floor(this.#prepared.promptIds.length / this.#prepared.info.blockSize);
     for (const token of message.tokens) {
       this.generated.push(token.tokenId);
       tokens.push(token);
@@ -100,11 +105,8 @@ export class Continuation {
     if (this.#detokenizer.stopped) return [...events, this.#finish(FinishReason.STOP_STRING, "")];
     const reason = message.finishReason;
     if (reason === FinishReason.UNSPECIFIED) return events;
-    if (kind === "prefill" && reason === FinishReason.LENGTH && this.#remaining > 0) {
-      // The prefill's one token; its final message came once the prompt's blocks were stored.
-      this.#storedBlocks = Math.floor(this.#prepared.promptIds.length / this.#prepared.info.blockSize);
-      return events;
-    }
+    // The prefill's one token; its final message came once the prompt's blocks were stored.
+    if (kind === "prefill" && reason === FinishReason.LENGTH && this.#remaining > 0) return events;
     return [...events, this.#finish(reason, this.#detokenizer.finish(reason))];
   }
 

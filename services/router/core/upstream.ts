@@ -60,7 +60,8 @@ export function upstream(prepared: PreparedRequest, options: UpstreamOptions): P
     let last: TesseraError | undefined;
     /** Moves on to a continue segment after `from` (with a KV tier when picked: `kv`) failed mid-stream. */
     const migrate = (from: Endpoint, kv: boolean, error: TesseraError): boolean => {
-      if (!isEndpointFailure(error.code)) return false;
+      // A call the router did not cancel that ends CANCELLED: the worker's connection went away.
+      if (!isEndpointFailure(error.code) && error.code !== Code.CANCELLED) return false;
       const pool = resumePool(route, kv);
       if (!split || pool === undefined || migrations >= options.maxMigrations) {
         metrics?.migration("not_resumable");
