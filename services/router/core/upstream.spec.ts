@@ -176,6 +176,15 @@ describe("upstream: disaggregated serving and migration (scripted workers)", () 
     assert.deepEqual(out.ids, story(4), "prefill 1 + three decode segments of 1");
   });
 
+  it("falls back to a whole generation on a decode worker when no prefill worker answers", async () => {
+    f = await fleet({ p0: "prefill", d0: "decode" });
+    f.workers.get("p0")!.failAfter = 0;
+    const out = await run(f, { maxTokens: 6 });
+    assert.equal(out.error, undefined);
+    assert.deepEqual(out.ids, story(6));
+    assert.equal(decodeRequests(f)[0]?.kv, undefined, "asked for the whole generation");
+  });
+
   it("serves a request whose penalties depend on its own output whole, on one worker", async () => {
     f = await fleet({ p0: "prefill", d0: "decode" });
     const out = await run(f, { maxTokens: 6, presencePenalty: 0.5 });

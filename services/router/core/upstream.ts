@@ -4,7 +4,8 @@
 // which reads those blocks instead of computing them. The client sees one stream.
 //
 // Failures: a segment that fails before its first message on an unwell endpoint (UNAVAILABLE,
-// INTERNAL...) is retried on another endpoint of its pool, up to maxAttempts. A segment whose endpoint
+// INTERNAL...) is retried on another endpoint of its pool, up to maxAttempts (with no prefill endpoint
+// left, a decode endpoint does the whole generation). A segment whose endpoint
 // fails after it streamed is migrated: a continue segment on another endpoint (one with a working KV
 // tier when there is one), from the tokens already streamed, whose KV it reads back from the tier
 // rather than recomputing it, up to maxMigrations times. Disaggregated requests always can; colocated
@@ -86,6 +87,11 @@ export function upstream(prepared: PreparedRequest, options: UpstreamOptions): P
     };
     while (failed < options.maxAttempts) {
       const selection = selector.select(prepared, tried, phase.pool);
+      if (selection === undefined && phase.kind === "prefill") {
+        // No prefill endpoint left to try: a decode endpoint can still do the whole generation.
+        phase = { kind: "whole", pool: { role: "decode", kv: false }, migration: false };
+        continue;
+      }
       if (selection === undefined) break;
       const { endpoint } = selection;
       const kv = endpoint.kvReady;
