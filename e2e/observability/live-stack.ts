@@ -1,7 +1,9 @@
 // A live local deployment for the observability tests: Redis, two `tessera serve` workers using it as
 // their KV tier, a `tessera router` over them plus one endpoint whose Generate fails (so retries and an
-// ejection happen), and a `tessera operator` against a dev cluster API server holding a WorkerPool and
-// an InferenceModel. Workers and router send traces to an OTLP receiver; every part serves /metrics.
+// ejection happen), a second `tessera router` that serves disaggregated (worker 0 listed as its prefill
+// endpoint, worker 1 as its decode endpoint), and a `tessera operator` against a dev cluster API server
+// holding a WorkerPool and an InferenceModel. Workers and routers send traces to an OTLP receiver;
+// every part serves /metrics.
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -39,6 +41,8 @@ export interface LiveStack {
   /** host:port of each worker's /metrics. */
   workerMetrics: string[];
   router: RouterProcess;
+  /** A router whose endpoints are worker 0 (role prefill) and worker 1 (role decode). */
+  disaggRouter: RouterProcess;
   cluster: ClusterFixture;
   operator: OperatorProcess;
   /** Patches the InferenceModel (the operator reconciles it). */
@@ -47,15 +51,21 @@ export interface LiveStack {
   close(): Promise<void>;
 }
 
+/** An endpoint of the static endpoints file; no role is "both". */
+interface Endpoint {
+  address: string;
+  role?: "prefill" | "decode" | "both";
+}
+
 async function startRouterProcess(
   modelDir: string,
-  endpoints: string[],
+  endpoints: Endpoint[],
   otlpEndpoint: string,
 ): Promise<RouterProcess & { dir: string }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "tessera-obs-router-"));
   writeFileSync(
     path.join(dir, "endpoints.json"),
-    JSON.stringify({ endpoints: endpoints.map((address) => ({ name: address, address })) }),
+    JSON.stringify({ endpoints: endpoints.map((e) => ({ name: e.address, ...e })) }),
   );
   const config = {
     grpcPort: 0,
@@ -132,11 +142,21 @@ export async function startLiveStack(): Promise<LiveStack> {
   const client = new GrpcClient(workers[0]!.address);
   const failing = await startFailingWorker(await client.unary(Inference.method.listModels, {}));
   client.close();
-  const router = await startRouterProcess(
-    modelDir,
-    [...workers.map((w) => w.address), failing.address],
-    receiver.endpoint,
-  );
+  const [router, disaggRouter] = await Promise.all([
+    startRouterProcess(
+      modelDir,
+      [...workers.map((w) => ({ address: w.address })), { address: failing.address }],
+      receiver.endpoint,
+    ),
+    startRouterProcess(
+      modelDir,
+      [
+        { address: workers[0]!.address, role: "prefill" },
+        { address: workers[1]!.address, role: "decode" },
+      ],
+      receiver.endpoint,
+    ),
+  ]);
   const workerMetrics = workers.map(
     (w) => `127.0.0.1:${w.logs.find((l) => l["msg"] === "metrics served at /metrics")?.["metricsPort"]}`,
   );
@@ -147,15 +167,16 @@ export async function startLiveStack(): Promise<LiveStack> {
     workers,
     workerMetrics,
     router,
+    disaggRouter,
     ...ops,
     failing,
     close: async () => {
-      const stopping = [router, ...workers, ops.operator].map(async (p) => {
+      const stopping = [router, disaggRouter, ...workers, ops.operator].map(async (p) => {
         if (p.child.exitCode === null) p.child.kill("SIGTERM");
         await p.exited;
       });
       await Promise.all(stopping);
-      rmSync(router.dir, { recursive: true, force: true });
+      for (const r of [router, disaggRouter]) rmSync(r.dir, { recursive: true, force: true });
       failing.close();
       await Promise.all([ops.cluster.close(), redis.close(), receiver.close()]);
     },

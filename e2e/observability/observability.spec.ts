@@ -1,8 +1,8 @@
 // Observability of a live local deployment (Redis, two workers, a router with one failing endpoint,
 // an operator; see live-stack.ts) with real tools: promtool checks every component's /metrics; one
 // request's trace holds every stage it went through (router -> worker -> queue, prefill, KV transfer,
-// decode), and a disaggregated request's trace holds the prefill worker's and the decode worker's
-// stages; a real Prometheus scraping the components under load answers every query of every Grafana
+// decode), and a disaggregated request sent to a router holds the router's span, its call to the
+// prefill worker with that worker's stages and its call to the decode worker with that worker's stages; a real Prometheus scraping the components under load answers every query of every Grafana
 // dashboard with data, from metrics that exist, and evaluates the chart's alert rules without error.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -154,64 +154,89 @@ describe("observability of a live deployment: promtool, traces, dashboards on a 
     assert.ok(workerSpan.startNs >= clientSpan.startNs && httpSpan.endNs >= clientSpan.endNs);
   });
 
-  it("one trace holds a disaggregated request: prefill worker (queue, prefill, KV write) -> decode worker (KV read, queue, decode)", async () => {
-    // The router's disaggregated path is not built yet: this test makes its two calls, as the
-    // router will, in one trace.
+  it("one trace holds every stage of a disaggregated request: router, router -> prefill worker (queue, prefill, KV write), router -> decode worker (KV read, queue, decode)", async () => {
+    // A client request to the disaggregated router (worker 0 prefill, worker 1 decode, Redis between
+    // them). Ready means every endpoint has said whether its Redis tier serves.
+    await eventually(
+      "the disaggregated router ready",
+      async () => (await fetch(`${stack.disaggRouter.httpUrl}/ready`).catch(() => undefined))?.ok === true,
+    );
     const parent = traceparent();
     const metadata = new Metadata();
     metadata.set("traceparent", parent.header);
-    const [a, b] = stack.workers.map((w) => new GrpcClient(w.address)) as [GrpcClient, GrpcClient];
+    const client = new GrpcClient(stack.disaggRouter.grpcAddress);
+    const requestId = "disagg-trace-1";
+    const p = prompt(11, 90);
     try {
-      const p = prompt(11, 90);
-      const [first] = await generate(
-        a,
-        { prompt: p, maxTokens: 1, requestId: "disagg-1", kv: { awaitWrites: true } },
+      const ids = await generate(
+        client,
+        { prompt: p, maxTokens: 6, requestId, model: "tiny-llama" },
         metadata,
       );
-      const blocks = Math.floor(p.length / 16);
-      const rest = await generate(
-        b,
-        { prompt: [...p, first!], maxTokens: 5, requestId: "disagg-1", kv: { expectedRemoteBlocks: blocks } },
-        metadata,
-      );
-      assert.equal(rest.length, 5);
-      const spans = await eventually("both workers' spans at the receiver", () => {
-        const found = stack.receiver.spans.filter((s) => s.traceId === parent.traceId);
-        return (
-          found.filter((s) => s.name === "decode").length === 1 &&
-          found.some((s) => s.name === "kv_transfer.write") &&
-          found
-        );
-      });
-      const servers = spans
-        .filter((s) => s.name === "worker tessera.v1.Inference/Generate")
-        .sort((x, y) => Number(x.startNs - y.startNs));
-      assert.equal(servers.length, 2);
-      const [prefillCall, decodeCall] = servers as [ReceivedSpan, ReceivedSpan];
-      const under = (call: ReceivedSpan) =>
-        spans
-          .filter((s) => s.parentSpanId === call.spanId)
-          .sort((x, y) => Number(x.startNs - y.startNs))
-          .map((s) => s.name);
-      assert.deepEqual(
-        under(prefillCall).filter((n) => n !== "kv_transfer.read"),
-        ["queue", "prefill", "kv_transfer.write"],
-      );
-      assert.deepEqual(under(decodeCall), ["kv_transfer.read", "queue", "prefill", "decode"]);
-      const read = spans.find((s) => s.name === "kv_transfer.read" && s.parentSpanId === decodeCall.spanId)!;
-      assert.equal(
-        read.attributes["tessera.kv.blocks"],
-        blocks,
-        "the decode worker read the prefill worker's blocks",
-      );
-      const write = spans.find((s) => s.name === "kv_transfer.write")!;
-      assert.ok(write.endNs <= read.startNs, "the blocks were written before they were read");
-      for (const span of spans) assert.equal(span.attributes["tessera.request_id"], "disagg-1", span.name);
-      assert.ok(spans.every((s) => s.parentSpanId !== undefined));
+      assert.equal(ids.length, 6);
     } finally {
-      a.close();
-      b.close();
+      client.close();
     }
+    const spans = await eventually("every stage's span at the receiver", () => {
+      const found = stack.receiver.spans.filter((s) => s.traceId === parent.traceId);
+      const servers = found.filter((s) => s.name === "worker tessera.v1.Inference/Generate");
+      return (
+        found.some((s) => s.name === "router tessera.v1.Inference/Generate") &&
+        servers.length === 2 &&
+        found.filter((s) => s.name === "tessera.v1.Inference/Generate").length === 2 &&
+        found.filter((s) => s.name === "decode").length === 1 &&
+        found.some((s) => s.name === "kv_transfer.write") &&
+        found.filter((s) => servers.some((w) => w.spanId === s.parentSpanId)).length >= 7 &&
+        found
+      );
+    });
+    const requestSpan = spans.find((s) => s.name === "router tessera.v1.Inference/Generate") as ReceivedSpan;
+    assert.equal(requestSpan.service, "tessera-router");
+    assert.equal(requestSpan.parentSpanId, parent.spanId, "the router's span continues the client's trace");
+    // The router's two calls, children of its request span: prefill first, then decode.
+    const calls = spans
+      .filter((s) => s.name === "tessera.v1.Inference/Generate")
+      .sort((x, y) => Number(x.startNs - y.startNs));
+    assert.equal(calls.length, 2);
+    for (const call of calls) {
+      assert.equal(call.service, "tessera-router");
+      assert.equal(call.parentSpanId, requestSpan.spanId);
+    }
+    const [prefillClient, decodeClient] = calls as [ReceivedSpan, ReceivedSpan];
+    assert.ok(prefillClient.endNs <= decodeClient.startNs + 1_000_000n, "prefill call, then decode call");
+    // Each worker's SERVER span is the child of the router's call to it.
+    const serverUnder = (call: ReceivedSpan) => {
+      const server = spans.find(
+        (s) => s.name === "worker tessera.v1.Inference/Generate" && s.parentSpanId === call.spanId,
+      );
+      assert.ok(server, `a worker span under the router's call ${call.spanId}`);
+      assert.equal(server.service, "tessera-worker");
+      return server;
+    };
+    const prefillServer = serverUnder(prefillClient);
+    const decodeServer = serverUnder(decodeClient);
+    const under = (server: ReceivedSpan) =>
+      spans
+        .filter((s) => s.parentSpanId === server.spanId)
+        .sort((x, y) => Number(x.startNs - y.startNs))
+        .map((s) => s.name);
+    // The prefill worker: its prompt's blocks may partly be in Redis already (a lookup first).
+    assert.deepEqual(
+      under(prefillServer).filter((n) => n !== "kv_transfer.read"),
+      ["queue", "prefill", "kv_transfer.write"],
+    );
+    // The decode worker reads the prefill worker's blocks before it queues, then decodes.
+    assert.deepEqual(under(decodeServer), ["kv_transfer.read", "queue", "prefill", "decode"]);
+    const read = spans.find((s) => s.name === "kv_transfer.read" && s.parentSpanId === decodeServer.spanId)!;
+    assert.equal(
+      read.attributes["tessera.kv.blocks"],
+      Math.floor(p.length / 16),
+      "the decode worker read the prefill worker's blocks",
+    );
+    const write = spans.find((s) => s.name === "kv_transfer.write")!;
+    assert.ok(write.endNs <= read.startNs, "the blocks were written before they were read");
+    assert.ok(requestSpan.endNs >= decodeClient.endNs && requestSpan.startNs <= prefillClient.startNs);
+    for (const span of spans) assert.equal(span.attributes["tessera.request_id"], requestId, span.name);
   });
 
   it("under load, Prometheus answers every dashboard query with data from metrics that exist, and evaluates every alert rule", async () => {
