@@ -13,10 +13,11 @@ import type { EventRecorder } from "../objects/event-recorder.ts";
 import type { PodTemplate } from "../objects/pod-types.ts";
 import { DEPLOYMENTS, REPLICASETS } from "../objects/refs.ts";
 import type { Deployment, ReplicaSet } from "../objects/workload-types.ts";
+import { getLive, watchControlled } from "./controlled-objects.ts";
 import type { ControllerDeps } from "./controller.ts";
 import { deploymentStatus, msUntilDeadline } from "./deployment-status.ts";
-import { controllerOf, controllerRef, isControlledBy } from "./owner-refs.ts";
-import { keyOf, ReconcileLoop, type ReconcileResult, splitKey } from "./reconcile-loop.ts";
+import { controllerRef, isControlledBy } from "./owner-refs.ts";
+import { ReconcileLoop, type ReconcileResult, splitKey } from "./reconcile-loop.ts";
 import {
   planRecreate,
   planRollingUpdate,
@@ -67,15 +68,7 @@ export class DeploymentController {
   }
 
   start(): void {
-    this.#watches = [
-      this.#api.watch(DEPLOYMENTS, {}, (e) =>
-        this.loop.enqueue(keyOf(e.object.metadata.namespace, e.object.metadata.name)),
-      ),
-      this.#api.watch(REPLICASETS, {}, (e) => {
-        const owner = controllerOf(e.object);
-        if (owner?.kind === "Deployment") this.loop.enqueue(keyOf(e.object.metadata.namespace, owner.name));
-      }),
-    ];
+    this.#watches = watchControlled(this.#api, this.loop, DEPLOYMENTS, REPLICASETS, "Deployment");
   }
 
   stop(): void {
@@ -85,14 +78,8 @@ export class DeploymentController {
 
   reconcile(key: string): ReconcileResult | undefined {
     const { namespace, name } = splitKey(key);
-    let deployment: Deployment;
-    try {
-      deployment = this.#api.get(DEPLOYMENTS, namespace, name) as Deployment;
-    } catch (err) {
-      if (statusCodeOf(err) === 404) return undefined;
-      throw err;
-    }
-    if (deployment.metadata.deletionTimestamp) return undefined;
+    const deployment = getLive<Deployment>(this.#api, DEPLOYMENTS, namespace, name);
+    if (!deployment) return undefined;
     const owned = (this.#api.list(REPLICASETS, { namespace }).items as ReplicaSet[])
       .filter((rs) => isControlledBy(rs, deployment))
       .sort(byAge);

@@ -14,6 +14,7 @@ import { isPodActive, isPodAvailable, isPodReady, msUntilAvailable } from "../ob
 import type { Pod } from "../objects/pod-types.ts";
 import { PODS, REPLICASETS } from "../objects/refs.ts";
 import type { ReplicaSet, ReplicaSetStatus } from "../objects/workload-types.ts";
+import { getLive, watchControlled } from "./controlled-objects.ts";
 import type { ControllerDeps } from "./controller.ts";
 import { controllerOf, controllerRef, isControlledBy } from "./owner-refs.ts";
 import { keyOf, ReconcileLoop, type ReconcileResult, splitKey } from "./reconcile-loop.ts";
@@ -72,12 +73,9 @@ export class ReplicaSetController {
   }
 
   start(): void {
-    this.#watches = [
-      this.#api.watch(REPLICASETS, {}, (e) =>
-        this.loop.enqueue(keyOf(e.object.metadata.namespace, e.object.metadata.name)),
-      ),
-      this.#api.watch(PODS, {}, (e) => this.#podChanged(e.object)),
-    ];
+    this.#watches = watchControlled(this.#api, this.loop, REPLICASETS, PODS, "ReplicaSet", (pod) =>
+      this.#podChanged(pod),
+    );
   }
 
   stop(): void {
@@ -96,14 +94,8 @@ export class ReplicaSetController {
 
   reconcile(key: string): ReconcileResult | undefined {
     const { namespace, name } = splitKey(key);
-    let rs: ReplicaSet;
-    try {
-      rs = this.#api.get(REPLICASETS, namespace, name) as ReplicaSet;
-    } catch (err) {
-      if (statusCodeOf(err) === 404) return undefined;
-      throw err;
-    }
-    if (rs.metadata.deletionTimestamp) return undefined;
+    const rs = getLive<ReplicaSet>(this.#api, REPLICASETS, namespace, name);
+    if (!rs) return undefined;
     const selector = fromStructuredSelector(rs.spec.selector);
     if (selector.error) return undefined;
     const all = this.#api.list(PODS, { namespace }).items as Pod[];

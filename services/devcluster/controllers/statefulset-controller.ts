@@ -15,9 +15,10 @@ import { isPodAvailable, isPodReady, msUntilAvailable } from "../objects/pod-rea
 import type { Pod, Volume } from "../objects/pod-types.ts";
 import { PODS, STATEFULSETS } from "../objects/refs.ts";
 import type { StatefulSet, StatefulSetStatus } from "../objects/workload-types.ts";
+import { getLive, watchControlled } from "./controlled-objects.ts";
 import type { ControllerDeps } from "./controller.ts";
-import { controllerOf, controllerRef, isControlledBy } from "./owner-refs.ts";
-import { keyOf, ReconcileLoop, type ReconcileResult, splitKey } from "./reconcile-loop.ts";
+import { controllerRef, isControlledBy } from "./owner-refs.ts";
+import { ReconcileLoop, type ReconcileResult, splitKey } from "./reconcile-loop.ts";
 import { type OrdinalPod, planStatefulSet } from "./statefulset-plan.ts";
 import { templateHash } from "./template-hash.ts";
 
@@ -72,15 +73,7 @@ export class StatefulSetController {
   }
 
   start(): void {
-    this.#watches = [
-      this.#api.watch(STATEFULSETS, {}, (e) =>
-        this.loop.enqueue(keyOf(e.object.metadata.namespace, e.object.metadata.name)),
-      ),
-      this.#api.watch(PODS, {}, (e) => {
-        const owner = controllerOf(e.object);
-        if (owner?.kind === "StatefulSet") this.loop.enqueue(keyOf(e.object.metadata.namespace, owner.name));
-      }),
-    ];
+    this.#watches = watchControlled(this.#api, this.loop, STATEFULSETS, PODS, "StatefulSet");
   }
 
   stop(): void {
@@ -90,14 +83,8 @@ export class StatefulSetController {
 
   reconcile(key: string): ReconcileResult | undefined {
     const { namespace, name } = splitKey(key);
-    let sts: StatefulSet;
-    try {
-      sts = this.#api.get(STATEFULSETS, namespace, name) as StatefulSet;
-    } catch (err) {
-      if (statusCodeOf(err) === 404) return undefined;
-      throw err;
-    }
-    if (sts.metadata.deletionTimestamp) return undefined;
+    const sts = getLive<StatefulSet>(this.#api, STATEFULSETS, namespace, name);
+    if (!sts) return undefined;
     const updateRevision = `${name}-${templateHash(sts.spec.template)}`;
     const pattern = new RegExp(`^${name.replace(/[.]/g, "\\.")}-(\\d+)$`);
     const pods = (this.#api.list(PODS, { namespace }).items as Pod[]).filter(
