@@ -20,24 +20,11 @@ import { RedisKvStore } from "../../services/worker/kv-transfer/redis-kv-store.t
 import { RedisKvTier } from "../../services/worker/kv-transfer/redis-kv-tier.ts";
 import { measureRawRedis, measureStore } from "../../services/worker/kv-transfer/redis-throughput.ts";
 import { describeCheckpoint } from "../../services/worker/model/checkpoint.ts";
+import { greedySampling } from "../../services/worker/sampling/params.ts";
 import { check, writeResult } from "../report.ts";
 
 const MODEL_DIR = path.resolve(import.meta.dirname, "../../.tessera/bench/llama-base");
-const GREEDY: SamplingParams = {
-  maxTokens: 1,
-  temperature: 0,
-  topP: 1,
-  topK: 0,
-  minP: 0,
-  seed: undefined,
-  stop: [],
-  stopTokenIds: [],
-  ignoreEos: true,
-  logprobs: 0,
-  repetitionPenalty: 1,
-  presencePenalty: 0,
-  frequencyPenalty: 0,
-};
+const GREEDY: SamplingParams = greedySampling({ maxTokens: 1, ignoreEos: true });
 
 let seed = 777;
 function randomIds(n: number): number[] {

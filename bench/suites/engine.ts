@@ -16,24 +16,11 @@ import { describeCheckpoint } from "../../services/worker/model/checkpoint.ts";
 import { WeightStore } from "../../services/worker/model/weights.ts";
 import { BACKENDS } from "../../services/worker/runtime/attention-selection.ts";
 import { allocateKvPool, StepExecutor } from "../../services/worker/runtime/step-executor.ts";
+import { greedySampling } from "../../services/worker/sampling/params.ts";
 import { check, writeResult } from "../report.ts";
 
 const MODEL_DIR = path.resolve(import.meta.dirname, "../../.tessera/bench/llama-base");
-const GREEDY: SamplingParams = {
-  maxTokens: 64,
-  temperature: 0,
-  topP: 1,
-  topK: 0,
-  minP: 0,
-  seed: undefined,
-  stop: [],
-  stopTokenIds: [],
-  ignoreEos: true,
-  logprobs: 0,
-  repetitionPenalty: 1,
-  presencePenalty: 0,
-  frequencyPenalty: 0,
-};
+const GREEDY: SamplingParams = greedySampling({ maxTokens: 64, ignoreEos: true });
 
 let seed = 20261122;
 function rand(): number {

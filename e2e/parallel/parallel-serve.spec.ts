@@ -10,6 +10,7 @@ import { type GenerateResponse, Inference } from "../../proto/gen/tessera/v1/inf
 import { Code } from "../../services/common/errors.ts";
 import { Engine } from "../../services/worker/engine/engine.ts";
 import type { GeneratedToken, SamplingParams } from "../../services/worker/engine/types.ts";
+import { greedySampling } from "../../services/worker/sampling/params.ts";
 import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
 import { checkHealth } from "../../services/worker/server/health-client.ts";
 import { REFERENCE_DIR, REFERENCE_MODELS, referenceCases } from "../../services/worker/testdata/reference.ts";
@@ -21,21 +22,7 @@ const LAYOUTS = [
   { name: "TP=2", stages: 1, tensorSize: 2 },
   { name: "TP=2 x PP=2", stages: 2, tensorSize: 2 },
 ];
-const GREEDY: SamplingParams = {
-  maxTokens: 12,
-  temperature: 0,
-  topP: 1,
-  topK: 0,
-  minP: 0,
-  seed: undefined,
-  stop: [],
-  stopTokenIds: [],
-  ignoreEos: true,
-  logprobs: 20,
-  repetitionPenalty: 1,
-  presencePenalty: 0,
-  frequencyPenalty: 0,
-};
+const GREEDY: SamplingParams = greedySampling({ maxTokens: 12, ignoreEos: true, logprobs: 20 });
 
 type Tokens = Pick<GeneratedToken, "tokenId" | "logprob" | "top">[];
 

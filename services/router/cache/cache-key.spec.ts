@@ -1,22 +1,9 @@
 import assert from "node:assert/strict";
 import type { SamplingParams } from "../../worker/engine/types.ts";
+import { greedySampling } from "../../worker/sampling/params.ts";
 import { cacheKey, isDeterministic } from "./cache-key.ts";
 
-const greedy: SamplingParams = {
-  maxTokens: 16,
-  temperature: 0,
-  topP: 1,
-  topK: 0,
-  minP: 0,
-  repetitionPenalty: 1,
-  presencePenalty: 0,
-  frequencyPenalty: 0,
-  seed: undefined,
-  stop: [],
-  stopTokenIds: [],
-  ignoreEos: false,
-  logprobs: 0,
-};
+const greedy: SamplingParams = greedySampling();
 
 describe("cache key", () => {
   it("caches greedy and seeded requests only", () => {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import type { SamplingParams } from "../../worker/engine/types.ts";
+import { greedySampling } from "../../worker/sampling/params.ts";
 import { Tokenizer } from "../../worker/tokenizer/tokenizer.ts";
 import { Detokenizer } from "./detokenizer.ts";
 
@@ -9,22 +10,7 @@ const tokenizer = Tokenizer.fromFile(
   path.resolve(import.meta.dirname, "../../worker/testdata/hf-reference/tiny-llama"),
 );
 const EOS = 2;
-const sampling = (fields: Partial<SamplingParams> = {}): SamplingParams => ({
-  maxTokens: 16,
-  temperature: 0,
-  topP: 1,
-  topK: 0,
-  minP: 0,
-  repetitionPenalty: 1,
-  presencePenalty: 0,
-  frequencyPenalty: 0,
-  seed: undefined,
-  stop: [],
-  stopTokenIds: [],
-  ignoreEos: false,
-  logprobs: 0,
-  ...fields,
-});
+const sampling = (fields: Partial<SamplingParams> = {}): SamplingParams => greedySampling(fields);
 
 function run(ids: number[], params: SamplingParams, reason: FinishReason): string {
   const detokenizer = new Detokenizer(tokenizer, params, [EOS]);

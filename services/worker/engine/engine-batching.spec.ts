@@ -1,25 +1,12 @@
 // Continuous batching, prefix caching and preemption must never change what a request generates.
 import assert from "node:assert/strict";
 import path from "node:path";
+import { greedySampling } from "../sampling/params.ts";
 import { REFERENCE_DIR, referenceCases } from "../testdata/reference.ts";
 import { Engine, type EngineOptions } from "./engine.ts";
 import type { FinishReason, GenerateEvent, SamplingParams } from "./types.ts";
 
-const GREEDY: SamplingParams = {
-  maxTokens: 24,
-  temperature: 0,
-  topP: 1,
-  topK: 0,
-  seed: undefined,
-  stop: [],
-  stopTokenIds: [],
-  ignoreEos: true,
-  logprobs: 0,
-  minP: 0,
-  repetitionPenalty: 1,
-  presencePenalty: 0,
-  frequencyPenalty: 0,
-};
+const GREEDY: SamplingParams = greedySampling({ maxTokens: 24, ignoreEos: true });
 
 interface Output {
   ids: number[];

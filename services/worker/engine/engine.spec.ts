@@ -1,25 +1,12 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { Code, TesseraError } from "../../common/errors.ts";
+import { greedySampling } from "../sampling/params.ts";
 import { isNearTie, REFERENCE_DIR, REFERENCE_MODELS, referenceCases } from "../testdata/reference.ts";
 import { Engine } from "./engine.ts";
 import type { FinishReason, GenerateEvent, SamplingParams } from "./types.ts";
 
-const GREEDY: SamplingParams = {
-  maxTokens: 24,
-  temperature: 0,
-  topP: 1,
-  topK: 0,
-  seed: undefined,
-  stop: [],
-  stopTokenIds: [],
-  ignoreEos: false,
-  logprobs: 0,
-  minP: 0,
-  repetitionPenalty: 1,
-  presencePenalty: 0,
-  frequencyPenalty: 0,
-};
+const GREEDY: SamplingParams = greedySampling({ maxTokens: 24 });
 
 interface Collected {
   ids: number[];

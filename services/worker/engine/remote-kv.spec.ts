@@ -3,27 +3,14 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { Code, TesseraError } from "../../common/errors.ts";
+import { greedySampling } from "../sampling/params.ts";
 import { REFERENCE_DIR, referenceCases } from "../testdata/reference.ts";
 import { Engine } from "./engine.ts";
 import { MemoryKvTier } from "./memory-kv-tier.ts";
 import type { RemoteKvOptions } from "./remote-kv.ts";
 import type { GenerateEvent, SamplingParams } from "./types.ts";
 
-const GREEDY: SamplingParams = {
-  maxTokens: 20,
-  temperature: 0,
-  topP: 1,
-  topK: 0,
-  minP: 0,
-  seed: undefined,
-  stop: [],
-  stopTokenIds: [],
-  ignoreEos: true,
-  logprobs: 0,
-  repetitionPenalty: 1,
-  presencePenalty: 0,
-  frequencyPenalty: 0,
-};
+const GREEDY: SamplingParams = greedySampling({ maxTokens: 20, ignoreEos: true });
 
 async function ids(stream: AsyncIterable<GenerateEvent>): Promise<number[]> {
   const out: number[] = [];

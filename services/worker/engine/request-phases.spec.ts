@@ -3,26 +3,13 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import type { PhaseName, RequestPhases } from "../../common/telemetry/phase-spans.ts";
+import { greedySampling } from "../sampling/params.ts";
 import { REFERENCE_DIR, referenceCases } from "../testdata/reference.ts";
 import { Engine } from "./engine.ts";
 import { MemoryKvTier } from "./memory-kv-tier.ts";
 import type { GenerateRequest, SamplingParams } from "./types.ts";
 
-const GREEDY: SamplingParams = {
-  maxTokens: 6,
-  temperature: 0,
-  topP: 1,
-  topK: 0,
-  minP: 0,
-  seed: undefined,
-  stop: [],
-  stopTokenIds: [],
-  ignoreEos: true,
-  logprobs: 0,
-  repetitionPenalty: 1,
-  presencePenalty: 0,
-  frequencyPenalty: 0,
-};
+const GREEDY: SamplingParams = greedySampling({ maxTokens: 6, ignoreEos: true });
 
 interface Phase {
   name: PhaseName;

@@ -51,6 +51,29 @@ function notNumber(value: number, integer: boolean): string | undefined {
 }
 
 /** Checks `raw` and fills in defaults; the first problem found is returned as INVALID_ARGUMENT. */
+/**
+ * The parameters of a request that sets nothing but `overrides`: greedy, no filter, no penalty, no stop,
+ * max_tokens 16. For programs that build requests without going through the API (tests, benchmarks).
+ */
+export function greedySampling(overrides: Partial<SamplingParams> = {}): SamplingParams {
+  return {
+    maxTokens: DEFAULT_MAX_TOKENS,
+    temperature: 0,
+    topP: 1,
+    topK: 0,
+    minP: 0,
+    repetitionPenalty: 1,
+    presencePenalty: 0,
+    frequencyPenalty: 0,
+    seed: undefined,
+    stop: [],
+    stopTokenIds: [],
+    ignoreEos: false,
+    logprobs: 0,
+    ...overrides,
+  };
+}
+
 export function parseSamplingParams(raw: RawSamplingParams, limits: SamplingLimits): Result<SamplingParams> {
   const maxTokens = raw.maxTokens ?? 0;
   const maxTokensProblem = notNumber(maxTokens, true);

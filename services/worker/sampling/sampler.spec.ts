@@ -1,27 +1,13 @@
 import assert from "node:assert/strict";
 import { TesseraError } from "../../common/errors.ts";
 import type { SamplingParams } from "../engine/types.ts";
+import { greedySampling } from "./params.ts";
 import { TokenHistory } from "./penalties.ts";
 import { Rng } from "./rng.ts";
 import { logitStats, Sampler } from "./sampler.ts";
 
 function params(overrides: Partial<SamplingParams> = {}): SamplingParams {
-  return {
-    maxTokens: 16,
-    temperature: 1,
-    topP: 1,
-    topK: 0,
-    minP: 0,
-    repetitionPenalty: 1,
-    presencePenalty: 0,
-    frequencyPenalty: 0,
-    seed: 1n,
-    stop: [],
-    stopTokenIds: [],
-    ignoreEos: false,
-    logprobs: 0,
-    ...overrides,
-  };
+  return greedySampling({ temperature: 1, seed: 1n, ...overrides });
 }
 
 function randomLogits(n: number, seed: bigint, scale = 4): Float32Array {
