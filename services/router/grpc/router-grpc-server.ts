@@ -2,13 +2,14 @@
 // and reflection, with a bound on the request message size. shutdown() drains like a worker does:
 // health turns NOT_SERVING, new calls are refused, calls in flight may finish until the drain timeout.
 import { setTimeout as delay } from "node:timers/promises";
-import { Server, ServerCredentials } from "@grpc/grpc-js";
-import { HealthImplementation, type ServingStatus } from "grpc-health-check";
+import { Server } from "@grpc/grpc-js";
+import { HealthImplementation } from "grpc-health-check";
 import { Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import { traceHandlers } from "../../common/telemetry/grpc-tracing.ts";
 import { tracingEnabled } from "../../common/telemetry/tracing.ts";
+import { bind, servingStatuses } from "../../worker/server/grpc-listen.ts";
 import { grpcServiceDefinition } from "../../worker/server/grpc-service.ts";
 import { InFlight } from "../../worker/server/in-flight.ts";
 import { addReflection } from "../../worker/server/reflection.ts";
@@ -51,7 +52,7 @@ export class RouterGrpcServer {
         { enabled: tracingEnabled(), prefix: "router", methods: ["generate"] },
       ),
     );
-    const health = new HealthImplementation(servingStatus("SERVING"));
+    const health = new HealthImplementation(servingStatuses("SERVING", Inference.typeName));
     health.addToServer(server);
     addReflection(server, ["tessera/v1/inference.proto"]);
     const port = await bind(server, options.host, options.port);
@@ -60,7 +61,7 @@ export class RouterGrpcServer {
 
   /** Refuses new calls, lets those in flight run until `deadline`, cancels the rest and closes. */
   async shutdown(deadline: Promise<void>): Promise<{ cancelled: number }> {
-    for (const [service, status] of Object.entries(servingStatus("NOT_SERVING")))
+    for (const [service, status] of Object.entries(servingStatuses("NOT_SERVING", Inference.typeName)))
       this.#health.setStatus(service, status);
     const result = await this.inFlight.drain(
       deadline,
@@ -76,21 +77,4 @@ export class RouterGrpcServer {
     timeout.abort();
     return result;
   }
-}
-
-function servingStatus(status: ServingStatus): Record<string, ServingStatus> {
-  return { "": status, [Inference.typeName]: status };
-}
-
-function bind(server: Server, host: string, port: number): Promise<number> {
-  const address = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
-  return new Promise((resolve, reject) => {
-    server.bindAsync(address, ServerCredentials.createInsecure(), (err, bound) => {
-      if (err)
-        reject(
-          new TesseraError(Code.UNAVAILABLE, `cannot listen on ${address}: ${err.message}`, { cause: err }),
-        );
-      else resolve(bound);
-    });
-  });
 }

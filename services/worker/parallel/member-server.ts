@@ -3,10 +3,10 @@
 // for good, the moment the group fails). It serves nothing else: rank 0 is the replica's one endpoint.
 // Served from the member thread so a peer's frame reaches the shard with no hop through another
 // thread; a health check waits while a run holds the thread (milliseconds for a decode step).
-import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { Server } from "@grpc/grpc-js";
 import { HealthImplementation, type ServingStatus } from "grpc-health-check";
 import { ShardLink } from "../../../proto/gen/tessera/v1/shard_pb.js";
-import { Code, TesseraError } from "../../common/errors.ts";
+import { bind, servingStatuses } from "../server/grpc-listen.ts";
 import { grpcServiceDefinition } from "../server/grpc-service.ts";
 import { shardLinkHandlers } from "./link-acceptor.ts";
 import { LINK_CHANNEL_OPTIONS } from "./peer-link.ts";
@@ -24,10 +24,11 @@ export async function startMemberServer(
 ): Promise<MemberServer> {
   const server = new Server(LINK_CHANNEL_OPTIONS);
   server.addService(grpcServiceDefinition(ShardLink), shardLinkHandlers(group));
-  const health = new HealthImplementation(statuses("NOT_SERVING"));
+  const health = new HealthImplementation(servingStatuses("NOT_SERVING", ShardLink.typeName));
   health.addToServer(server);
   const setStatus = (status: ServingStatus) => {
-    for (const [service, s] of Object.entries(statuses(status))) health.setStatus(service, s);
+    for (const [service, s] of Object.entries(servingStatuses(status, ShardLink.typeName)))
+      health.setStatus(service, s);
   };
   group.ready.then(
     () => setStatus("SERVING"),
@@ -42,21 +43,4 @@ export async function startMemberServer(
       server.forceShutdown();
     },
   };
-}
-
-function statuses(status: ServingStatus): Record<string, ServingStatus> {
-  return { "": status, [ShardLink.typeName]: status };
-}
-
-function bind(server: Server, host: string, port: number): Promise<number> {
-  const address = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
-  return new Promise((resolve, reject) => {
-    server.bindAsync(address, ServerCredentials.createInsecure(), (err, bound) => {
-      if (err)
-        reject(
-          new TesseraError(Code.UNAVAILABLE, `cannot listen on ${address}: ${err.message}`, { cause: err }),
-        );
-      else resolve(bound);
-    });
-  });
 }

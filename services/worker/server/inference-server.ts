@@ -2,15 +2,16 @@
 // shutdown() drains: health turns NOT_SERVING, new calls are refused, calls in flight may finish
 // until the drain timeout, then the rest are cancelled and the server stops.
 import { setTimeout as delay } from "node:timers/promises";
-import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { Server } from "@grpc/grpc-js";
 import type { Meter } from "@opentelemetry/api";
-import { HealthImplementation, type ServingStatus } from "grpc-health-check";
+import { HealthImplementation } from "grpc-health-check";
 import { Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { WorkerLoad } from "../../../proto/gen/tessera/v1/load_pb.js";
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import { traceHandlers } from "../../common/telemetry/grpc-tracing.ts";
 import { tracingEnabled } from "../../common/telemetry/tracing.ts";
+import { bind, servingStatuses } from "./grpc-listen.ts";
 import { grpcServiceDefinition } from "./grpc-service.ts";
 import { InFlight } from "./in-flight.ts";
 import { InferenceService } from "./inference-service.ts";
@@ -76,7 +77,7 @@ export class InferenceServer {
         grpcServiceDefinition(WorkerLoad),
         workerLoadHandlers(options.load, () => inFlight.size),
       );
-    const health = new HealthImplementation(servingStatus("SERVING"));
+    const health = new HealthImplementation(servingStatuses("SERVING", Inference.typeName));
     health.addToServer(server);
     addReflection(server);
     const port = await bind(server, options.host, options.port);
@@ -102,7 +103,7 @@ export class InferenceServer {
 
   async #drainAndStop(): Promise<{ cancelled: number }> {
     const { log, drainTimeoutMs } = this.#options;
-    for (const [service, status] of Object.entries(servingStatus("NOT_SERVING")))
+    for (const [service, status] of Object.entries(servingStatuses("NOT_SERVING", Inference.typeName)))
       this.#health.setStatus(service, status);
     log.info({ inFlight: this.#inFlight.size, drainTimeoutMs }, "draining");
     const timeout = new AbortController();
@@ -126,21 +127,4 @@ export class InferenceServer {
     await Promise.race([closed, forced]);
     timeout.abort();
   }
-}
-
-function servingStatus(status: ServingStatus): Record<string, ServingStatus> {
-  return { "": status, [Inference.typeName]: status };
-}
-
-function bind(server: Server, host: string, port: number): Promise<number> {
-  const address = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
-  return new Promise((resolve, reject) => {
-    server.bindAsync(address, ServerCredentials.createInsecure(), (err, bound) => {
-      if (err)
-        reject(
-          new TesseraError(Code.UNAVAILABLE, `cannot listen on ${address}: ${err.message}`, { cause: err }),
-        );
-      else resolve(bound);
-    });
-  });
 }
