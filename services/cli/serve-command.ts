@@ -1,10 +1,11 @@
 // `tessera serve`: serves one checkpoint over gRPC until SIGTERM or SIGINT, then drains and exits 0.
 import { Command, InvalidArgumentError, Option } from "commander";
 import { createLogger } from "../common/log.ts";
+import type { ModelFlags } from "../worker/server/serve-model-flags.ts";
 import { parseLayerRange, type ShardFlags } from "../worker/server/serve-shard-flags.ts";
 import { asFlagError, integerFlag, nonNegativeIntegerFlag, positiveIntegerFlag } from "./flags.ts";
 
-interface ServeFlags extends ShardFlags {
+interface ServeFlags extends ShardFlags, ModelFlags {
   model: string;
   host: string;
   port: number;
@@ -28,6 +29,8 @@ interface ServeFlags extends ShardFlags {
 
 const FLAG_OF_FIELD: Record<string, string> = {
   modelDir: "--model",
+  architecture: "--architecture",
+  dtype: "--dtype",
   host: "--host",
   port: "--port",
   metricsPort: "--metrics-port",
@@ -63,6 +66,14 @@ export function serveCommand(): Command {
         "(cancelled after --drain-timeout-ms), then the process exits 0.",
     )
     .requiredOption("--model <dir>", "checkpoint folder")
+    .option(
+      "--architecture <name>",
+      "architecture instead of config.json's: llama, mistral, qwen2, mixtral, or a name such as LlamaForCausalLM (default $TESSERA_ARCHITECTURE, else auto)",
+    )
+    .option(
+      "--dtype <dtype>",
+      "weight dtype to run in: auto (the checkpoint's), float32, float16 or bfloat16; the engine computes in float32 (default $TESSERA_DTYPE, else auto)",
+    )
     .option(
       "--port <port>",
       "gRPC port; 0 picks a free one (logged in the 'serving' line)",
@@ -175,8 +186,11 @@ export function serveCommand(): Command {
     .action(async (flags: ServeFlags, command: Command) => {
       const { parseServeConfig } = await import("../worker/server/serve-config.ts");
       const { shardInput } = await import("../worker/server/serve-shard-flags.ts");
+      const { modelInput } = await import("../worker/server/serve-model-flags.ts");
       const {
         model,
+        architecture,
+        dtype,
         blockSize,
         kvCacheBlocks,
         kvCacheBytes,
@@ -215,6 +229,8 @@ export function serveCommand(): Command {
         },
         process.env,
       );
+      const modelSettings = modelInput({ architecture, dtype }, process.env);
+      if (modelSettings.error) command.error(`error: ${modelSettings.error.message}`, { exitCode: 2 });
       const kv = kvRedis && {
         redis: {
           url: kvRedis,
@@ -237,6 +253,7 @@ export function serveCommand(): Command {
       };
       const config = parseServeConfig({
         modelDir: model,
+        ...modelSettings.value,
         ...rest,
         engine,
         ...(kv && { kv }),

@@ -1,7 +1,8 @@
 // Opens a link to a member with a higher global rank: waits for its server (it may still be loading its
 // shard), opens the ShardLink stream, says hello and waits for its hello. A peer that is not up yet is
-// retried until the group's formation deadline; a peer that refuses the group (another model, pool or
-// layout) is an error at once.
+// retried until the group's formation deadline, its name resolved again at each attempt (peer-hosts.ts:
+// a replaced pod has a new IP); a peer that refuses the group (another model, pool or layout) is an
+// error at once.
 import { setTimeout as delay } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
 import { Client, credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
@@ -14,6 +15,7 @@ import {
 } from "../../../proto/gen/tessera/v1/shard_pb.js";
 import { Code, TesseraError } from "../../common/errors.ts";
 import { grpcMethodDefinition } from "../server/grpc-service.ts";
+import type { PeerResolver } from "./peer-hosts.ts";
 import { LINK_CHANNEL_OPTIONS, PeerLink } from "./peer-link.ts";
 
 export interface DialOptions {
@@ -24,29 +26,39 @@ export interface DialOptions {
   /** Epoch ms after which dialing gives up. */
   deadline: number;
   signal?: AbortSignal;
+  /** Resolves the address before each attempt (default: as it is, grpc-js resolves names by DNS). */
+  resolve?: PeerResolver;
 }
 
 const METHOD = grpcMethodDefinition(ShardLink.method.link);
 
 export async function dialLink(o: DialOptions): Promise<PeerLink> {
-  const client = new Client(o.address, credentials.createInsecure(), LINK_CHANNEL_OPTIONS);
+  let client: Client | undefined;
+  let target = "";
   let last = "not tried";
   for (let attempt = 0; Date.now() < o.deadline; attempt++) {
     if (o.signal?.aborted) break;
     try {
+      const resolved = o.resolve ? await o.resolve(o.address) : o.address;
+      if (!client || resolved !== target) {
+        client?.close();
+        target = resolved;
+        client = new Client(target, credentials.createInsecure(), LINK_CHANNEL_OPTIONS);
+      }
       await waitForReady(client, Math.min(o.deadline, Date.now() + 2_000));
       return await handshake(client, o);
     } catch (err) {
       if (err instanceof TesseraError) {
-        client.close();
+        client?.close();
         throw err;
       }
       last = (err as Error).message;
       await delay(Math.min(1_000, 50 * 2 ** attempt), undefined, { signal: o.signal }).catch(() => {});
     }
   }
-  client.close();
-  throw new TesseraError(Code.UNAVAILABLE, `cannot link to member ${o.peer} at ${o.address}: ${last}`);
+  client?.close();
+  const at = target && target !== o.address ? `${o.address} (${target})` : o.address;
+  throw new TesseraError(Code.UNAVAILABLE, `cannot link to member ${o.peer} at ${at}: ${last}`);
 }
 
 function waitForReady(client: Client, deadline: number): Promise<void> {

@@ -14,6 +14,7 @@ import { ShardExecutor } from "../runtime/shard-executor.ts";
 import { Coordinator } from "./coordinator.ts";
 import type { FromMember, MemberThreadOptions, ToMember } from "./member-messages.ts";
 import { type MemberServer, startMemberServer } from "./member-server.ts";
+import { hostsFileResolver } from "./peer-hosts.ts";
 import { ShardGroup } from "./shard-group.ts";
 import { groupKey, layerCoverageProblem, layoutOf, selfRank, shardSpec } from "./shard-placement.ts";
 import { ShardStats } from "./shard-stats.ts";
@@ -42,6 +43,7 @@ try {
     layout: layoutOf(o.placement),
     self: selfRank(o.placement),
     peers: o.placement.peers,
+    resolve: hostsFileResolver(o.placement.hostsFile),
     groupKey: groupKey(o.placement, checkpoint.revision, o),
     layers: spec.layers,
     formationTimeoutMs: o.placement.formationTimeoutMs,

@@ -12,6 +12,7 @@ import type { Logger } from "../../common/log.ts";
 import { COORDINATOR, dialedPeers, type GroupLayout, groupSize, linkPeers } from "./group-layout.ts";
 import type { Acceptor } from "./link-acceptor.ts";
 import { dialLink } from "./link-dialer.ts";
+import type { PeerResolver } from "./peer-hosts.ts";
 import type { OutgoingFrame, PeerLink } from "./peer-link.ts";
 
 export interface ShardGroupOptions {
@@ -19,6 +20,8 @@ export interface ShardGroupOptions {
   self: number;
   /** host:port of every member, by global rank. */
   peers: readonly string[];
+  /** Resolves a peer's address before each dial attempt (default: DNS, by grpc-js). */
+  resolve?: PeerResolver;
   /** What every member must agree on (see groupKey in shard-spec.ts). */
   groupKey: string;
   /** This member's decoder layers, reported to rank 0. */
@@ -89,6 +92,7 @@ export class ShardGroup implements Acceptor {
         groupKey: o.groupKey,
         deadline,
         signal: this.abort.signal,
+        ...(o.resolve && { resolve: o.resolve }),
       }).then(
         (link) => this.add(link),
         (err: unknown) => this.fail(TesseraError.from(err).message),

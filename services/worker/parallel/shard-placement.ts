@@ -13,6 +13,11 @@ export interface ShardPlacement {
   layers?: { start: number; end: number } | undefined;
   /** host:port of every member, by global rank (stage * tensorSize + rank). */
   peers: string[];
+  /**
+   * A hosts-style file to resolve peer names through before DNS (TESSERA_HOSTS_FILE): the dev cluster's
+   * stand-in for cluster DNS, kept by its kubelet (peer-hosts.ts). Unset on real Kubernetes.
+   */
+  hostsFile?: string | undefined;
   /** How long members wait for the whole group to come up. */
   formationTimeoutMs: number;
   /** A step not finished by then fails the group (a hung member must not hang requests). */

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { type Result, TesseraError } from "../../common/errors.ts";
 import { engineConfigSchema } from "../engine/engine-config.ts";
 import { redisKvConfigSchema } from "../kv-transfer/redis-kv-config.ts";
+import { SERVE_DTYPES } from "./serve-model-flags.ts";
 
 const port = z.int().min(0).max(65_535);
 
@@ -19,6 +20,8 @@ export const ShardConfigSchema = z
     layers: z.object({ start: z.int().min(0), end: z.int().min(1) }).optional(),
     /** host:port of every worker of the group, by global rank (stage * tensorSize + tensorRank). */
     peers: z.array(z.string().min(1)).min(1),
+    /** A hosts-style file peer names are looked up in before DNS: the dev cluster's stand-in for cluster DNS. */
+    hostsFile: z.string().min(1).optional(),
     /** How long the group may take to come up (every worker loaded and linked). */
     formationTimeoutMs: z.int().min(1).default(600_000),
     /** A step that takes longer fails the group (a hung peer must not hang requests). */
@@ -46,6 +49,10 @@ export const ServeConfigSchema = z
   .object({
     /** Checkpoint folder (config.json, model.safetensors, tokenizer.json). */
     modelDir: z.string().min(1),
+    /** The architecture's registry name (e.g. LlamaForCausalLM); unset = what config.json says. */
+    architecture: z.string().min(1).optional(),
+    /** Weight dtype to run in (serve-model-flags.ts: dtypeProblem); unset = the checkpoint's. */
+    dtype: z.enum(SERVE_DTYPES).optional(),
     /** Interface to listen on. */
     host: z.string().min(1).default("127.0.0.1"),
     /** gRPC port; 0 picks a free one (logged as `port` in the "serving" line). */

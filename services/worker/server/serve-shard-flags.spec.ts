@@ -29,6 +29,15 @@ describe("serve shard flags and environment", () => {
     });
   });
 
+  it("takes the dev cluster's hosts file (its stand-in for cluster DNS) from TESSERA_HOSTS_FILE", () => {
+    const { value } = parseServeConfig({
+      modelDir: "/m",
+      shard: shardInput({}, { ...operatorEnv, TESSERA_HOSTS_FILE: "/var/dev/cluster-hosts" }),
+    });
+    assert.equal(value?.shard?.hostsFile, "/var/dev/cluster-hosts");
+    assert.equal(shardInput({}, { ...operatorEnv, TESSERA_HOSTS_FILE: " " })?.["hostsFile"], undefined);
+  });
+
   it("lets flags override the environment; --layers is inclusive", () => {
     const shard = shardInput(
       { pipelineStage: 0, layers: parseLayerRange("0-5")!, microBatches: 2 },

@@ -3,6 +3,8 @@
 // TESSERA_STAGE, TESSERA_NUM_STAGES, TESSERA_TENSOR_RANK, TESSERA_TENSOR_SIZE, TESSERA_PEERS (host:port
 // of every pod of the group by global rank, comma-separated), TESSERA_LAYER_START / TESSERA_LAYER_END
 // (layers [start, end)). A group of one pod (1 stage, tensor size 1) is no shard: the whole model runs.
+// TESSERA_HOSTS_FILE, set by the dev cluster's kubelet only, is its stand-in for cluster DNS: peer names
+// are looked up there before DNS (services/worker/parallel/peer-hosts.ts).
 
 export interface ShardFlags {
   pipelineStage?: number | undefined;
@@ -33,6 +35,7 @@ export function shardInput(
   const end = fromEnv("TESSERA_LAYER_END");
   const layers = flags.layers ?? (start !== undefined && end !== undefined ? { start, end } : undefined);
   const peers = flags.peers ?? env["TESSERA_PEERS"] ?? "";
+  const hostsFile = env["TESSERA_HOSTS_FILE"]?.trim();
   return {
     stage: flags.pipelineStage ?? fromEnv("TESSERA_STAGE") ?? 0,
     stages,
@@ -43,6 +46,7 @@ export function shardInput(
       .split(",")
       .map((p) => p.trim())
       .filter((p) => p !== ""),
+    ...(hostsFile && { hostsFile }),
     ...(flags.microBatches !== undefined && { microBatches: flags.microBatches }),
     ...(flags.groupTimeoutMs !== undefined && { formationTimeoutMs: flags.groupTimeoutMs }),
     ...(flags.stepTimeoutMs !== undefined && { stepTimeoutMs: flags.stepTimeoutMs }),

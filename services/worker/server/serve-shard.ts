@@ -4,6 +4,7 @@
 // and stops on a stop signal, or, with exit code 1, when its group fails (Kubernetes then restarts it
 // into a new group, as every other member of the failed group does).
 import type { Server as HttpServer } from "node:http";
+import { TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import { listeningPort, Metrics } from "../../common/telemetry/metrics.ts";
 import { parseEngineConfig, poolBlocks } from "../engine/engine-config.ts";
@@ -12,6 +13,7 @@ import { ShardMember } from "../parallel/shard-member.ts";
 import { registerShardMetrics } from "../parallel/shard-metrics.ts";
 import { selfRank } from "../parallel/shard-placement.ts";
 import type { ServeConfig, ShardConfig } from "./serve-config.ts";
+import { dtypeProblem } from "./serve-model-flags.ts";
 
 /** Serves a non-coordinator shard until `stop` resolves or the group fails. */
 export async function serveShardMember(
@@ -23,10 +25,13 @@ export async function serveShardMember(
     ...config.engine,
     ...(config.threads !== undefined && { threads: config.threads }),
   });
-  const model = describeCheckpoint(config.modelDir).config;
+  const checkpoint = describeCheckpoint(config.modelDir, config.architecture);
+  const problem = dtypeProblem(config.dtype, checkpoint.dtype);
+  if (problem) throw TesseraError.invalidArgument("model", problem);
+  const model = checkpoint.config;
   const member = await ShardMember.start({
     modelDir: config.modelDir,
-    architectureOverride: undefined,
+    architectureOverride: config.architecture,
     threads: engine.threads,
     numBlocks: poolBlocks(engine, model),
     blockSize: engine.blockSize,

@@ -2,6 +2,7 @@
 // drain and stop.
 import type { Server as HttpServer } from "node:http";
 import path from "node:path";
+import { TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import { listeningPort, Metrics } from "../../common/telemetry/metrics.ts";
 import { Engine } from "../engine/engine.ts";
@@ -14,6 +15,7 @@ import { ShardedRunner } from "../parallel/sharded-runner.ts";
 import type { ModelThreadOptions } from "../runtime/messages.ts";
 import { InferenceServer } from "./inference-server.ts";
 import type { ServeConfig } from "./serve-config.ts";
+import { dtypeProblem } from "./serve-model-flags.ts";
 import { serveShardMember } from "./serve-shard.ts";
 import { engineLoad } from "./worker-load.ts";
 
@@ -37,7 +39,9 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
         return sharded;
       }
     : undefined;
-  const checkpoint = describeCheckpoint(config.modelDir);
+  const checkpoint = describeCheckpoint(config.modelDir, config.architecture);
+  const problem = dtypeProblem(config.dtype, checkpoint.dtype);
+  if (problem) throw TesseraError.invalidArgument("model", problem);
   const store = config.kv && (await openKvStore(config, checkpoint, metrics, log));
   const remoteKv = config.kv &&
     store && {
@@ -51,6 +55,7 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
     withThreads(
       {
         log,
+        ...(config.architecture && { architecture: config.architecture }),
         ...(config.engine && { engine: config.engine }),
         ...(metrics && { metrics }),
         ...(remoteKv && { remoteKv }),

@@ -1,0 +1,97 @@
+// The model's architecture and dtype for `tessera serve`, from `--architecture` / `--dtype` and, where a
+// flag is not given, the environment the operator sets on a worker pod (operator/placement/shard-env.ts:
+// TESSERA_ARCHITECTURE, TESSERA_DTYPE, present only when the InferenceModel says other than auto).
+// Errors name where the bad value came from (the flag or the variable).
+import "../arch/builtin.ts";
+import { type Result, TesseraError } from "../../common/errors.ts";
+import {
+  type ArchitectureDefinition,
+  resolveArchitecture,
+  supportedArchitectures,
+} from "../arch/registry.ts";
+import type { ModelDtype } from "../model/checkpoint.ts";
+
+export const SERVE_DTYPES = ["auto", "float32", "float16", "bfloat16"] as const;
+export type ServeDtype = (typeof SERVE_DTYPES)[number];
+
+export interface ModelFlags {
+  architecture?: string | undefined;
+  dtype?: string | undefined;
+}
+
+export interface ModelInput {
+  /** The registry's name of the architecture (e.g. LlamaForCausalLM); unset = what config.json says. */
+  architecture?: string;
+  dtype?: ServeDtype;
+}
+
+/**
+ * Reads and checks the architecture and dtype. An architecture is a config.json `model_type` (llama,
+ * mistral, qwen2, mixtral: the InferenceModel's values) or an `architectures` name (LlamaForCausalLM);
+ * `auto` or nothing leaves it to config.json.
+ */
+export function modelInput(
+  flags: ModelFlags,
+  env: Readonly<Record<string, string | undefined>>,
+): Result<ModelInput> {
+  const pick = (flag: string, value: string | undefined, variable: string) => {
+    if (value !== undefined) return { source: flag, value: value.trim() };
+    const fromEnv = env[variable]?.trim();
+    return fromEnv ? { source: variable, value: fromEnv } : undefined;
+  };
+  const input: ModelInput = {};
+  const arch = pick("--architecture", flags.architecture, "TESSERA_ARCHITECTURE");
+  if (arch && arch.value !== "auto") {
+    const def = architectureNamed(arch.value);
+    if (!def) {
+      const kinds = supportedModelTypes().join(", ");
+      const names = supportedArchitectures().join(", ");
+      return {
+        error: TesseraError.invalidArgument(
+          arch.source,
+          `unsupported architecture ${JSON.stringify(arch.value)}; supported: auto, ${kinds} (or ${names})`,
+        ),
+      };
+    }
+    input.architecture = def.name;
+  }
+  const dtype = pick("--dtype", flags.dtype, "TESSERA_DTYPE");
+  if (dtype) {
+    if (!isServeDtype(dtype.value))
+      return {
+        error: TesseraError.invalidArgument(
+          dtype.source,
+          `unsupported dtype ${JSON.stringify(dtype.value)}; supported: ${SERVE_DTYPES.join(", ")}`,
+        ),
+      };
+    if (dtype.value !== "auto") input.dtype = dtype.value;
+  }
+  return { value: input };
+}
+
+/**
+ * Why a checkpoint cannot be served in `dtype`, or undefined. The engine reads weights of any stored
+ * dtype and computes in float32; it does not convert weights to another storage dtype, so a dtype other
+ * than auto must be the checkpoint's own (or float32, what it computes in).
+ */
+export function dtypeProblem(dtype: ServeDtype | undefined, checkpoint: ModelDtype): string | undefined {
+  if (dtype === undefined || dtype === "auto" || dtype === "float32" || dtype === checkpoint)
+    return undefined;
+  return (
+    `dtype ${dtype} (--dtype / TESSERA_DTYPE): the checkpoint's weights are ${checkpoint} and converting ` +
+    `them at load is not supported; use auto, float32 or ${checkpoint}`
+  );
+}
+
+function architectureNamed(name: string): ArchitectureDefinition | undefined {
+  return resolveArchitecture({ model_type: name }).value ?? resolveArchitecture({}, name).value;
+}
+
+function supportedModelTypes(): string[] {
+  const types = supportedArchitectures().flatMap((n) => resolveArchitecture({}, n).value?.modelTypes ?? []);
+  return [...new Set(types)].sort();
+}
+
+function isServeDtype(value: string): value is ServeDtype {
+  return (SERVE_DTYPES as readonly string[]).includes(value);
+}
