@@ -1,6 +1,6 @@
 // The operator: informers over InferenceModels, WorkerPools and the worker pods and Services it
-// made; a controller per kind; leader election so one replica acts at a time. Events route keys:
-// a pod or Service change requeues its model (label), a pool change requeues the pool and the
+// made (router Deployments included); a controller per kind; leader election so one replica acts
+// at a time. Events route keys: a pod, Service or Deployment change requeues its model (label), a pool change requeues the pool and the
 // models placed in it, a deleted pod requeues the pool's models that lacked capacity.
 
 import { randomBytes } from "node:crypto";
@@ -18,7 +18,7 @@ import { OperatorMetrics } from "./controller/operator-metrics.ts";
 import { WorkQueue } from "./controller/work-queue.ts";
 import type { KubeClient } from "./kube/kube-client.ts";
 import { type KubeObject, objectKey } from "./kube/kube-object.ts";
-import { INFERENCE_MODELS, PODS, SERVICES, WORKER_POOLS } from "./kube/resources.ts";
+import { DEPLOYMENTS, INFERENCE_MODELS, PODS, SERVICES, WORKER_POOLS } from "./kube/resources.ts";
 import { informerCache } from "./reconcile/cluster-cache.ts";
 import { InferenceModelReconciler } from "./reconcile/inference-model-reconciler.ts";
 import { type KvStoreCleaner, RedisKeyCleaner } from "./reconcile/kv-cleanup.ts";
@@ -70,6 +70,7 @@ export class Operator {
       pools: new Informer<WorkerPool>(options.client, WORKER_POOLS, base),
       pods: new Informer<KubeObject>(options.client, PODS, { ...base, labelSelector: managed }),
       services: new Informer<KubeObject>(options.client, SERVICES, { ...base, labelSelector: managed }),
+      deployments: new Informer<KubeObject>(options.client, DEPLOYMENTS, { ...base, labelSelector: managed }),
     };
     this.metrics.watchModels(() => this.#informers.models.list());
     this.#events = new EventRecorder(options.client, { component: "tessera-operator", clock, log });
@@ -164,7 +165,7 @@ export class Operator {
 
   #route(): void {
     const [models, pools] = this.#controllers as [Controller, Controller];
-    const { models: modelInformer, pools: poolInformer, pods, services } = this.#informers;
+    const { models: modelInformer, pools: poolInformer, pods, services, deployments } = this.#informers;
     const modelOf = (o: KubeObject) => o.metadata.labels?.[LABELS.model];
     const usesPool = (m: InferenceModel, pool: string) => {
       const p = (m.spec as { pools?: Record<string, unknown> } | undefined)?.pools ?? {};
@@ -198,9 +199,11 @@ export class Operator {
         if (m.status?.conditions?.some((c) => c.type === "Degraded" && c.reason === "InsufficientCapacity"))
           models.queue.add(objectKey(m));
     });
-    services.onChange((_type, service) => {
-      const model = modelOf(service);
-      if (model) models.queue.add(`${service.metadata.namespace ?? ""}/${model}`);
-    });
+    const requeueOwner = (_type: string, object: KubeObject) => {
+      const model = modelOf(object);
+      if (model) models.queue.add(`${object.metadata.namespace ?? ""}/${model}`);
+    };
+    services.onChange(requeueOwner);
+    deployments.onChange(requeueOwner);
   }
 }

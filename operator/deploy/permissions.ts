@@ -19,6 +19,16 @@ export const OPERATOR_PERMISSIONS: readonly PermissionRule[] = [
   { apiGroups: [GROUP], resources: ["inferencemodels/finalizers"], verbs: ["update"] },
   { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch", "create", "patch", "delete"] },
   { apiGroups: [""], resources: ["services"], verbs: ["get", "list", "watch", "create", "patch"] },
+  // The router of each model (operator/router): its Deployment (watched for availability), its
+  // identity and its read-only Role on inferencemodels (which the operator holds itself, as RBAC
+  // requires of whoever grants it).
+  { apiGroups: ["apps"], resources: ["deployments"], verbs: ["get", "list", "watch", "create", "patch"] },
+  { apiGroups: [""], resources: ["serviceaccounts"], verbs: ["create", "patch"] },
+  {
+    apiGroups: ["rbac.authorization.k8s.io"],
+    resources: ["roles", "rolebindings"],
+    verbs: ["create", "patch"],
+  },
   { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
   // The Redis password of a model's KV store, read when its keys are deleted with the model.
   { apiGroups: [""], resources: ["secrets"], verbs: ["get"] },

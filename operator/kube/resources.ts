@@ -12,6 +12,14 @@ export const PODS: ResourceRef = { group: "", version: "v1", resource: "pods" };
 export const SERVICES: ResourceRef = { group: "", version: "v1", resource: "services" };
 export const EVENTS: ResourceRef = { group: "", version: "v1", resource: "events" };
 export const SECRETS: ResourceRef = { group: "", version: "v1", resource: "secrets" };
+export const SERVICE_ACCOUNTS: ResourceRef = { group: "", version: "v1", resource: "serviceaccounts" };
+export const DEPLOYMENTS: ResourceRef = { group: "apps", version: "v1", resource: "deployments" };
+export const ROLES: ResourceRef = { group: "rbac.authorization.k8s.io", version: "v1", resource: "roles" };
+export const ROLE_BINDINGS: ResourceRef = {
+  group: "rbac.authorization.k8s.io",
+  version: "v1",
+  resource: "rolebindings",
+};
 export const LEASES: ResourceRef = { group: "coordination.k8s.io", version: "v1", resource: "leases" };
 export const INFERENCE_MODELS: ResourceRef = { group: GROUP, version: VERSION, resource: "inferencemodels" };
 export const WORKER_POOLS: ResourceRef = { group: GROUP, version: VERSION, resource: "workerpools" };

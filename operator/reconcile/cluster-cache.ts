@@ -1,4 +1,5 @@
-// What the reconcilers read: the informers' caches of models, pools, worker pods and services,
+// What the reconcilers read: the informers' caches of models, pools, worker pods, services and
+// router deployments,
 // with the model -> pods and pool -> pods lookups they need. Reads never call the API.
 import { LABELS } from "../api/group.ts";
 import type { InferenceModel, WorkerPool } from "../api/kinds.ts";
@@ -15,6 +16,7 @@ export interface ClusterCache {
   /** Worker pods in a pool (by the pool label), over all models. */
   podsInPool(namespace: string, pool: string): KubeObject[];
   service(namespace: string, name: string): KubeObject | undefined;
+  deployment(namespace: string, name: string): KubeObject | undefined;
 }
 
 export interface CacheInformers {
@@ -22,6 +24,7 @@ export interface CacheInformers {
   pools: Informer<WorkerPool>;
   pods: Informer<KubeObject>;
   services: Informer<KubeObject>;
+  deployments: Informer<KubeObject>;
 }
 
 export function informerCache(informers: CacheInformers): ClusterCache {
@@ -37,5 +40,6 @@ export function informerCache(informers: CacheInformers): ClusterCache {
     podsOfModel: (namespace, model) => podsWith(namespace, LABELS.model, model),
     podsInPool: (namespace, pool) => podsWith(namespace, LABELS.pool, pool),
     service: (namespace, name) => informers.services.get(namespace, name),
+    deployment: (namespace, name) => informers.deployments.get(namespace, name),
   };
 }

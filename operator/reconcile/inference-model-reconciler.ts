@@ -1,7 +1,7 @@
 // Reconciles one InferenceModel. Reads like a script:
 //   get (gone = done) -> deleting? clean up behind the finalizer -> observe (pods, pools) ->
-//   plan (planPlacement + planRollout, pure) -> apply (server-side apply, one field manager) ->
-//   status (written only when it changed).
+//   plan (planPlacement + planRollout, pure) -> apply (server-side apply, one field manager: the
+//   worker pods, and the model's router, router-apply.ts) -> status (written only when it changed).
 // Everything read comes from informer caches; a 409 from any write just requeues the key.
 import { API_VERSION, CLEANUP_FINALIZER, LABELS } from "../api/group.ts";
 import { inferenceModelSpecSchema } from "../api/inference-model-spec.ts";
@@ -22,17 +22,20 @@ import { Expectations } from "./expectations.ts";
 import { addFinalizer, finalizeModel } from "./finalizer.ts";
 import { invalidSpecStatus, modelStatus } from "./model-status.ts";
 import type { ReconcilerDeps } from "./reconciler-deps.ts";
+import { RouterApplier, type RouterState } from "./router-apply.ts";
 import { serviceUpToDate, workersService } from "./workers-service.ts";
 
 export class InferenceModelReconciler {
   readonly #deps: ReconcilerDeps;
   readonly #expectations: Expectations;
+  readonly #router: RouterApplier;
   /** Per model: the status this operator last wrote, and the one it replaced (see #writeStatus). */
   readonly #written = new Map<string, { before: string; after: string }>();
 
   constructor(deps: ReconcilerDeps) {
     this.#deps = deps;
     this.#expectations = new Expectations(deps.clock);
+    this.#router = new RouterApplier(deps);
   }
 
   async reconcile(key: string): Promise<ReconcileOutcome | undefined> {
@@ -41,6 +44,7 @@ export class InferenceModelReconciler {
     if (!model) {
       this.#expectations.forget(key);
       this.#written.delete(key);
+      this.#router.forget(key);
       return undefined;
     }
     if (model.metadata.deletionTimestamp) return finalizeModel(model, this.#deps);
@@ -66,6 +70,7 @@ export class InferenceModelReconciler {
     const actions = planRollout(plan, observed);
 
     await this.#apply(key, model, ref, spec, pools, actions, observed);
+    const router = await this.#applyRouter(key, ref, spec, pools);
     const status = modelStatus({
       name,
       generation: model.metadata.generation ?? 0,
@@ -75,6 +80,7 @@ export class InferenceModelReconciler {
       actions,
       previous: model.status,
       now: this.#now(),
+      router,
     });
     await this.#writeStatus(key, model, status);
     return undefined;
@@ -155,6 +161,18 @@ export class InferenceModelReconciler {
         `deleted ${describePods(pods.map((p) => p.name))} (${reason})`,
       );
     }
+  }
+
+  /** The router runs with the default pool's image and command; without that pool it waits. */
+  async #applyRouter(
+    key: string,
+    ref: ModelRef,
+    spec: InferenceModelSpec,
+    pools: ReadonlyMap<string, PoolView>,
+  ): Promise<RouterState> {
+    const pool = pools.get(spec.pools.default);
+    if (pool) await this.#router.apply(key, ref, spec, pool.spec);
+    return this.#router.state(ref);
   }
 
   /**

@@ -1,6 +1,6 @@
 // InferenceModel status from the plan and the observed pods (pure): replica counts with gang
 // readiness (a replica is Ready only when every pod of its group is), the shard registry the router
-// reads, and the conditions.
+// reads, the router's endpoint, and the conditions (Ready needs a ready replica and an available router).
 import { LABELS, WORKER_GRPC_PORT } from "../api/group.ts";
 import type { InferenceModelSpec } from "../api/inference-model-spec.ts";
 import type { InferenceModelStatus, Role, Shard } from "../api/inference-model-status.ts";
@@ -8,6 +8,7 @@ import type { PlacementPlan, Shortfall } from "../placement/planner.ts";
 import type { ObservedPod } from "../placement/pod-state.ts";
 import { type RolloutActions, servingRevision } from "../placement/rollout.ts";
 import { type ConditionState, withTransitions } from "./conditions.ts";
+import type { RouterState } from "./router-apply.ts";
 
 export interface StatusInput {
   name: string;
@@ -18,6 +19,8 @@ export interface StatusInput {
   actions: RolloutActions;
   previous: InferenceModelStatus | undefined;
   now: string;
+  /** The model's router; undefined leaves it out of status and of readiness. */
+  router?: RouterState | undefined;
 }
 
 interface RoleCounts {
@@ -127,7 +130,12 @@ function progressing(
   };
 }
 
-function ready(spec: InferenceModelSpec, main: RoleCounts, prefill: RoleCounts | undefined): ConditionState {
+function ready(
+  spec: InferenceModelSpec,
+  main: RoleCounts,
+  prefill: RoleCounts | undefined,
+  router: RouterState | undefined,
+): ConditionState {
   const r = (status: "True" | "False", reason: string, message: string): ConditionState => ({
     type: "Ready",
     status,
@@ -138,6 +146,8 @@ function ready(spec: InferenceModelSpec, main: RoleCounts, prefill: RoleCounts |
   if (spec.replicas === 0) return r("False", "ScaledToZero", "spec.replicas is 0");
   if (main.ready === 0) return r("False", "NoReplicaReady", summary);
   if (prefill && prefill.ready === 0) return r("False", "NoPrefillReplicaReady", summary);
+  if (router && !router.available)
+    return r("False", "RouterNotAvailable", `${summary}, router not available`);
   return r("True", "ReplicasReady", summary);
 }
 
@@ -152,7 +162,7 @@ export function modelStatus(input: StatusInput): InferenceModelStatus {
       : undefined;
   const conditions = withTransitions(
     [
-      ready(spec, main, prefill),
+      ready(spec, main, prefill, input.router),
       progressing(prefill ? [main, prefill] : [main], live, plan, input.actions),
       degraded(plan, input.actions),
     ],
@@ -170,6 +180,7 @@ export function modelStatus(input: StatusInput): InferenceModelStatus {
     updatedReplicas: main.updated,
     ...(prefill ? { prefillReplicas: prefill.replicas, readyPrefillReplicas: prefill.ready } : {}),
     selector: `${LABELS.model}=${input.name}`,
+    ...(input.router ? { routerEndpoint: input.router.endpoint } : {}),
     shards: shardsOf(live),
     conditions,
   };

@@ -1,16 +1,20 @@
 // Stands in for a kubelet in operator specs: pods get an IP and turn Running and Ready (at once,
-// or when the test says), or fail. Works on the dev cluster's in-process API.
+// or when the test says), or fail. It also stands in for the Deployment controller: with autoReady,
+// a Deployment reports all its replicas available (the router the operator runs per model). Works
+// on the dev cluster's in-process API.
 
 import type { WatchHandle } from "../../services/devcluster/apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../../services/devcluster/apiserver/cluster/cluster-api-delete.ts";
 import type { JsonValue } from "../../services/devcluster/apiserver/core/kube-object.ts";
 
 const PODS = { group: "", version: "v1", resource: "pods" };
+const DEPLOYMENTS = { group: "apps", version: "v1", resource: "deployments" };
 
 export class PodSimulator {
   readonly #api: ClusterApi;
   #autoReady: boolean;
   #watch: WatchHandle | undefined;
+  #deployments: WatchHandle | undefined;
   #nextIp = 1;
   readonly #ips = new Map<string, string>();
 
@@ -29,10 +33,44 @@ export class PodSimulator {
       const { namespace = "", name = "" } = event.object.metadata;
       setImmediate(() => this.#tryReady(namespace, name));
     });
+    const since = { resourceVersion: this.#api.resourceVersion };
+    this.#deployments = this.#api.watch(DEPLOYMENTS, since, (event) => {
+      if (event.type === "DELETED" || !this.#autoReady) return;
+      const { namespace = "", name = "" } = event.object.metadata;
+      const replicas = Number((event.object["spec"] as { replicas?: number } | undefined)?.replicas ?? 1);
+      const status = event.object["status"] as { availableReplicas?: number } | undefined;
+      if (status?.availableReplicas === replicas) return;
+      setImmediate(() => this.#tryAvailable(namespace, name, replicas));
+    });
   }
 
   stop(): void {
     this.#watch?.stop();
+    this.#deployments?.stop();
+  }
+
+  /** Reports `available` of the Deployment's replicas available (and ready). */
+  setDeploymentAvailable(namespace: string, name: string, available: number): void {
+    const status = { readyReplicas: available, availableReplicas: available };
+    this.#api.patch(
+      DEPLOYMENTS,
+      namespace,
+      name,
+      "merge",
+      { status },
+      {
+        subresource: "status",
+        fieldManager: "deployment-controller",
+      },
+    );
+  }
+
+  #tryAvailable(namespace: string, name: string, replicas: number): void {
+    try {
+      this.setDeploymentAvailable(namespace, name, replicas);
+    } catch {
+      // deleted meanwhile
+    }
   }
 
   ipOf(namespace: string, name: string): string {

@@ -154,6 +154,17 @@ export function parseRouterConfig(raw: unknown, baseDir: string): Result<RouterC
   return { value: config };
 }
 
+/** A config given inline as JSON (`tessera router --config-json`, what the operator passes). */
+export function parseRouterConfigJson(json: string, baseDir: string): Result<RouterConfig> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch (err) {
+    return { error: TesseraError.invalidArgument("config", `not JSON: ${(err as Error).message}`) };
+  }
+  return parseRouterConfig(raw, baseDir);
+}
+
 export function loadRouterConfig(file: string): Result<RouterConfig> {
   let raw: unknown;
   try {

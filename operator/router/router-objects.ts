@@ -1,0 +1,183 @@
+// The objects of the router the operator runs for each InferenceModel (pure), all named
+// `<model>-router`, owned by the model (garbage-collected with it) and applied with the operator's
+// field manager:
+//   ServiceAccount + Role + RoleBinding  the router may get, list and watch inferencemodels in the
+//                                        namespace (Kubernetes discovery of the model's shards)
+//   Deployment                           `tessera router --config-json <router-config.ts> --host $(POD_IP)`
+//                                        with the image and command of the model's default WorkerPool;
+//                                        restricted Pod Security like the workers; readiness is its
+//                                        grpc.health.v1; rolls (surge 1, none unavailable) when the
+//                                        routing changes
+//   Service                              ports grpc, http and metrics; status.routerEndpoint names it
+import { LABELS, MANAGED_BY, SPEC_HASH_ANNOTATION } from "../api/group.ts";
+import type { InferenceModelSpec } from "../api/inference-model-spec.ts";
+import type { WorkerPoolSpec } from "../api/worker-pool.ts";
+import type { KubeObject } from "../kube/kube-object.ts";
+import type { ModelRef } from "../placement/planner.ts";
+import { NON_ROOT_UID, ownerReference } from "../placement/pod-template.ts";
+import { canonicalJson, shortHash } from "../placement/revision.ts";
+import { MODELS_MOUNT, SCRATCH_MOUNT } from "../placement/shard-env.ts";
+import { ROUTER_GRPC_PORT, ROUTER_HTTP_PORT, ROUTER_METRICS_PORT, routerConfig } from "./router-config.ts";
+
+export const ROUTER_APP = "tessera-router";
+/** On router pods (instead of the model label, which marks worker pods): the model they route to. */
+export const ROUTER_LABEL = "serving.tessera.dev/router";
+export const ROUTER_REPLICAS = 1;
+
+export function routerName(model: string): string {
+  return `${model}-router`;
+}
+
+/** What status.routerEndpoint says: the router Service's gRPC address. */
+export function routerEndpoint(model: ModelRef): string {
+  return `${routerName(model.name)}.${model.namespace}.svc:${ROUTER_GRPC_PORT}`;
+}
+
+export function routerPodLabels(model: ModelRef): Record<string, string> {
+  return { [LABELS.name]: ROUTER_APP, [ROUTER_LABEL]: model.name };
+}
+
+/** Metadata of every router object; the spec-hash annotation lets unchanged applies be skipped. */
+function metadata(model: ModelRef, desired: unknown) {
+  return {
+    name: routerName(model.name),
+    namespace: model.namespace,
+    labels: { [LABELS.name]: ROUTER_APP, [LABELS.managedBy]: MANAGED_BY, [LABELS.model]: model.name },
+    annotations: { [SPEC_HASH_ANNOTATION]: shortHash({ desired, owner: model.uid }) },
+    ownerReferences: [ownerReference(model)],
+  };
+}
+
+export function routerServiceAccount(model: ModelRef): KubeObject {
+  return { apiVersion: "v1", kind: "ServiceAccount", metadata: metadata(model, "serviceaccount") };
+}
+
+const RBAC = "rbac.authorization.k8s.io";
+
+export function routerRole(model: ModelRef): KubeObject {
+  const rules = [
+    { apiGroups: ["serving.tessera.dev"], resources: ["inferencemodels"], verbs: ["get", "list", "watch"] },
+  ];
+  return { apiVersion: `${RBAC}/v1`, kind: "Role", metadata: metadata(model, rules), rules };
+}
+
+export function routerRoleBinding(model: ModelRef): KubeObject {
+  const name = routerName(model.name);
+  const roleRef = { apiGroup: RBAC, kind: "Role", name };
+  const subjects = [{ kind: "ServiceAccount", name, namespace: model.namespace }];
+  return {
+    apiVersion: `${RBAC}/v1`,
+    kind: "RoleBinding",
+    metadata: metadata(model, { roleRef, subjects }),
+    roleRef,
+    subjects,
+  };
+}
+
+export function routerService(model: ModelRef): KubeObject {
+  const spec = {
+    selector: routerPodLabels(model),
+    ports: [
+      { name: "grpc", port: ROUTER_GRPC_PORT, targetPort: ROUTER_GRPC_PORT, protocol: "TCP" },
+      { name: "http", port: ROUTER_HTTP_PORT, targetPort: ROUTER_HTTP_PORT, protocol: "TCP" },
+      { name: "metrics", port: ROUTER_METRICS_PORT, targetPort: ROUTER_METRICS_PORT, protocol: "TCP" },
+    ],
+  };
+  return { apiVersion: "v1", kind: "Service", metadata: metadata(model, spec), spec };
+}
+
+/** The router's arguments after the pool's command: the whole config inline. */
+export function routerArgs(model: ModelRef, spec: InferenceModelSpec): string[] {
+  return ["router", "--config-json", canonicalJson(routerConfig(model, spec)), "--host", "$(POD_IP)"];
+}
+
+export function routerDeployment(
+  model: ModelRef,
+  spec: InferenceModelSpec,
+  pool: WorkerPoolSpec,
+): KubeObject {
+  const grpcProbe = { grpc: { port: ROUTER_GRPC_PORT, service: "" } };
+  const pvc = spec.model.pvc;
+  const labels = routerPodLabels(model);
+  const podSpec = {
+    serviceAccountName: routerName(model.name),
+    // The router reads the API (its discovery), so unlike the workers it gets its token.
+    automountServiceAccountToken: true,
+    enableServiceLinks: false,
+    terminationGracePeriodSeconds: 45,
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: NON_ROOT_UID,
+      runAsGroup: NON_ROOT_UID,
+      fsGroup: NON_ROOT_UID,
+      seccompProfile: { type: "RuntimeDefault" },
+    },
+    volumes: [
+      { name: "scratch", emptyDir: {} },
+      ...(pvc
+        ? [{ name: "models", persistentVolumeClaim: { claimName: pvc.claimName, readOnly: true } }]
+        : []),
+    ],
+    containers: [
+      {
+        name: "router",
+        image: pool.image,
+        imagePullPolicy: pool.imagePullPolicy,
+        command: pool.command,
+        args: routerArgs(model, spec),
+        env: [
+          { name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
+          { name: "TMPDIR", value: SCRATCH_MOUNT },
+        ],
+        ports: [
+          { name: "grpc", containerPort: ROUTER_GRPC_PORT, protocol: "TCP" },
+          { name: "http", containerPort: ROUTER_HTTP_PORT, protocol: "TCP" },
+          { name: "metrics", containerPort: ROUTER_METRICS_PORT, protocol: "TCP" },
+        ],
+        resources: { requests: { cpu: "100m", memory: "256Mi" } },
+        startupProbe: { ...grpcProbe, periodSeconds: 1, failureThreshold: 120 },
+        readinessProbe: { ...grpcProbe, periodSeconds: 2, failureThreshold: 2 },
+        livenessProbe: { ...grpcProbe, periodSeconds: 10, failureThreshold: 3 },
+        securityContext: {
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          runAsNonRoot: true,
+          capabilities: { drop: ["ALL"] },
+        },
+        volumeMounts: [
+          { name: "scratch", mountPath: SCRATCH_MOUNT },
+          ...(pvc ? [{ name: "models", mountPath: MODELS_MOUNT, readOnly: true }] : []),
+        ],
+      },
+    ],
+  };
+  const deploymentSpec = {
+    replicas: ROUTER_REPLICAS,
+    selector: { matchLabels: labels },
+    strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+    template: { metadata: { labels }, spec: podSpec },
+  };
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: metadata(model, deploymentSpec),
+    spec: deploymentSpec,
+  };
+}
+
+/** The router objects in the order they are applied (identity and permissions before the pods). */
+export function routerObjects(model: ModelRef, spec: InferenceModelSpec, pool: WorkerPoolSpec): KubeObject[] {
+  return [
+    routerServiceAccount(model),
+    routerRole(model),
+    routerRoleBinding(model),
+    routerService(model),
+    routerDeployment(model, spec, pool),
+  ];
+}
+
+/** Whether the Deployment has a router pod that is available (Ready long enough). */
+export function routerAvailable(deployment: KubeObject | undefined): boolean {
+  const status = deployment?.["status"] as { availableReplicas?: number } | undefined;
+  return deployment?.metadata.deletionTimestamp === undefined && (status?.availableReplicas ?? 0) > 0;
+}
