@@ -45,7 +45,10 @@ export function endpointOf(service: Service, pod: Pod): Endpoint {
       terminating,
     },
     ...(pod.spec.nodeName ? { nodeName: pod.spec.nodeName } : {}),
-    ...(pod.spec.hostname && pod.spec.subdomain ? { hostname: pod.spec.hostname } : {}),
+    // As Kubernetes: the pod's hostname names it within the Service its subdomain names (pod DNS).
+    ...(pod.spec.hostname && pod.spec.subdomain === service.metadata.name
+      ? { hostname: pod.spec.hostname }
+      : {}),
     targetRef: {
       kind: "Pod",
       namespace: pod.metadata.namespace ?? "",

@@ -35,6 +35,13 @@ export const kubeletConfigSchema = z.object({
     .default("127.1.0.0/16"),
   /** Logs, emptyDir and PVC folders live here. */
   rootDir: z.string().default(() => path.join(os.tmpdir(), `tessera-kubelet-${process.pid}`)),
+  /** The cluster's DNS domain (names of pods of headless Services end in `.svc.<clusterDomain>`). */
+  clusterDomain: z.string().min(1).default("cluster.local"),
+  /**
+   * The hosts-style file that stands in for cluster DNS (cluster-hosts.ts), named in every container's
+   * TESSERA_HOSTS_FILE; default `<rootDir>/cluster-hosts`.
+   */
+  hostsFile: z.string().min(1).optional(),
   /** Crash-loop back-off: the first restart is immediate, then initial, doubling up to max. */
   backoff: z
     .object({

@@ -2,7 +2,8 @@
 // a loopback pod IP (one PodWorker per pod instance). It watches pods in process (ClusterApi) and
 // handles each change off the watch's call stack: start new pods, finish the deletion of pods
 // that have a deletionTimestamp (stop processes within the grace period, then delete the object),
-// and stop the processes of pods that vanished. It serves `kubectl logs` (podLogSource).
+// and stop the processes of pods that vanished. It serves `kubectl logs` (podLogSource), and keeps the
+// cluster hosts file, the dev cluster's stand-in for cluster DNS (cluster-hosts.ts).
 import { rmSync } from "node:fs";
 import path from "node:path";
 import { createLogger, type Logger } from "../../common/log.ts";
@@ -15,6 +16,7 @@ import type { PodLogSource } from "../apiserver/http/pod-logs.ts";
 import { ApiEventRecorder, type EventRecorder } from "../objects/event-recorder.ts";
 import type { Pod } from "../objects/pod-types.ts";
 import { NODES, PODS } from "../objects/refs.ts";
+import { ClusterHosts, HOSTS_FILE_ENV, usesClusterDns } from "./cluster-hosts.ts";
 import { hostProcessLauncher, type ProcessLauncher } from "./host-process.ts";
 import { type KubeletConfig, type KubeletConfigInput, parseKubeletConfig } from "./kubelet-config.ts";
 import { NODE_IP, nodeObject, nodeView } from "./node-object.ts";
@@ -51,6 +53,7 @@ export class Kubelet {
   readonly #ips: PodIpPool;
   readonly #processes: ProcessRegistry;
   readonly #queue: WorkQueue<string>;
+  readonly #hosts: ClusterHosts;
   readonly #workers = new Map<string, PodWorker>();
   readonly #finishing = new Set<Promise<void>>();
   #allocatable: Record<string, number> = {};
@@ -71,6 +74,11 @@ export class Kubelet {
     this.#queue = new WorkQueue((key) => this.#sync(key), {
       onError: (err, key) => this.#log.warn({ err, pod: key }, "pod sync failed"),
     });
+    this.#hosts = new ClusterHosts(this.#api, {
+      file: this.config.hostsFile ?? path.join(this.config.rootDir, "cluster-hosts"),
+      domain: this.config.clusterDomain,
+      log: this.#log,
+    });
     this.logs = podLogSource(
       {
         pod: (namespace, name) => this.#api.get(PODS, namespace, name) as Pod,
@@ -87,6 +95,7 @@ export class Kubelet {
   /** Registers the Node and starts running the pods bound to it. */
   start(): void {
     this.#register();
+    this.#hosts.start();
     this.#watch = this.#api.watch(PODS, {}, (event) => {
       const meta = event.object.metadata;
       if (event.type === "DELETED") this.#workers.get(meta.uid ?? "")?.update(event.object as Pod);
@@ -101,6 +110,7 @@ export class Kubelet {
   async idle(): Promise<void> {
     do {
       await this.#queue.idle();
+      await this.#hosts.idle();
       await new Promise((resolve) => setImmediate(resolve));
     } while (this.#queue.busy);
   }
@@ -108,6 +118,11 @@ export class Kubelet {
   /** The worker running a pod instance (tests look at its containers). */
   worker(uid: string): PodWorker | undefined {
     return this.#workers.get(uid);
+  }
+
+  /** The hosts-style file that stands in for cluster DNS (TESSERA_HOSTS_FILE in containers). */
+  get hostsFile(): string {
+    return this.#hosts.file;
   }
 
   /** The pids of every running container process. */
@@ -122,6 +137,7 @@ export class Kubelet {
   async stop(options: { graceSeconds?: number; maxGraceSeconds?: number } = {}): Promise<void> {
     this.#stopped = true;
     this.#watch?.stop();
+    this.#hosts.stop();
     const workers = [...this.#workers.values()];
     const cap = options.maxGraceSeconds ?? Number.POSITIVE_INFINITY;
     await Promise.all(
@@ -236,7 +252,7 @@ export class Kubelet {
         events: this.#events,
         hostIP: NODE_IP,
         allocatable: this.#allocatable,
-        baseEnv: this.#baseEnv(),
+        baseEnv: this.#baseEnv(pod),
         onProcess: (pid, running) => this.#processes.set(pid, running),
       },
     );
@@ -244,8 +260,9 @@ export class Kubelet {
     worker.start();
   }
 
-  #baseEnv(): Record<string, string> {
+  #baseEnv(pod: Pod): Record<string, string> {
     const env: Record<string, string> = {};
+    if (usesClusterDns(pod)) env[HOSTS_FILE_ENV] = this.#hosts.file;
     for (const name of this.config.inheritEnv) {
       const value = process.env[name];
       if (value !== undefined) env[name] = value;
