@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { LABELS } from "./api/group.ts";
 import type { KubeObject } from "./kube/kube-object.ts";
-import { SECRETS, SERVICES } from "./kube/resources.ts";
+import { DEPLOYMENTS, SECRETS, SERVICES } from "./kube/resources.ts";
 import { MODELS_CONTROLLER } from "./operator.ts";
 import { observePod } from "./placement/pod-state.ts";
 import { FakeRedis } from "./testing/fake-redis.ts";
@@ -44,6 +44,47 @@ describe("operator (dev cluster, simulated kubelet)", function () {
     await f.settled();
     const progressing = condition((await f.model(ns, "tiny"))!, "Progressing");
     assert.equal(progressing?.reason, "Converged");
+  });
+
+  it("runs the model's router and is Ready only once the router is available", async () => {
+    const ns = f.namespace();
+    await f.apply(ns, workerPool("default", { command: ["node", "services/cli/main.ts"] }));
+    f.kubelet.autoReady = false;
+    try {
+      await f.apply(ns, inferenceModel("rt", { routing: { strategy: "least-load" } }));
+      const deployment = await waitFor("router Deployment", () => f.client.get(DEPLOYMENTS, ns, "rt-router"));
+      for (const pod of await waitFor(
+        "worker pod",
+        async () => (await f.pods(ns)).length === 1 && f.pods(ns),
+      ))
+        f.kubelet.markReady(ns, pod.metadata.name!);
+      const waiting = await f.waitForModel(ns, "rt", "replica ready", (m) => m.status?.readyReplicas === 1);
+      assert.equal(waiting.status?.routerEndpoint, `rt-router.${ns}.svc:50050`);
+      assert.equal(condition(waiting, "Ready")?.reason, "RouterNotAvailable");
+      const args = (
+        (deployment["spec"] as { template: { spec: { containers: { args: string[] }[] } } }).template.spec
+          .containers[0]?.args ?? []
+      ).join(" ");
+      assert.match(args, /^router --config-json .*"scorers":\[\{"type":"load","weight":1\}\]/);
+      for (const [ref, name] of [
+        [SERVICES, "rt-router"],
+        [{ group: "", version: "v1", resource: "serviceaccounts" }, "rt-router"],
+        [{ group: "rbac.authorization.k8s.io", version: "v1", resource: "roles" }, "rt-router"],
+        [{ group: "rbac.authorization.k8s.io", version: "v1", resource: "rolebindings" }, "rt-router"],
+      ] as const)
+        assert.ok(await f.client.get(ref, ns, name), `${ref.resource}/${name}`);
+      f.kubelet.setDeploymentAvailable(ns, "rt-router", 1);
+      await f.waitForModel(ns, "rt", "Ready", (m) => condition(m, "Ready")?.status === "True");
+      const before = deployment.metadata.resourceVersion;
+      await f.apply(ns, inferenceModel("rt", { routing: { strategy: "round-robin" } }));
+      const rolled = await waitFor("router rolled", async () => {
+        const d = await f.client.get(DEPLOYMENTS, ns, "rt-router");
+        return JSON.stringify(d?.["spec"]).includes("round-robin") && d;
+      });
+      assert.notEqual(rolled.metadata.resourceVersion, before);
+    } finally {
+      f.kubelet.autoReady = true;
+    }
   });
 
   it("places a 2 x 2 group and counts it Ready only when all four pods are", async () => {

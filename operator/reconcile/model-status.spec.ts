@@ -37,6 +37,7 @@ function status(
   previous?: InferenceModelStatus,
   now = T0,
   maxPods = 64,
+  router?: { endpoint: string; available: boolean },
 ) {
   const spec = modelSpec(specOverrides);
   const plan = planPlacement({ model: MODEL_REF, spec, pools: pools({ default: { maxPods } }) });
@@ -50,6 +51,7 @@ function status(
     actions: planRollout(plan, obs),
     previous,
     now,
+    router,
   });
 }
 
@@ -85,6 +87,24 @@ describe("model status", () => {
         ["both", 0, 1, 0, "127.0.1.2:50051", true, false],
       ],
     );
+  });
+
+  it("names the router's Service in routerEndpoint, and is Ready only once the router is available", () => {
+    const endpoint = "tiny-router.ml.svc:50050";
+    const waiting = status({ replicas: 1 }, (p) => observed(p), undefined, T0, 64, {
+      endpoint,
+      available: false,
+    });
+    assert.equal(waiting.routerEndpoint, endpoint);
+    assert.equal(
+      conditions(waiting)?.[0],
+      "Ready=False/RouterNotAvailable: 1/1 replicas ready, router not available",
+    );
+    const ready = status({ replicas: 1 }, (p) => observed(p), waiting, T1, 64, { endpoint, available: true });
+    assert.equal(conditions(ready)?.[0], "Ready=True/ReplicasReady: 1/1 replicas ready");
+    assert.equal(ready.conditions?.[0]?.lastTransitionTime, T1);
+    const noReplica = status({ replicas: 1 }, () => [], undefined, T0, 64, { endpoint, available: true });
+    assert.equal(conditions(noReplica)?.[0], "Ready=False/NoReplicaReady: 0/1 replicas ready");
   });
 
   it("counts a replica Ready only when every pod of its gang is", () => {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { loadRouterConfig, parseRouterConfig } from "./router-config.ts";
+import { loadRouterConfig, parseRouterConfig, parseRouterConfigJson } from "./router-config.ts";
 
 const minimal = {
   models: [{ id: "m", tokenizer: "ckpt" }],
@@ -10,6 +10,13 @@ const minimal = {
 };
 
 describe("router config", () => {
+  it("takes the config inline as JSON (--config-json), naming what is wrong", () => {
+    const config = parseRouterConfigJson(JSON.stringify(minimal), "/work").value!;
+    assert.equal(config.models[0]?.tokenizer, "/work/ckpt");
+    assert.match(parseRouterConfigJson("{models:", "/").error?.message ?? "", /config: not JSON/);
+    assert.match(parseRouterConfigJson("{}", "/").error?.message ?? "", /^models/);
+  });
+
   it("fills every section's defaults and resolves paths against the config's folder", () => {
     const config = parseRouterConfig(minimal, "/etc/tessera").value!;
     assert.equal(config.grpcPort, 50050);
