@@ -1,5 +1,6 @@
-// Greedy Generate over gRPC against a worker endpoint, and the same completion from
+// Greedy Generate over gRPC against a worker or router endpoint, and the same completion from
 // `tessera generate --json`, for comparing token ids.
+import { Metadata } from "@grpc/grpc-js";
 import { Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
 import { runTessera } from "../../services/cli/child-process.ts";
 import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
@@ -7,14 +8,24 @@ import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
 export const PROMPT = "Once upon a time";
 export const MAX_TOKENS = 8;
 
-export async function generateIds(endpoint: string): Promise<number[]> {
+/** `prompt` and a session id (the router's x-session-id: its routing key) default to none. */
+export async function generateIds(
+  endpoint: string,
+  options: { prompt?: string; sessionId?: string } = {},
+): Promise<number[]> {
   const client = new GrpcClient(endpoint);
   try {
     const ids: number[] = [];
+    const metadata = new Metadata();
+    if (options.sessionId !== undefined) metadata.set("x-session-id", options.sessionId);
     const stream = client.serverStream(
       Inference.method.generate,
-      { prompt: { case: "text", value: PROMPT }, sampling: { maxTokens: MAX_TOKENS, ignoreEos: true } },
+      {
+        prompt: { case: "text", value: options.prompt ?? PROMPT },
+        sampling: { maxTokens: MAX_TOKENS, ignoreEos: true },
+      },
       { deadline: Date.now() + 20_000 },
+      metadata,
     );
     for await (const message of stream) for (const token of message.tokens) ids.push(token.tokenId);
     return ids;

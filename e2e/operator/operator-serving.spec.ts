@@ -1,8 +1,11 @@
 // The operator end to end on the dev cluster (API server, scheduler, process kubelet) with real
 // kubectl, real `tessera serve` workers and a real `tessera operator` process: apply the examples
-// -> Ready -> Generate equals `tessera generate`; scale 1 -> 3; an engine change rolls out one
-// replica at a time with no failed request, surviving an operator crash; a converged operator stops
-// reconciling; delete removes the pods and the model's Redis keys.
+// -> Ready -> Generate, on a worker and through the operator-managed router pod, equals `tessera
+// generate`; scale 1 -> 3 and the router sends traffic to the new shards about as soon as status
+// shows them; an engine change rolls out one replica at a time with no failed request, surviving an
+// operator crash; a converged operator stops reconciling; delete removes the pods (router
+// included) and the model's Redis keys. The dev cluster has no Service DNS or cluster IPs: the
+// router is called on its pod IP, read from its Service's EndpointSlice.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -13,11 +16,12 @@ import { clientBinaries } from "../devcluster/client-binaries.ts";
 import {
   type DevClusterFixture,
   eventually,
+  httpGet,
   processesWith,
   runClient,
   startDevClusterFixture,
 } from "../devcluster/kubelet-fixture.ts";
-import { generateIds, localGreedyIds } from "./generate-client.ts";
+import { generateIds, localGreedyIds, MAX_TOKENS, PROMPT } from "./generate-client.ts";
 import { type OperatorProcess, startOperatorProcess } from "./operator-process.ts";
 
 const root = path.resolve(import.meta.dirname, "../..");
@@ -35,6 +39,7 @@ interface ModelStatus {
   readyReplicas?: number;
   updatedReplicas?: number;
   revision?: string;
+  routerEndpoint?: string;
   shards?: Shard[];
   conditions?: { type: string; status: string; reason: string }[];
 }
@@ -51,6 +56,27 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
     JSON.parse(
       await f.ok("get", "inferencemodel", name, "-n", ns, "-o", "jsonpath={.status}"),
     ) as ModelStatus;
+  /** host:port of a ready router pod, from the EndpointSlices of the model's router Service. */
+  const routerAddress = async (): Promise<string> => {
+    const slices = JSON.parse(
+      await f.ok(
+        "get",
+        "endpointslices",
+        "-n",
+        ns,
+        "-l",
+        "kubernetes.io/service-name=tiny-llama-router",
+        "-o",
+        "json",
+      ),
+    ) as { items: { endpoints?: EndpointEntry[]; ports?: { name?: string; port?: number }[] }[] };
+    for (const slice of slices.items) {
+      const port = slice.ports?.find((p) => p.name === "grpc")?.port;
+      const ready = slice.endpoints?.find((e) => e.conditions?.ready === true);
+      if (port && ready?.addresses[0]) return `${ready.addresses[0]}:${port}`;
+    }
+    throw new Error(`no ready router endpoint: ${JSON.stringify(slices.items)}`);
+  };
   const tinyModel = (extra = "") =>
     example("dev-cluster/tiny-llama.yaml").replaceAll("/tmp/tessera-models/tiny-llama", modelDir) + extra;
 
@@ -82,24 +108,41 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
     assert.ok(shard?.endpoint && shard.ready && shard.entry, JSON.stringify(shard));
     assert.deepEqual(await generateIds(shard.endpoint), expected);
     assert.match(await f.ok("get", "workerpools", "-n", ns), /default\s+1\s+16\s+0\s+1\s+\d+s/);
+    assert.equal((await status("tiny-llama")).routerEndpoint, `tiny-llama-router.${ns}.svc:50050`);
+    assert.deepEqual(await generateIds(await routerAddress()), expected, "through the router pod");
   });
 
-  it("scales 1 -> 3 with kubectl scale, and every new shard takes traffic", async () => {
+  it("scales 1 -> 3 with kubectl scale; the router sends traffic to the new shards within a second or so", async () => {
+    const router = await routerAddress();
     await f.ok("scale", "-n", ns, "inferencemodel/tiny-llama", "--replicas=3");
-    await f.ok(
-      "wait",
-      "-n",
-      ns,
-      "--for=jsonpath={.status.readyReplicas}=3",
-      "inferencemodel/tiny-llama",
-      "--timeout=60s",
+    // Distinct prompts and sessions (routing keys, and no response-cache hits) spread over the ring;
+    // the router's per-endpoint request counters say which shards took them.
+    let shownReady: number | undefined;
+    let sent = 0;
+    const lag = await eventually(
+      "router traffic on all 3 shards",
+      async () => {
+        const entries = ((await status("tiny-llama")).shards ?? []).filter((x) => x.entry && x.ready);
+        if (shownReady === undefined && entries.length === 3) shownReady = Date.now();
+        const batch = Array.from({ length: 12 }, () => sent++);
+        const outputs = await Promise.all(
+          batch.map((n) => generateIds(router, { prompt: `${PROMPT} ${n}`, sessionId: `session-${n}` })),
+        );
+        assert.ok(outputs.every((ids) => ids.length === MAX_TOKENS));
+        if (shownReady === undefined) return undefined;
+        const requests = await routerRequests(router);
+        return entries.every((e) => (requests.get(e.pod) ?? 0) > 0) && Date.now() - shownReady;
+      },
+      60_000,
     );
+    assert.ok(lag < 3_000, `the router reached every new shard ${lag} ms after status showed it`);
     const shards = (await status("tiny-llama")).shards ?? [];
     assert.deepEqual(
       shards.map((s) => s.replica),
       [0, 1, 2],
     );
     for (const shard of shards) assert.deepEqual(await generateIds(shard.endpoint!), expected, shard.pod);
+    assert.deepEqual(await generateIds(router), expected, "through the router");
   });
 
   it("rolls an engine change out one replica at a time with no failed request, through an operator crash", async () => {
@@ -137,7 +180,9 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
     assert.equal(failures, 0, `${failures} of ${requests} requests failed`);
     const after = await status("tiny-llama");
     assert.notEqual(after.revision, before.revision);
-    const pods = JSON.parse(await f.ok("get", "pods", "-n", ns, "-o", "json")) as {
+    const pods = JSON.parse(
+      await f.ok("get", "pods", "-n", ns, "-l", "app.kubernetes.io/name=tessera-worker", "-o", "json"),
+    ) as {
       items: { metadata: { name: string } }[];
     };
     assert.equal(pods.items.length, 3, pods.items.map((p) => p.metadata.name).join(", "));
@@ -208,7 +253,13 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
       await connection.command("SET", `tessera:kv:${ns}:tiny-llama:tiny-llama@r:0-2:abc`, "block");
       await connection.command("SET", `tessera:kv:${ns}:other:tiny-llama@r:0-2:abc`, "block");
       await f.ok("delete", "-n", ns, "inferencemodel/tiny-llama", "--timeout=60s");
-      assert.match(await f.ok("get", "pods", "-n", ns, "-o", "name"), /^$/);
+      const left = (kind: string) => f.ok("get", kind, "-n", ns, "-o", "name");
+      const workers = ["pods", "-l", "app.kubernetes.io/name=tessera-worker"];
+      assert.match(await f.ok("get", ...workers, "-n", ns, "-o", "name"), /^$/);
+      await eventually("the router's objects gone with the model", async () => {
+        const names = await left("deployments,services,serviceaccounts,roles,rolebindings,pods");
+        return !/tiny-llama/.test(names);
+      });
       assert.deepEqual(await connection.command("KEYS", "*"), [
         `tessera:kv:${ns}:other:tiny-llama@r:0-2:abc`,
       ]);
@@ -219,6 +270,23 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
     }
   });
 });
+
+interface EndpointEntry {
+  addresses: string[];
+  conditions?: { ready?: boolean };
+}
+
+/** The router's tessera_router_endpoint_requests_total summed per endpoint (pod name). */
+async function routerRequests(router: string): Promise<Map<string, number>> {
+  const [ip = ""] = router.split(":");
+  const text = await httpGet(ip, 9090, "/metrics");
+  const counts = new Map<string, number>();
+  for (const m of text.matchAll(/^tessera_router_endpoint_requests_total\{([^}]*)\} (\d+)/gm)) {
+    const endpoint = /endpoint="([^"]*)"/.exec(m[1] ?? "")?.[1] ?? "";
+    counts.set(endpoint, (counts.get(endpoint) ?? 0) + Number(m[2]));
+  }
+  return counts;
+}
 
 /** What the router does: a request that fails before its first token goes to another replica. */
 async function generateWithFailover(endpoints: string[], expected: number[]): Promise<boolean> {
