@@ -88,7 +88,7 @@ describe("a tensor-parallel replica on the dev cluster, from kubectl apply to Ge
   });
 
   it("forms the group: both pods Running and Ready, the model Ready, Generate equals `tessera generate`", async () => {
-    await f.ok("wait", "-n", ns, "--for=condition=Ready", `inferencemodel/${name}`, "--timeout=40s");
+    await f.ok("wait", "-n", ns, "--for=condition=Ready", `inferencemodel/${name}`, "--timeout=120s");
     const list = await pods();
     assert.equal(list.items.length, 2, list.items.map((p) => p.metadata.name).join(", "));
     for (const pod of list.items) {
