@@ -3,7 +3,8 @@
 // parallelism.tensor 2 becomes one group of two pods that find each other by their pod DNS names (on the
 // dev cluster through the kubelet's hosts file, TESSERA_HOSTS_FILE) -> Ready -> Generate on the entry
 // shard gives the greedy tokens of a single-process `tessera generate`. Deleting a pod of the group
-// takes the replica down; the pod is replaced, the group forms again and serves the same tokens.
+// takes the replica down; the pod is replaced, the group forms again and serves the same tokens. A
+// pipeline-parallel replica (2 stages) does the same.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -37,11 +38,12 @@ interface PodList {
   }[];
 }
 
-describe("a tensor-parallel replica on the dev cluster, from kubectl apply to Generate (e2e)", function () {
+describe("parallel replicas on the dev cluster, from kubectl apply to Generate (e2e)", function () {
   this.timeout(240_000);
   let f: DevClusterFixture;
   let operator: OperatorProcess;
   let expected: number[];
+  let modelPath: string;
   const ns = "parallel";
   const name = "tiny-tp";
 
@@ -80,6 +82,7 @@ describe("a tensor-parallel replica on the dev cluster, from kubectl apply to Ge
       "",
     ].join("\n");
     await f.ok("apply", "-n", ns, "-f", f.file("tiny-tp.yaml", manifest));
+    modelPath = modelDir;
   });
   after(async () => {
     operator?.child.kill("SIGTERM");
@@ -134,5 +137,32 @@ describe("a tensor-parallel replica on the dev cluster, from kubectl apply to Ge
     const entry = (await status()).shards?.find((s) => s.entry && s.ready);
     assert.ok(entry?.endpoint, JSON.stringify(await status()));
     assert.deepEqual(await generateIds(entry.endpoint), expected);
+  });
+
+  it("a pipeline-parallel replica (2 stages, one layer each) forms and serves the same tokens", async () => {
+    await f.ok("delete", "inferencemodel", "-n", ns, name, "--wait=true", "--timeout=60s");
+    const manifest = [
+      "apiVersion: serving.tessera.dev/v1alpha1",
+      "kind: InferenceModel",
+      "metadata: {name: tiny-pp}",
+      "spec:",
+      `  model: {path: ${modelPath}, numLayers: 2}`,
+      "  replicas: 1",
+      "  parallelism: {pipeline: 2}",
+      "",
+    ].join("\n");
+    await f.ok("apply", "-n", ns, "-f", f.file("tiny-pp.yaml", manifest));
+    await f.ok("wait", "-n", ns, "--for=condition=Ready", "inferencemodel/tiny-pp", "--timeout=120s");
+    const shards =
+      (
+        JSON.parse(
+          await f.ok("get", "inferencemodel", "tiny-pp", "-n", ns, "-o", "jsonpath={.status}"),
+        ) as ModelStatus
+      ).shards ?? [];
+    assert.deepEqual(shards.map((s) => [s.stage, s.rank, s.entry, s.ready]).sort(), [
+      [0, 0, true, true],
+      [1, 0, false, true],
+    ]);
+    assert.deepEqual(await generateIds(shards.find((s) => s.entry)?.endpoint ?? ""), expected);
   });
 });
