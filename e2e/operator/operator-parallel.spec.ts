@@ -117,7 +117,7 @@ describe("parallel replicas on the dev cluster, from kubectl apply to Generate (
     const before = await status();
     const member = before.shards?.find((s) => !s.entry);
     assert.ok(member, JSON.stringify(before));
-    const oldUid = (await pods()).items.find((p) => p.metadata.name === member.pod)?.metadata.uid;
+    const old = (await pods()).items.find((p) => p.metadata.name === member.pod);
     await f.ok("delete", "pod", "-n", ns, member.pod, "--wait=false");
     await eventually(
       "the replica NotReady",
@@ -132,7 +132,10 @@ describe("parallel replicas on the dev cluster, from kubectl apply to Generate (
     await f.ok("wait", "-n", ns, "--for=condition=Ready", `inferencemodel/${name}`, "--timeout=150s");
     const list = await pods();
     const replaced = list.items.find((p) => p.metadata.name === member.pod);
-    assert.ok(replaced && replaced.metadata.uid !== oldUid, "the pod was replaced");
+    assert.ok(replaced && replaced.metadata.uid !== old?.metadata.uid, "the pod was replaced");
+    assert.notEqual(replaced.status.podIP, old?.status.podIP, "the replacement has a new pod IP");
+    const hosts = readFileSync(f.cluster.kubelet.hostsFile, "utf8");
+    assert.ok(hosts.includes(`${replaced.status.podIP} ${replaced.spec.hostname}.${name}-workers.`), hosts);
     assert.ok(list.items.every(isReady), "both pods Ready again");
     const entry = (await status()).shards?.find((s) => s.entry && s.ready);
     assert.ok(entry?.endpoint, JSON.stringify(await status()));
