@@ -189,6 +189,32 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
     assert.ok(pods.items.every((p) => p.metadata.name.endsWith(after.revision!)));
   });
 
+  it("rolls only the router on a routing change, which keeps serving and the model Ready", async () => {
+    const workers = async () =>
+      (
+        await f.ok("get", "pods", "-n", ns, "-l", "app.kubernetes.io/name=tessera-worker", "-o", "name")
+      ).trim();
+    const before = await workers();
+    const patch = JSON.stringify({ spec: { routing: { strategy: "round-robin" } } });
+    await f.ok("patch", "-n", ns, "inferencemodel/tiny-llama", "--type=merge", "-p", patch);
+    await eventually("router template updated", async () =>
+      (await f.ok("get", "deployment", "tiny-llama-router", "-n", ns, "-o", "jsonpath={.spec}")).includes(
+        "round-robin",
+      ),
+    );
+    await f.ok("rollout", "status", "-n", ns, "deployment/tiny-llama-router", "--timeout=60s");
+    const ready = (await status("tiny-llama")).conditions?.find((c) => c.type === "Ready");
+    assert.equal(ready?.status, "True");
+    assert.equal(await workers(), before, "no worker pod replaced");
+    const router = await eventually("the new router pod", async () => {
+      const address = await routerAddress();
+      const [ip = ""] = address.split(":");
+      const pods = await f.ok("get", "pods", "-n", ns, "-o", "jsonpath={.items[*].status.podIP}");
+      return pods.split(" ").includes(ip) && address;
+    });
+    assert.deepEqual(await generateIds(router), expected);
+  });
+
   it("stops reconciling once converged", async () => {
     await f.ok(
       "wait",
