@@ -1,6 +1,7 @@
-// One attempt at one segment of a request on one endpoint: a Generate call with the segment's prompt
+// One attempt at one segment of a request on one endpoint: a generation with the segment's prompt
 // as token ids (tokenized by the router, so the worker's prefix hashes are the ones the router routed
-// by), its messages handed on from the stream's data callbacks (no promise per token). Keeps the
+// by) over the endpoint's relay stream (or, where the worker has none or tracing is on, its own
+// Generate call), its messages handed on from data callbacks (no promise per token). Keeps the
 // endpoint's books: requests in flight, time to first token, outlier successes and failures.
 import { create } from "@bufbuild/protobuf";
 import type { ServiceError } from "@grpc/grpc-js";
@@ -12,6 +13,7 @@ import {
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { SamplingParams } from "../../worker/engine/types.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
+import { RelayUnsupportedError } from "../endpoints/relay-channel.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
 import type { SegmentRequest } from "./continuation.ts";
 
@@ -62,24 +64,23 @@ export function attempt(
   const started = performance.now();
   let firstToken: number | undefined;
   let messages = 0;
-  const stream = endpoint.client.serverStream(
-    Inference.method.generate,
-    {
-      model,
-      prompt: { case: "tokenIds", value: { ids: segment.promptIds } },
-      sampling: samplingMessage(segment.sampling),
-      requestId: options.requestId,
-      ...(segment.kv && { kv: segment.kv }),
-    },
-    options.deadline === undefined ? {} : { deadline: options.deadline },
-  );
+  const request = {
+    model,
+    prompt: { case: "tokenIds" as const, value: { ids: segment.promptIds } },
+    sampling: samplingMessage(segment.sampling),
+    requestId: options.requestId,
+    ...(segment.kv && { kv: segment.kv }),
+  };
   endpoint.inFlight++;
   return new Promise<void>((resolve, reject) => {
     let settled = false;
+    let cancelUpstream = () => {};
+    let timer: NodeJS.Timeout | undefined;
     const settle = (code: Code, error?: unknown) => {
       if (settled) return;
       settled = true;
       endpoint.inFlight--;
+      clearTimeout(timer);
       signal.removeEventListener("abort", cancel);
       const ms = performance.now() - started;
       options.metrics?.attempt(
@@ -92,11 +93,11 @@ export function attempt(
       else reject(error);
     };
     const cancel = () => {
-      stream.cancel();
+      cancelUpstream();
       settle(Code.CANCELLED, signal.reason);
     };
     signal.addEventListener("abort", cancel, { once: true });
-    stream.on("data", (message: GenerateResponse) => {
+    const onMessage = (message: GenerateResponse) => {
       if (settled) return;
       if (firstToken === undefined) {
         firstToken = performance.now() - started;
@@ -106,20 +107,51 @@ export function attempt(
       messages++;
       try {
         if (!options.onMessage(message)) return;
-        stream.cancel();
+        cancelUpstream();
         settle(Code.OK);
       } catch (err) {
-        stream.cancel();
+        cancelUpstream();
         settle(Code.INTERNAL, err);
       }
-    });
-    stream.on("end", () => settle(Code.OK));
-    stream.on("error", (err: ServiceError) => {
+    };
+    const onError = (error: TesseraError) => {
       if (settled) return;
-      const error = fromGrpc(err, endpoint.name);
       if (isEndpointFailure(error.code)) endpoint.outliers.recordFailure();
       settle(error.code, new AttemptError(error, messages));
+    };
+    /** One Generate call for this request. */
+    const call = () => {
+      const stream = endpoint.client.serverStream(
+        Inference.method.generate,
+        request,
+        options.deadline === undefined ? {} : { deadline: options.deadline },
+      );
+      cancelUpstream = () => stream.cancel();
+      stream.on("data", onMessage);
+      stream.on("end", () => settle(Code.OK));
+      stream.on("error", (err: ServiceError) => onError(fromGrpc(err, endpoint.name)));
+    };
+    const { relay } = endpoint;
+    if (relay?.supported !== true) return call();
+    // Over the endpoint's relay stream; the deadline is the router's to keep (the worker keeps it too).
+    cancelUpstream = relay.open(request, options.deadline, {
+      message: onMessage,
+      end: (error) => {
+        if (error instanceof RelayUnsupportedError) call();
+        else if (error) onError(error);
+        else settle(Code.OK);
+      },
     });
+    if (options.deadline !== undefined)
+      timer = setTimeout(
+        () => {
+          cancelUpstream();
+          onError(
+            new TesseraError(Code.DEADLINE_EXCEEDED, `${endpoint.name}: the request's deadline passed`),
+          );
+        },
+        Math.max(0, options.deadline - Date.now()),
+      );
   });
 }
 

@@ -3,12 +3,14 @@
 // Watch), its passive outlier state, its latest load report, this router's requests in flight on it,
 // and its time-to-first-token average.
 import type { ModelInfo } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import { tracingEnabled } from "../../common/telemetry/tracing.ts";
 import { GrpcClient } from "../../worker/server/grpc-client.ts";
 import type { Clock } from "../clock.ts";
 import type { Candidate, LoadReport } from "../routing/plugin.ts";
 import { Ewma } from "./ewma.ts";
 import type { HealthStatus } from "./health-watch.ts";
 import { type OutlierConfig, OutlierDetector, type OutlierEvents } from "./outlier-detector.ts";
+import { RelayChannel } from "./relay-channel.ts";
 
 /** What a worker does for a model: whole generations, or one side of a disaggregated one. */
 export const ENDPOINT_ROLES = ["both", "prefill", "decode"] as const;
@@ -36,6 +38,11 @@ export class Endpoint {
   readonly name: string;
   readonly address: string;
   readonly client: GrpcClient;
+  /**
+   * The stream this router's generations on the endpoint share; undefined while tracing is on, so
+   * that each traced request has its own call carrying its trace context.
+   */
+  readonly relay: RelayChannel | undefined;
   readonly ttft: Ewma;
   readonly outliers: OutlierDetector;
   /** The models the endpoint serves; undefined until its ListModels answered. */
@@ -63,6 +70,7 @@ export class Endpoint {
       "grpc.keepalive_timeout_ms": 10_000,
       "grpc.enable_retries": 0,
     });
+    this.relay = tracingEnabled() ? undefined : new RelayChannel(spec.name, this.client);
     this.ttft = new Ewma(options.latencyHalfLifeMs, options.clock);
     this.outliers = new OutlierDetector(options.outliers, options.clock, events);
   }
@@ -98,6 +106,7 @@ export class Endpoint {
 
   close(): void {
     this.outliers.close();
+    this.relay?.close();
     this.client.close();
   }
 }

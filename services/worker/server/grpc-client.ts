@@ -10,6 +10,7 @@ import {
   type CallOptions,
   type ChannelOptions,
   Client,
+  type ClientDuplexStream,
   type ClientReadableStream,
   credentials,
   Metadata,
@@ -65,6 +66,22 @@ export class GrpcClient {
       def.requestSerialize,
       def.responseDeserialize,
       create(method.input, request),
+      metadata,
+      options,
+    );
+  }
+
+  /** A bidirectional stream; messages are written as protobuf-es messages. */
+  bidiStream<I extends DescMessage, O extends DescMessage>(
+    method: Method<"bidi_streaming", I, O>,
+    options: CallOptions = {},
+    metadata: Metadata = new Metadata(),
+  ): ClientDuplexStream<MessageShape<I>, MessageShape<O>> {
+    const def = grpcMethodDefinition(method);
+    return this.#client.makeBidiStreamRequest(
+      def.path,
+      def.requestSerialize,
+      def.responseDeserialize,
       metadata,
       options,
     );

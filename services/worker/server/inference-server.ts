@@ -7,6 +7,7 @@ import type { Meter } from "@opentelemetry/api";
 import { HealthImplementation } from "grpc-health-check";
 import { Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { WorkerLoad } from "../../../proto/gen/tessera/v1/load_pb.js";
+import { Relay } from "../../../proto/gen/tessera/v1/relay_pb.js";
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import { traceHandlers } from "../../common/telemetry/grpc-tracing.ts";
@@ -16,6 +17,7 @@ import { grpcServiceDefinition } from "./grpc-service.ts";
 import { InFlight } from "./in-flight.ts";
 import { InferenceService } from "./inference-service.ts";
 import { addReflection } from "./reflection.ts";
+import { RelayService } from "./relay-service.ts";
 import { RpcMetrics } from "./rpc-metrics.ts";
 import type { ServedModel, ServedModelInfo } from "./served-model.ts";
 import { type LoadReport, workerLoadHandlers } from "./worker-load.ts";
@@ -43,6 +45,7 @@ export class InferenceServer {
   readonly #server: Server;
   readonly #health: HealthImplementation;
   readonly #inFlight: InFlight;
+  readonly #relay: RelayService;
   readonly #options: InferenceServerOptions;
   #shutdown: Promise<{ cancelled: number }> | undefined;
 
@@ -50,12 +53,14 @@ export class InferenceServer {
     server: Server,
     health: HealthImplementation,
     inFlight: InFlight,
+    relay: RelayService,
     port: number,
     options: InferenceServerOptions,
   ) {
     this.#server = server;
     this.#health = health;
     this.#inFlight = inFlight;
+    this.#relay = relay;
     this.port = port;
     this.#options = options;
   }
@@ -64,14 +69,17 @@ export class InferenceServer {
     const server = new Server();
     const inFlight = new InFlight();
     const metrics = options.meter && new RpcMetrics(options.meter, () => inFlight.size);
+    const inference = new InferenceService(model, inFlight, options.log, metrics, options.modelInfo);
     server.addService(
       grpcServiceDefinition(Inference),
-      traceHandlers(
-        Inference.typeName,
-        new InferenceService(model, inFlight, options.log, metrics, options.modelInfo).handlers(),
-        { enabled: tracingEnabled(), prefix: "worker", methods: ["generate"] },
-      ),
+      traceHandlers(Inference.typeName, inference.handlers(), {
+        enabled: tracingEnabled(),
+        prefix: "worker",
+        methods: ["generate"],
+      }),
     );
+    const relay = new RelayService(inference, inFlight, options.log, metrics);
+    server.addService(grpcServiceDefinition(Relay), relay.handlers());
     if (options.load)
       server.addService(
         grpcServiceDefinition(WorkerLoad),
@@ -82,7 +90,7 @@ export class InferenceServer {
     addReflection(server);
     const port = await bind(server, options.host, options.port);
     options.log.info({ host: options.host, port, model: model.description.id }, "serving");
-    return new InferenceServer(server, health, inFlight, port, options);
+    return new InferenceServer(server, health, inFlight, relay, port, options);
   }
 
   /** Number of calls in flight. */
@@ -118,6 +126,7 @@ export class InferenceServer {
 
   /** Closes the transport gracefully, forcing it when idle connections (e.g. health watches) linger. */
   async #close(): Promise<void> {
+    this.#relay.endIdle();
     const closed = new Promise<void>((resolve) => this.#server.tryShutdown(() => resolve()));
     const timeout = new AbortController();
     const forced = delay(CLOSE_TIMEOUT_MS, undefined, { signal: timeout.signal }).then(

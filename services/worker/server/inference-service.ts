@@ -88,7 +88,32 @@ export class InferenceService {
    * went away before the end; throws what the call should fail with.
    */
   async #stream(call: GenerateCall, requestId: string, signal: AbortSignal, log: Logger): Promise<Code> {
-    const request = toEngineRequest(call.request, this.#model, requestId);
+    const completed = await this.run(call.request, requestId, signal, log, async (message) => {
+      if (call.cancelled) return false;
+      await write(call, message, signal);
+      return true;
+    });
+    if (!completed || call.cancelled) return Code.CANCELLED;
+    call.end();
+    // Stop waiting when the signal aborts: the drain timed out, or grpc-js reported "cancelled" (which
+    // it also does once the status has been sent).
+    await once(call, "finish", { signal }).catch(() => {});
+    return Code.OK;
+  }
+
+  /**
+   * Runs one generation, handing `send` one message per engine event (Generate's call, or a Relay
+   * stream); `send` answers false to stop reading (its reader went away), and run then answers false.
+   * Throws what the generation fails with.
+   */
+  async run(
+    message: GenerateRequest,
+    requestId: string,
+    signal: AbortSignal,
+    log: Logger,
+    send: (message: GenerateResponse) => boolean | Promise<boolean>,
+  ): Promise<boolean> {
+    const request = toEngineRequest(message, this.#model, requestId);
     if (request.error) throw request.error;
     const trace = phaseSpans(requestId);
     if (trace) request.value.trace = trace;
@@ -96,22 +121,16 @@ export class InferenceService {
     const started = performance.now();
     let tokens = 0;
     for await (const event of this.#model.generate(request.value, signal)) {
-      if (call.cancelled) return Code.CANCELLED;
       if (event.type === "tokens") {
         if (tokens === 0) this.#metrics?.firstToken((performance.now() - started) / 1000);
         tokens += event.tokens.length;
         this.#metrics?.tokens(event.tokens.length);
       }
-      await write(call, toGenerateResponse(event, requestId, this.#model.tokenizer), signal);
+      if (!(await send(toGenerateResponse(event, requestId, this.#model.tokenizer)))) return false;
       if (event.type === "finish")
         log.info({ reason: event.reason, usage: event.usage }, "generate finished");
     }
-    if (call.cancelled) return Code.CANCELLED;
-    call.end();
-    // Stop waiting when the signal aborts: the drain timed out, or grpc-js reported "cancelled" (which
-    // it also does once the status has been sent).
-    await once(call, "finish", { signal }).catch(() => {});
-    return Code.OK;
+    return true;
   }
 
   tokenize(request: TokenizeRequest): TokenizeResponse {

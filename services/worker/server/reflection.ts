@@ -11,7 +11,11 @@ const protoRoot = path.resolve(import.meta.dirname, "../../../proto");
 /** Reflects the services of `protos` (paths under proto/) and grpc.health.v1. */
 export function addReflection(
   server: Server,
-  protos: readonly string[] = ["tessera/v1/inference.proto", "tessera/v1/load.proto"],
+  protos: readonly string[] = [
+    "tessera/v1/inference.proto",
+    "tessera/v1/load.proto",
+    "tessera/v1/relay.proto",
+  ],
 ): void {
   const definition = loadSync([...protos.map((p) => path.join(protoRoot, p)), healthProtoPath], {
     includeDirs: [protoRoot],

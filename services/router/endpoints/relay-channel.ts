@@ -1,0 +1,120 @@
+// The router's end of one worker's tessera.v1.Relay stream: the generations this router runs on the
+// worker share one bidirectional stream, opened on first use and again after it ends. The worker
+// batches the frames of one engine step into one message, so relaying N streams costs the router one
+// receive per step instead of N (see proto/tessera/v1/relay.proto). A worker without the Relay
+// service answers UNIMPLEMENTED once; the channel then reports `supported` false and callers go
+// back to one Generate call per request.
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import type { ClientDuplexStream, ServiceError } from "@grpc/grpc-js";
+import type { GenerateRequestSchema, GenerateResponse } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import {
+  Relay,
+  type RelayGenerateRequest,
+  RelayGenerateRequestSchema,
+  type RelayGenerateResponse,
+} from "../../../proto/gen/tessera/v1/relay_pb.js";
+import { Code, TesseraError } from "../../common/errors.ts";
+import type { GrpcClient } from "../../worker/server/grpc-client.ts";
+
+export interface RelayHandlers {
+  message(message: GenerateResponse): void;
+  /** The generation ended: OK (no error), or failed. Called once, and nothing after it. */
+  end(error: TesseraError | undefined): void;
+}
+
+/** Ends a generation whose endpoint turned out not to have the Relay service: nothing was sent. */
+export class RelayUnsupportedError extends TesseraError {
+  constructor(endpoint: string) {
+    super(Code.UNIMPLEMENTED, `${endpoint}: no tessera.v1.Relay service`);
+  }
+}
+
+export class RelayChannel {
+  readonly #name: string;
+  readonly #client: GrpcClient;
+  readonly #open = new Map<bigint, RelayHandlers>();
+  #call: ClientDuplexStream<RelayGenerateRequest, RelayGenerateResponse> | undefined;
+  #nextId = 1n;
+  #supported = true;
+
+  constructor(name: string, client: GrpcClient) {
+    this.#name = name;
+    this.#client = client;
+  }
+
+  /** False once the endpoint answered that it has no Relay service. */
+  get supported(): boolean {
+    return this.#supported;
+  }
+
+  /** Generations running on the channel. */
+  get size(): number {
+    return this.#open.size;
+  }
+
+  /**
+   * Starts a generation; its messages and end go to `handlers`. Returns its cancel: the worker is
+   * told to stop, and no handler is called after it.
+   */
+  open(
+    request: MessageInitShape<typeof GenerateRequestSchema>,
+    deadline: number | undefined,
+    handlers: RelayHandlers,
+  ): () => void {
+    const streamId = this.#nextId++;
+    const call = this.#stream();
+    this.#open.set(streamId, handlers);
+    call.write(
+      create(RelayGenerateRequestSchema, {
+        kind: { case: "open", value: { streamId, request, deadlineUnixMs: BigInt(deadline ?? 0) } },
+      }),
+    );
+    return () => {
+      if (!this.#open.delete(streamId) || this.#call !== call) return;
+      call.write(create(RelayGenerateRequestSchema, { kind: { case: "cancel", value: { streamId } } }));
+    };
+  }
+
+  /** Ends the stream; the generations still on it fail with UNAVAILABLE. */
+  close(): void {
+    this.#call?.cancel();
+  }
+
+  #stream(): ClientDuplexStream<RelayGenerateRequest, RelayGenerateResponse> {
+    if (this.#call) return this.#call;
+    const call = this.#client.bidiStream(Relay.method.generate);
+    this.#call = call;
+    call.on("data", (response: RelayGenerateResponse) => {
+      for (const frame of response.frames) {
+        const handlers = this.#open.get(frame.streamId);
+        if (handlers === undefined) continue;
+        if (frame.response) handlers.message(frame.response);
+        if (!frame.end) continue;
+        this.#open.delete(frame.streamId);
+        handlers.end(
+          frame.status === Code.OK
+            ? undefined
+            : new TesseraError(frame.status as Code, `${this.#name}: ${frame.statusMessage || "failed"}`),
+        );
+      }
+    });
+    const gone = (err?: ServiceError) => {
+      if (this.#call !== call) return;
+      this.#call = undefined;
+      let error: TesseraError;
+      if (err?.code === Code.UNIMPLEMENTED) {
+        this.#supported = false;
+        error = new RelayUnsupportedError(this.#name);
+      } else {
+        const why = err ? err.details || err.message : "the relay stream ended";
+        error = new TesseraError(Code.UNAVAILABLE, `${this.#name}: ${why}`, { cause: err });
+      }
+      const open = [...this.#open.values()];
+      this.#open.clear();
+      for (const handlers of open) handlers.end(error);
+    };
+    call.on("error", gone);
+    call.on("end", () => gone());
+    return call;
+  }
+}

@@ -1,0 +1,207 @@
+// The tessera.v1.Relay service: many generations over one stream from a router. Each RelayOpen runs
+// the same generation an Inference.Generate call would (InferenceService.run: validation, engine,
+// messages), counted in the same in-flight set (a drain waits for it) and the same metrics; its
+// messages become frames, and the frames of all generations produced in one turn of the event loop
+// (one engine step hands every running request its tokens in one turn) leave as one RelayGenerateResponse.
+import { randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import type { ServerDuplexStream } from "@grpc/grpc-js";
+import type { GenerateRequest } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import {
+  type Relay,
+  type RelayFrame,
+  RelayFrameSchema,
+  type RelayGenerateRequest,
+  type RelayGenerateResponse,
+  RelayGenerateResponseSchema,
+} from "../../../proto/gen/tessera/v1/relay_pb.js";
+import { Code, TesseraError } from "../../common/errors.ts";
+import type { Logger } from "../../common/log.ts";
+import type { GrpcHandlers } from "./grpc-service.ts";
+import type { InFlight } from "./in-flight.ts";
+import type { InferenceService } from "./inference-service.ts";
+import type { RpcMetrics } from "./rpc-metrics.ts";
+
+type RelayMethods = typeof Relay extends { method: infer M } ? M : never;
+type RelayCall = ServerDuplexStream<RelayGenerateRequest, RelayGenerateResponse>;
+
+export class RelayService {
+  readonly #inference: InferenceService;
+  readonly #inFlight: InFlight;
+  readonly #log: Logger;
+  readonly #metrics: RpcMetrics | undefined;
+  readonly #streams = new Set<RelayStream>();
+
+  constructor(inference: InferenceService, inFlight: InFlight, log: Logger, metrics?: RpcMetrics) {
+    this.#inference = inference;
+    this.#inFlight = inFlight;
+    this.#log = log;
+    this.#metrics = metrics;
+  }
+
+  handlers(): GrpcHandlers<RelayMethods> {
+    return {
+      generate: (call) => {
+        const stream = new RelayStream(call, this.#inference, this.#inFlight, this.#log, this.#metrics);
+        this.#streams.add(stream);
+        stream.closed.then(() => this.#streams.delete(stream));
+      },
+    };
+  }
+
+  /** Ends every relay stream that has no generation left (the server is going down). */
+  endIdle(): void {
+    for (const stream of this.#streams) stream.endIfIdle();
+  }
+}
+
+class RelayStream {
+  readonly closed: Promise<void>;
+  readonly #call: RelayCall;
+  readonly #inference: InferenceService;
+  readonly #inFlight: InFlight;
+  readonly #log: Logger;
+  readonly #metrics: RpcMetrics | undefined;
+  /** The generations running on this stream, by stream id. */
+  readonly #running = new Map<bigint, AbortController>();
+  #frames: RelayFrame[] = [];
+  #scheduled = false;
+  /** The transport is full: frames wait for its "drain". */
+  #blocked = false;
+  #ended = false;
+
+  constructor(
+    call: RelayCall,
+    inference: InferenceService,
+    inFlight: InFlight,
+    log: Logger,
+    metrics: RpcMetrics | undefined,
+  ) {
+    this.#call = call;
+    this.#inference = inference;
+    this.#inFlight = inFlight;
+    this.#log = log;
+    this.#metrics = metrics;
+    let close = () => {};
+    this.closed = new Promise((resolve) => {
+      close = resolve;
+    });
+    const gone = () => {
+      this.#ended = true;
+      for (const controller of this.#running.values())
+        controller.abort(new TesseraError(Code.CANCELLED, "the relay stream ended"));
+      close();
+    };
+    call.on("data", (request: RelayGenerateRequest) => this.#receive(request));
+    call.on("cancelled", gone);
+    call.on("error", gone);
+    call.on("close", gone);
+    // The router half-closed: the generations still running finish, then the stream ends.
+    call.on("end", () => this.endIfIdle());
+  }
+
+  endIfIdle(): void {
+    if (this.#running.size > 0 || this.#ended) return;
+    this.#ended = true;
+    this.#flush(true);
+    this.#call.end();
+  }
+
+  #receive(request: RelayGenerateRequest): void {
+    const { kind } = request;
+    if (kind.case === "open") {
+      const { streamId, request: message, deadlineUnixMs } = kind.value;
+      if (this.#running.has(streamId)) {
+        this.#end(streamId, new TesseraError(Code.INVALID_ARGUMENT, `stream_id ${streamId} is already open`));
+        return;
+      }
+      void this.#generate(streamId, message, Number(deadlineUnixMs));
+    } else if (kind.case === "cancel") {
+      this.#running
+        .get(kind.value.streamId)
+        ?.abort(new TesseraError(Code.CANCELLED, "cancelled by the router"));
+    }
+  }
+
+  async #generate(streamId: bigint, message: GenerateRequest | undefined, deadline: number): Promise<void> {
+    const started = performance.now();
+    const controller = this.#inFlight.begin();
+    if (controller === undefined) {
+      this.#end(streamId, new TesseraError(Code.UNAVAILABLE, "the server is shutting down"));
+      this.#metrics?.finished("Generate", Code.UNAVAILABLE, 0);
+      return;
+    }
+    this.#running.set(streamId, controller);
+    const requestId = message?.requestId || randomUUID();
+    const log = this.#log.child({ requestId, method: "Generate", relay: true });
+    const timer =
+      deadline > 0
+        ? setTimeout(
+            () => controller.abort(new TesseraError(Code.DEADLINE_EXCEEDED, "the request's deadline passed")),
+            Math.max(0, deadline - Date.now()),
+          )
+        : undefined;
+    let code: Code = Code.OK;
+    try {
+      if (message === undefined) throw new TesseraError(Code.INVALID_ARGUMENT, "request: missing");
+      await this.#inference.run(message, requestId, controller.signal, log, (response) => {
+        this.#push(create(RelayFrameSchema, { streamId, response }));
+        return true;
+      });
+      // An aborted generation may end with a "cancelled" finish: it still ends with the abort's status.
+      if (controller.signal.aborted) throw controller.signal.reason;
+      this.#end(streamId);
+    } catch (err) {
+      const error = TesseraError.from(controller.signal.aborted ? controller.signal.reason : err);
+      code = error.code;
+      if (code === Code.CANCELLED) log.info("generate cancelled by the router");
+      else log.warn({ code: error.code, err: error.message }, "generate failed");
+      this.#end(streamId, error);
+    } finally {
+      clearTimeout(timer);
+      this.#running.delete(streamId);
+      this.#inFlight.end(controller);
+      this.#metrics?.finished("Generate", code, (performance.now() - started) / 1000);
+      if (this.#inFlight.draining) this.endIfIdle();
+    }
+  }
+
+  #end(streamId: bigint, error?: TesseraError): void {
+    this.#push(
+      create(RelayFrameSchema, {
+        streamId,
+        end: true,
+        status: error?.code ?? Code.OK,
+        statusMessage: error?.message ?? "",
+      }),
+    );
+  }
+
+  #push(frame: RelayFrame): void {
+    if (this.#ended) return;
+    this.#frames.push(frame);
+    if (this.#scheduled || this.#blocked) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#flush();
+    });
+  }
+
+  /**
+   * Sends the frames gathered so far as one message. A full transport (a slow router) holds them
+   * until it drains (they stay bounded by max_tokens of the generations on this stream); the `last`
+   * message goes out regardless, before the stream ends.
+   */
+  #flush(last = false): void {
+    if (this.#frames.length === 0 || (this.#blocked && !last) || this.#call.writableEnded) return;
+    const frames = this.#frames;
+    this.#frames = [];
+    if (this.#call.write(create(RelayGenerateResponseSchema, { frames })) || last) return;
+    this.#blocked = true;
+    this.#call.once("drain", () => {
+      this.#blocked = false;
+      this.#flush();
+    });
+  }
+}
