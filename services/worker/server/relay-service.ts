@@ -6,11 +6,10 @@
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import type { ServerDuplexStream } from "@grpc/grpc-js";
-import type { GenerateRequest } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import type { GenerateRequest, GenerateResponse } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import {
   type Relay,
   type RelayFrame,
-  RelayFrameSchema,
   type RelayGenerateRequest,
   type RelayGenerateResponse,
   RelayGenerateResponseSchema,
@@ -145,7 +144,7 @@ class RelayStream {
     try {
       if (message === undefined) throw new TesseraError(Code.INVALID_ARGUMENT, "request: missing");
       await this.#inference.run(message, requestId, controller.signal, log, (response) => {
-        this.#push(create(RelayFrameSchema, { streamId, response }));
+        this.#push(frame(streamId, response));
         return true;
       });
       // An aborted generation may end with a "cancelled" finish: it still ends with the abort's status.
@@ -167,22 +166,17 @@ class RelayStream {
   }
 
   #end(streamId: bigint, error?: TesseraError): void {
-    this.#push(
-      create(RelayFrameSchema, {
-        streamId,
-        end: true,
-        status: error?.code ?? Code.OK,
-        statusMessage: error?.message ?? "",
-      }),
-    );
+    this.#push(frame(streamId, undefined, error?.code ?? Code.OK, error?.message ?? ""));
   }
 
   #push(frame: RelayFrame): void {
     if (this.#ended) return;
     this.#frames.push(frame);
     if (this.#scheduled || this.#blocked) return;
+    // After the microtasks now queued: the events of one engine step reach every generation's
+    // loop within them, so their frames leave together, without waiting for another event-loop turn.
     this.#scheduled = true;
-    setImmediate(() => {
+    process.nextTick(() => {
       this.#scheduled = false;
       this.#flush();
     });
@@ -204,4 +198,24 @@ class RelayStream {
       this.#flush();
     });
   }
+}
+
+/**
+ * A frame as a plain message object: one per token of every generation, so it skips create()'s
+ * reflective defaults (every field is given here).
+ */
+function frame(
+  streamId: bigint,
+  response: GenerateResponse | undefined,
+  status = 0,
+  statusMessage = "",
+): RelayFrame {
+  return {
+    $typeName: "tessera.v1.RelayFrame",
+    streamId,
+    ...(response && { response }),
+    end: response === undefined,
+    status,
+    statusMessage,
+  };
 }
