@@ -8,6 +8,7 @@ describe("router config from spec.routing", () => {
   it("turns the default routing into consistent hashing with its epsilon and prefix blocks", () => {
     assert.deepEqual(routingPipeline(modelSpec().routing), {
       prefixBlocks: 8,
+      sessionHeader: "x-session-id",
       scorers: [{ type: "consistent-hash", weight: 1, epsilon: 0.25 }],
       picker: { type: "max-score" },
     });
@@ -15,10 +16,16 @@ describe("router config from spec.routing", () => {
 
   it("adds the load and latency scorers with their weights, and drops weights of 0", () => {
     const spec = modelSpec({
-      routing: { weights: { prefix: 2, load: 0.5, latency: 0.25 }, epsilon: 0.5, prefixBlocks: 4 },
+      routing: {
+        weights: { prefix: 2, load: 0.5, latency: 0.25 },
+        epsilon: 0.5,
+        prefixBlocks: 4,
+        sessionHeader: "x-tenant-session",
+      },
     });
     assert.deepEqual(routingPipeline(spec.routing), {
       prefixBlocks: 4,
+      sessionHeader: "x-tenant-session",
       scorers: [
         { type: "consistent-hash", weight: 2, epsilon: 0.5 },
         { type: "load", weight: 0.5 },

@@ -39,6 +39,7 @@ interface PluginEntry {
 
 export interface RoutingPipelineConfig {
   prefixBlocks: number;
+  sessionHeader: string;
   scorers: PluginEntry[];
   picker: { type: string };
 }
@@ -46,6 +47,7 @@ export interface RoutingPipelineConfig {
 export function routingPipeline(routing: Routing): RoutingPipelineConfig {
   const pipeline = (scorers: PluginEntry[], picker: string) => ({
     prefixBlocks: routing.prefixBlocks,
+    sessionHeader: routing.sessionHeader,
     scorers,
     picker: { type: picker },
   });

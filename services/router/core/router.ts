@@ -51,6 +51,8 @@ interface CachedResponse {
 
 export class Router {
   readonly models: ModelRegistry;
+  /** The header that carries a request's session key (routing.sessionHeader). */
+  readonly sessionHeader: string;
   readonly #deps: RouterDeps;
   readonly #queues = new Map<string, AdmissionQueue>();
   readonly #flights = new Map<string, Flight>();
@@ -58,6 +60,7 @@ export class Router {
 
   constructor(deps: RouterDeps) {
     this.#deps = deps;
+    this.sessionHeader = deps.config.routing.sessionHeader;
     this.models = deps.models;
     const { cache } = deps.config;
     this.#cache = cache.enabled ? new ResponseCache(cache, deps.clock) : undefined;

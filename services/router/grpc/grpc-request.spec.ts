@@ -5,17 +5,18 @@ import { GenerateRequestSchema } from "../../../proto/gen/tessera/v1/inference_p
 import { bearer, fromGrpc } from "./grpc-request.ts";
 
 describe("gRPC request", () => {
-  it("takes the prompt, the sampling fields, the keys from metadata and the deadline", () => {
+  it("takes the prompt, the sampling fields, the keys from metadata (the session key from the configured header) and the deadline", () => {
     const metadata = new Metadata();
     metadata.set("authorization", "Bearer sk-123");
-    metadata.set("x-session-id", "chat-7");
+    metadata.set("x-tenant-session", "chat-7");
+    metadata.set("x-session-id", "not-this-one");
     const message = create(GenerateRequestSchema, {
       model: "m",
       prompt: { case: "tokenIds", value: { ids: [1, 2] } },
       sampling: { maxTokens: 4, seed: 9n },
       requestId: "r-1",
     });
-    const request = fromGrpc(message, metadata, new Date(5_000)).value!;
+    const request = fromGrpc(message, metadata, new Date(5_000), "x-tenant-session").value!;
     assert.deepEqual(request.prompt, { type: "tokens", ids: [1, 2] });
     assert.equal(request.sampling.maxTokens, 4);
     assert.equal(request.sampling.seed, 9n);
@@ -30,11 +31,13 @@ describe("gRPC request", () => {
       create(GenerateRequestSchema, { prompt: { case: "text", value: "x" } }),
       new Metadata(),
       Infinity,
+      "x-session-id",
     ).value!;
     assert.ok(request.requestId.length > 0);
     assert.equal(request.deadline, undefined);
     assert.match(
-      fromGrpc(create(GenerateRequestSchema, {}), new Metadata(), Infinity).error?.message ?? "",
+      fromGrpc(create(GenerateRequestSchema, {}), new Metadata(), Infinity, "x-session-id").error?.message ??
+        "",
       /^prompt: /,
     );
   });

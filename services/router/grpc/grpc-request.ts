@@ -1,18 +1,17 @@
 // A tessera.v1.Inference Generate call, as a RouterRequest: the prompt and sampling fields from the
-// message; the API key (`authorization: Bearer KEY`), the session key (`x-session-id`) and the
-// deadline from the call.
+// message; the API key (`authorization: Bearer KEY`), the session key (routing.sessionHeader, by
+// default `x-session-id`) and the deadline from the call.
 import { randomUUID } from "node:crypto";
 import type { Metadata } from "@grpc/grpc-js";
 import type { GenerateRequest } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { type Result, TesseraError } from "../../common/errors.ts";
 import type { RouterPrompt, RouterRequest } from "../core/router-request.ts";
 
-export const SESSION_HEADER = "x-session-id";
-
 export function fromGrpc(
   message: GenerateRequest,
   metadata: Metadata,
   deadline: Date | number,
+  sessionHeader: string,
 ): Result<RouterRequest> {
   const prompt = promptOf(message.prompt);
   if (prompt.error) return prompt;
@@ -24,7 +23,7 @@ export function fromGrpc(
       model: message.model,
       prompt: prompt.value,
       sampling,
-      sessionKey: header(metadata, SESSION_HEADER),
+      sessionKey: header(metadata, sessionHeader),
       apiKey: bearer(header(metadata, "authorization")) ?? header(metadata, "x-api-key"),
       deadline: Number.isFinite(at) ? at : undefined,
     },

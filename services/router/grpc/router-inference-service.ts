@@ -79,7 +79,7 @@ async function generate(
   call.on("cancelled", onCancelled);
   try {
     if (controller === undefined) throw new TesseraError(Code.UNAVAILABLE, "the router is shutting down");
-    const request = fromGrpc(call.request, call.metadata, call.getDeadline());
+    const request = fromGrpc(call.request, call.metadata, call.getDeadline(), router.sessionHeader);
     if (request.error) throw request.error;
     const generation = await router.generate(request.value, controller.signal);
     model = generation.model;

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { Router } from "../core/router.ts";
 import type { RouterEvent } from "../core/router-events.ts";
-import { bearer, SESSION_HEADER } from "../grpc/grpc-request.ts";
+import { bearer } from "../grpc/grpc-request.ts";
 import { errorBody, sendError, sendJson } from "./http-errors.ts";
 import { parseChatRequest, parseCompletionRequest } from "./openai-request.ts";
 import {
@@ -41,7 +41,7 @@ export async function handleGenerate(
       model: request.model,
       prompt: request.prompt,
       sampling: request.sampling,
-      sessionKey: header(req, SESSION_HEADER),
+      sessionKey: header(req, router.sessionHeader),
       apiKey: bearer(header(req, "authorization")) ?? header(req, "x-api-key"),
     },
     signal,

@@ -15,6 +15,12 @@ export const routingConfigSchema = z.strictObject({
   virtualNodes: z.int().min(1).max(4_096).default(256),
   /** Leading KV blocks that make a prompt's routing key (prompts sharing them share a home). */
   prefixBlocks: z.int().min(1).max(1_024).default(8),
+  /** Request header (gRPC metadata) whose value, when sent, is the routing key instead of the prompt. */
+  sessionHeader: z
+    .string()
+    .regex(/^[a-z0-9-]+$/, "lower-case letters, digits and dashes")
+    .max(64)
+    .default("x-session-id"),
   filters: z.array(entry).default([]),
   scorers: z
     .array(entry.extend({ weight: z.number().min(0).default(1) }))
