@@ -5,6 +5,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "../common/log.ts";
 import { listeningPort, Metrics } from "../common/telemetry/metrics.ts";
 import { ApiKeys } from "./admission/api-keys.ts";
+import { SharedResponseCache } from "./cache/shared-response-cache.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { RouterConfig } from "./config/router-config.ts";
 import { EndpointSelector } from "./core/endpoint-selector.ts";
@@ -83,7 +84,11 @@ export async function startRouter(
     config.admission.apiKeysFile === undefined
       ? undefined
       : ApiKeys.fromFile(config.admission.apiKeysFile, clock);
-  router = new Router({ models, selector, config, apiKeys, metrics, clock, log });
+  const sharedCache =
+    config.cache.enabled && config.cache.redis
+      ? new SharedResponseCache(config.cache.redis, log.child({ component: "shared-cache" }))
+      : undefined;
+  router = new Router({ models, selector, config, apiKeys, metrics, clock, log, sharedCache });
   const discovery = createDiscovery(config.discovery, log, env);
   // Ready: every model has an eligible endpoint, and every eligible endpoint has said whether its KV
   // transfer path works (so the first disaggregated request is routed as such).
@@ -111,6 +116,7 @@ export async function startRouter(
       const [fromGrpc, fromHttp] = await Promise.all([grpc.shutdown(deadline), http.shutdown(deadline)]);
       timeout.abort();
       await discovery.stop();
+      await sharedCache?.close();
       pool.close();
       metricsServer?.close();
       metricsServer?.closeAllConnections();
@@ -120,6 +126,7 @@ export async function startRouter(
     return { router, pool, grpcPort: grpc.port, httpPort: http.port, metricsPort, ready, stop };
   } catch (err) {
     await discovery.stop();
+    await sharedCache?.close();
     pool.close();
     metricsServer?.close();
     throw err;

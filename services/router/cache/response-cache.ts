@@ -1,6 +1,6 @@
 // Completed responses of deterministic requests, by exact request key: least recently used entries
 // go first when the entry count or the byte budget is exceeded, and entries expire after `ttlMs`.
-// In-process only; a Redis-backed store (shared between routers) can implement the same get/set.
+// In-process; with cache.redis a SharedResponseCache (shared-response-cache.ts) stands behind it.
 import type { Clock } from "../clock.ts";
 
 export interface ResponseCacheConfig {

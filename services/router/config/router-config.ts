@@ -105,6 +105,17 @@ export const routerConfigSchema = z.strictObject({
       ttlMs: z.int().min(1).default(600_000),
       /** Identical deterministic requests in flight share one generation. */
       coalesce: z.boolean().default(true),
+      /**
+       * Redis behind the in-process cache, shared by router replicas (cache/shared-response-cache.ts);
+       * unset: in-process only.
+       */
+      redis: z
+        .strictObject({
+          url: z.string().regex(/^rediss?:\/\//, "a redis:// or rediss:// URL"),
+          keyPrefix: z.string().default("tessera:router-cache:"),
+          timeoutMs: z.int().min(1).max(10_000).default(50),
+        })
+        .optional(),
     })
     .prefault({}),
   admission: z

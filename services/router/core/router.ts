@@ -10,6 +10,7 @@ import { AdmissionQueue } from "../admission/admission-queue.ts";
 import { type ApiKeys, type Caller, chargeCaller, refundCaller } from "../admission/api-keys.ts";
 import { cacheKey, isDeterministic, responseBytes } from "../cache/cache-key.ts";
 import { ResponseCache } from "../cache/response-cache.ts";
+import type { CachedResponse, SharedResponseCache } from "../cache/shared-response-cache.ts";
 import type { Clock } from "../clock.ts";
 import type { RouterConfig } from "../config/router-config.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
@@ -42,11 +43,8 @@ export interface RouterDeps {
   metrics: RouterMetrics | undefined;
   clock: Clock;
   log: Logger;
-}
-
-interface CachedResponse {
-  endpoint: string;
-  events: RouterEvent[];
+  /** The response cache's Redis backing, shared with other routers (cache.redis). */
+  sharedCache?: SharedResponseCache | undefined;
 }
 
 export class Router {
@@ -117,7 +115,13 @@ export class Router {
     const { sampling, model, promptIds } = prepared;
     const key = this.#cacheKey(prepared);
     const base = { model: model.id, promptTokens: promptIds.length };
-    const cached = key === undefined ? undefined : this.#cache?.get(key);
+    let cached = key === undefined ? undefined : this.#cache?.get(key);
+    const shared = this.#cache && this.#deps.sharedCache;
+    if (cached === undefined && key !== undefined && shared && !this.#flights.has(key)) {
+      // Another router may have answered it: a hit there is kept here too.
+      cached = (await shared.get(key)).value;
+      if (cached) this.#cache?.set(key, cached, responseBytes(cached.events));
+    }
     if (key !== undefined)
       metrics?.cacheLookup(cached ? "hit" : this.#flights.has(key) ? "coalesced" : "miss");
     if (cached) {
@@ -157,7 +161,9 @@ export class Router {
     if (this.#flights.get(key) === flight) this.#flights.delete(key);
     const last = flight.events.at(-1);
     if (flight.error || last?.type !== "finish" || last.reason === FinishReason.CANCELLED) return;
-    this.#cache?.set(key, { endpoint: flight.endpoint, events: flight.events }, responseBytes(flight.events));
+    const response = { endpoint: flight.endpoint, events: flight.events };
+    this.#cache?.set(key, response, responseBytes(flight.events));
+    if (this.#cache) this.#deps.sharedCache?.set(key, response, this.#deps.config.cache.ttlMs);
   }
 
   async #read(flight: Flight, signal: AbortSignal, caller: Caller | undefined, maxTokens: number) {

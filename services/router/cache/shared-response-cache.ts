@@ -1,0 +1,79 @@
+// The response cache's optional Redis backing, shared by every router replica: a deterministic
+// request one router answered is a hit on all of them (the in-process cache stays in front of it).
+// Entries are JSON under `${keyPrefix}${cacheKey}` with the cache's TTL (PX). Redis is an
+// optimisation here, never a dependency: a lookup that fails or takes longer than `timeoutMs` is a
+// miss, a store that fails is dropped, and both are counted and logged (at most once a minute).
+import { Redis } from "ioredis";
+import type { Logger } from "../../common/log.ts";
+import type { RouterEvent } from "../core/router-events.ts";
+
+export interface SharedCacheConfig {
+  /** redis://[user:password@]host:port[/db] or rediss:// for TLS. */
+  url: string;
+  keyPrefix: string;
+  /** A lookup slower than this is a miss (the request goes upstream). */
+  timeoutMs: number;
+}
+
+export interface CachedResponse {
+  endpoint: string;
+  events: RouterEvent[];
+}
+
+export type SharedCacheOutcome = "hit" | "miss" | "error";
+
+const LOG_EVERY_MS = 60_000;
+
+export class SharedResponseCache {
+  readonly #redis: Redis;
+  readonly #config: SharedCacheConfig;
+  readonly #log: Logger;
+  #lastLogged = 0;
+  errors = 0;
+
+  constructor(config: SharedCacheConfig, log: Logger) {
+    this.#config = config;
+    this.#log = log;
+    // No offline queue and no retries per command: while Redis is away a lookup fails at once.
+    this.#redis = new Redis(config.url, {
+      lazyConnect: false,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: config.timeoutMs,
+      retryStrategy: (attempt) => Math.min(attempt * 200, 5_000),
+    });
+    this.#redis.on("error", (err: Error) => this.#failed("connection", err));
+  }
+
+  async get(key: string): Promise<{ outcome: SharedCacheOutcome; value?: CachedResponse }> {
+    try {
+      const text = await this.#redis.get(this.#config.keyPrefix + key);
+      if (text === null) return { outcome: "miss" };
+      return { outcome: "hit", value: JSON.parse(text) as CachedResponse };
+    } catch (err) {
+      this.#failed("get", err);
+      return { outcome: "error" };
+    }
+  }
+
+  set(key: string, value: CachedResponse, ttlMs: number): void {
+    this.#redis
+      .set(this.#config.keyPrefix + key, JSON.stringify(value), "PX", ttlMs)
+      .catch((err: unknown) => this.#failed("set", err));
+  }
+
+  async close(): Promise<void> {
+    await this.#redis.quit().catch(() => this.#redis.disconnect());
+  }
+
+  #failed(op: string, err: unknown): void {
+    this.errors++;
+    const now = Date.now();
+    if (now - this.#lastLogged < LOG_EVERY_MS) return;
+    this.#lastLogged = now;
+    this.#log.warn(
+      { op, err: err instanceof Error ? err.message : String(err) },
+      "shared response cache unavailable",
+    );
+  }
+}
