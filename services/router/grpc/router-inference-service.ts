@@ -22,6 +22,12 @@ import type { RouterEvent } from "../core/router-events.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
 import { fromGrpc } from "./grpc-request.ts";
 
+/**
+ * The reason a call's work is aborted when grpc-js reports it cancelled, which it also does after
+ * every call that ended normally: one shared error rather than a stack trace captured per request.
+ */
+const CANCELLED_BY_CLIENT = new TesseraError(Code.CANCELLED, "cancelled by the client");
+
 type InferenceMethods = typeof Inference extends { method: infer M } ? M : never;
 type GenerateCall = ServerWritableStream<GenerateRequest, GenerateResponse>;
 
@@ -75,7 +81,7 @@ async function generate(
   const controller = inFlight.begin();
   let code: Code = Code.OK;
   let model = call.request.model;
-  const onCancelled = () => controller?.abort(new TesseraError(Code.CANCELLED, "cancelled by the client"));
+  const onCancelled = () => controller?.abort(CANCELLED_BY_CLIENT);
   call.on("cancelled", onCancelled);
   try {
     if (controller === undefined) throw new TesseraError(Code.UNAVAILABLE, "the router is shutting down");

@@ -23,6 +23,12 @@ import type { InFlight } from "./in-flight.ts";
 import type { RpcMetrics } from "./rpc-metrics.ts";
 import type { ServedModel, ServedModelInfo } from "./served-model.ts";
 
+/**
+ * The reason a call's work is aborted when grpc-js reports it cancelled, which it also does after
+ * every call that ended normally: one shared error rather than a stack trace captured per request.
+ */
+const CANCELLED_BY_CLIENT = new TesseraError(Code.CANCELLED, "cancelled by the client");
+
 type InferenceMethods = typeof Inference extends { method: infer M } ? M : never;
 type GenerateCall = ServerWritableStream<GenerateRequest, GenerateResponse>;
 
@@ -62,7 +68,7 @@ export class InferenceService {
     if (controller === undefined) return this.#fail(call, unavailable(), started);
     const requestId = call.request.requestId || randomUUID();
     const log = this.#log.child({ requestId, method: "Generate" });
-    const onCancelled = () => controller.abort(new TesseraError(Code.CANCELLED, "cancelled by the client"));
+    const onCancelled = () => controller.abort(CANCELLED_BY_CLIENT);
     call.on("cancelled", onCancelled);
     try {
       const code = await this.#stream(call, requestId, controller.signal, log);
