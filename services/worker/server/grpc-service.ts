@@ -46,9 +46,9 @@ export function grpcMethodDefinition<I extends DescMessage, O extends DescMessag
     originalName: method.name,
     requestStream: method.methodKind === "client_streaming" || method.methodKind === "bidi_streaming",
     responseStream: method.methodKind === "server_streaming" || method.methodKind === "bidi_streaming",
-    requestSerialize: (message) => Buffer.from(toBinary(method.input, message)),
+    requestSerialize: (message) => asBuffer(toBinary(method.input, message)),
     requestDeserialize: (bytes) => fromBinary(method.input, bytes),
-    responseSerialize: (message) => Buffer.from(toBinary(method.output, message)),
+    responseSerialize: (message) => asBuffer(toBinary(method.output, message)),
     responseDeserialize: (bytes) => fromBinary(method.output, bytes),
   };
 }
@@ -60,4 +60,9 @@ export function grpcServiceDefinition<T extends GenServiceMethods>(
   return Object.fromEntries(
     service.methods.map((method) => [method.localName, grpcMethodDefinition(method)]),
   );
+}
+
+/** The serialized bytes as a Buffer over the same memory (Buffer.from(Uint8Array) would copy them). */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
