@@ -17,6 +17,7 @@ interface ServeFlags extends ShardFlags, ModelFlags {
   kvCacheBytes?: number;
   maxBatchedTokens?: number;
   maxRunningRequests?: number;
+  virtualEngines?: number;
   prefixCaching: boolean;
   attention?: string;
   kvRedis?: string;
@@ -41,6 +42,7 @@ const FLAG_OF_FIELD: Record<string, string> = {
   "engine.kvCacheBytes": "--kv-cache-bytes",
   "engine.maxNumBatchedTokens": "--max-batched-tokens",
   "engine.maxNumSeqs": "--max-running-requests",
+  "engine.virtualEngines": "--virtual-engines",
   "engine.attention": "--attention",
   "shard.stage": "--pipeline-stage",
   "shard.stages": "--pipeline-stages",
@@ -108,6 +110,11 @@ export function serveCommand(): Command {
     .option(
       "--max-running-requests <n>",
       "requests batched at once; more wait (default 64)",
+      positiveIntegerFlag,
+    )
+    .option(
+      "--virtual-engines <n>",
+      "scheduling loops, each with its own requests and share of the KV pool, so a parallel replica has n batches in flight (default: 1; a parallel replica's rank 0: one per pipeline stage, 2 for tensor parallelism alone)",
       positiveIntegerFlag,
     )
     .option("--no-prefix-caching", "do not reuse KV blocks of shared prompt prefixes")
@@ -196,6 +203,7 @@ export function serveCommand(): Command {
         kvCacheBytes,
         maxBatchedTokens,
         maxRunningRequests,
+        virtualEngines,
         prefixCaching,
         attention,
         kvRedis,
@@ -248,6 +256,7 @@ export function serveCommand(): Command {
         ...(kvCacheBytes !== undefined && { kvCacheBytes }),
         ...(maxBatchedTokens !== undefined && { maxNumBatchedTokens: maxBatchedTokens }),
         ...(maxRunningRequests !== undefined && { maxNumSeqs: maxRunningRequests }),
+        ...(virtualEngines !== undefined && { virtualEngines }),
         ...(attention !== undefined && { attention }),
         enablePrefixCaching: prefixCaching,
       };

@@ -22,6 +22,12 @@ export const engineConfigSchema = z
     enablePrefixCaching: z.boolean().default(true),
     /** Attention implementation: "auto" times the available ones at load and keeps the fastest. */
     attention: z.enum(["auto", ...ATTENTION_BACKENDS]).default("auto"),
+    /**
+     * Scheduling loops driving the model at once, each with its own requests and share of the KV pool
+     * (virtual-engines.ts), so a parallel group works on several batches at once: while one batch is in
+     * stage 1, the next is in stage 0. Unset: 1 (serve.ts picks one per pipeline stage for a group).
+     */
+    virtualEngines: z.number().int().min(1).max(16).optional(),
     /** onnxruntime intra-op threads (0 = all cores). */
     threads: z.number().int().min(0).default(0),
   })

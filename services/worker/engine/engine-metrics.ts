@@ -35,7 +35,8 @@ export class EngineMetrics {
     metrics: Metrics,
     info: EngineInfo,
     pool: BlockPool,
-    scheduler: Scheduler,
+    /** Every virtual engine's scheduler: the queue gauges are their sums. */
+    schedulers: readonly Scheduler[],
     remote?: { stats: { fallbacks: Record<string, number> } },
   ) {
     const meter = metrics.meter("tessera.engine");
@@ -83,11 +84,11 @@ export class EngineMetrics {
       meter
         .createObservableGauge(name, { description, ...(unit ? { unit } : {}) })
         .addCallback((r) => r.observe(read(), this.labels));
-    gauge("tessera_running_requests", "Requests running.", () => scheduler.running.length);
-    gauge(
-      "tessera_waiting_requests",
-      "Requests waiting (including preempted).",
-      () => scheduler.waiting.length,
+    const total = (queue: (s: Scheduler) => readonly unknown[]) =>
+      schedulers.reduce((n, s) => n + queue(s).length, 0);
+    gauge("tessera_running_requests", "Requests running.", () => total((s) => s.running));
+    gauge("tessera_waiting_requests", "Requests waiting (including preempted).", () =>
+      total((s) => s.waiting),
     );
     gauge("tessera_kv_cache_used_blocks", "KV blocks in use.", () => pool.numUsed, "{block}");
     gauge("tessera_kv_cache_total_blocks", "KV blocks in the pool.", () => pool.numBlocks, "{block}");

@@ -14,10 +14,12 @@ import { Tokenizer } from "../tokenizer/tokenizer.ts";
 import { type EngineConfig, type EngineConfigInput, parseEngineConfig, poolBlocks } from "./engine-config.ts";
 import { EngineCore } from "./engine-core.ts";
 import { EngineMetrics } from "./engine-metrics.ts";
+import { KvShare, splitBlocks } from "./kv-share.ts";
 import { RemoteKv, type RemoteKvOptions } from "./remote-kv.ts";
 import { EngineRequest } from "./request.ts";
 import { Scheduler } from "./scheduler.ts";
 import type { GenerateEvent, GenerateRequest, ModelDescription } from "./types.ts";
+import { VirtualEngines } from "./virtual-engines.ts";
 
 export interface EngineOptions {
   /** Use this architecture instead of the one config.json names. */
@@ -44,19 +46,18 @@ export class Engine {
   /** The attention backend in use and the timings that chose it. */
   readonly attention: { backend: string; timingsMs: Record<string, number> };
   readonly pool: BlockPool;
-  readonly scheduler: Scheduler;
+  /** The scheduling loops (one unless engine.virtualEngines says more), with their queues summed. */
+  readonly engines: VirtualEngines;
   readonly remote: RemoteKv | undefined;
   private readonly runner: ModelRunner;
-  private readonly core: EngineCore;
   private nextOrder = 0;
 
   private constructor(
     parts: Pick<
       Engine,
-      "description" | "tokenizer" | "eosTokenIds" | "config" | "pool" | "scheduler" | "remote"
+      "description" | "tokenizer" | "eosTokenIds" | "config" | "pool" | "engines" | "remote"
     > & {
       runner: ModelRunner;
-      core: EngineCore;
     },
   ) {
     this.description = parts.description;
@@ -64,10 +65,9 @@ export class Engine {
     this.eosTokenIds = parts.eosTokenIds;
     this.config = parts.config;
     this.pool = parts.pool;
-    this.scheduler = parts.scheduler;
+    this.engines = parts.engines;
     this.remote = parts.remote;
     this.runner = parts.runner;
-    this.core = parts.core;
     this.attention = { backend: parts.runner.attention, timingsMs: { ...parts.runner.attentionTimings } };
   }
 
@@ -97,14 +97,10 @@ export class Engine {
     };
     const pool = new BlockPool(numBlocks, config.blockSize);
     const salt = `${description.id}@${checkpoint.revision}`;
-    const kv = new KvCacheManager(pool, salt, config.enablePrefixCaching);
     const remote = options.remoteKv
       ? new RemoteKv(options.remoteKv, { pool, runner, salt, ...(options.log && { log: options.log }) })
       : undefined;
-    const scheduler = new Scheduler(kv, {
-      maxNumBatchedTokens: config.maxNumBatchedTokens,
-      maxNumSeqs: config.maxNumSeqs,
-    });
+    const schedulers = virtualSchedulers(config, pool, salt);
     const info = {
       model: description.id,
       blockSize: config.blockSize,
@@ -112,23 +108,27 @@ export class Engine {
       attentionBackend: runner.attention,
     };
     const metrics = options.metrics
-      ? new EngineMetrics(options.metrics, info, pool, scheduler, remote)
+      ? new EngineMetrics(options.metrics, info, pool, schedulers, remote)
       : undefined;
-    const core = new EngineCore({
-      runner,
-      scheduler,
-      kv,
-      metrics,
-      limits: { maxContext: model.maxContext, eosTokenIds: checkpoint.eosTokenIds },
-      vocabSize: model.vocabSize,
-      log: options.log,
-      remote,
-    });
+    const cores = schedulers.map(
+      (scheduler) =>
+        new EngineCore({
+          runner,
+          scheduler,
+          kv: scheduler.kv,
+          metrics,
+          limits: { maxContext: model.maxContext, eosTokenIds: checkpoint.eosTokenIds },
+          vocabSize: model.vocabSize,
+          log: options.log,
+          remote,
+        }),
+    );
     options.log?.info(
       {
         model: description,
         loadMs: Math.round(runner.loadMs),
         numBlocks,
+        virtualEngines: cores.length,
         attention: runner.attention,
         attentionTimingsMs: runner.attentionTimings,
       },
@@ -140,10 +140,9 @@ export class Engine {
       eosTokenIds: checkpoint.eosTokenIds,
       config,
       pool,
-      scheduler,
+      engines: new VirtualEngines(schedulers, cores),
       remote,
       runner,
-      core,
     });
   }
 
@@ -172,7 +171,7 @@ export class Engine {
     if (this.remote?.options.readThrough || (request.kv?.expectedRemoteBlocks ?? 0) > 0) {
       void this.fetchThenSubmit(r, request.kv?.expectedRemoteBlocks ?? 0);
     } else {
-      this.core.submit(r);
+      this.engines.submit(r);
     }
     return r.events;
   }
@@ -195,12 +194,30 @@ export class Engine {
       "tessera.kv.blocks": r.pinnedBlocks.length,
       "tessera.kv.expected_blocks": expected,
     });
-    this.core.submit(r);
+    this.engines.submit(r);
   }
 
   close(): Promise<void> {
     return this.runner.close();
   }
+}
+
+/**
+ * One scheduler per virtual engine. A single engine has the whole pool; several share it (kv-share.ts),
+ * each with its share of the blocks and of the running requests, and the whole token budget per step.
+ */
+function virtualSchedulers(config: EngineConfig, pool: BlockPool, salt: string): Scheduler[] {
+  const n = config.virtualEngines ?? 1;
+  const limits = { maxNumBatchedTokens: config.maxNumBatchedTokens, maxNumSeqs: config.maxNumSeqs };
+  if (n === 1) return [new Scheduler(new KvCacheManager(pool, salt, config.enablePrefixCaching), limits)];
+  return splitBlocks(pool.numBlocks, n).map(
+    (share) =>
+      new Scheduler(new KvShare(pool, salt, config.enablePrefixCaching, share), {
+        ...limits,
+        maxNumSeqs: Math.ceil(config.maxNumSeqs / n),
+        kvBlocks: share,
+      }),
+  );
 }
 
 /** Checks the prompt against the model; errors name the request field. */

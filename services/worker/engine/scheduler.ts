@@ -15,6 +15,8 @@ export interface SchedulerLimits {
   maxNumBatchedTokens: number;
   /** Requests running at once. */
   maxNumSeqs: number;
+  /** Blocks this scheduler's requests may hold (a virtual engine's share); default the whole pool. */
+  kvBlocks?: number;
 }
 
 export interface ScheduledRequest {
@@ -38,7 +40,7 @@ export class Scheduler {
   readonly running: EngineRequest[] = [];
   /** Preemptions since start. */
   numPreemptions = 0;
-  private readonly kv: KvCacheManager;
+  readonly kv: KvCacheManager;
   private readonly limits: SchedulerLimits;
 
   constructor(kv: KvCacheManager, limits: SchedulerLimits) {
@@ -48,6 +50,11 @@ export class Scheduler {
 
   get hasWork(): boolean {
     return this.waiting.length > 0 || this.running.length > 0;
+  }
+
+  /** Blocks its requests may hold at most. */
+  get kvBlocks(): number {
+    return this.limits.kvBlocks ?? this.kv.pool.numBlocks;
   }
 
   add(request: EngineRequest): void {
@@ -89,7 +96,7 @@ export class Scheduler {
         this.reject(
           request,
           out,
-          `needs ${Math.ceil(totalTokens / this.kv.blockSize)} KV blocks, the pool holds ${this.kv.pool.numBlocks}`,
+          `needs ${Math.ceil(totalTokens / this.kv.blockSize)} KV blocks, the pool holds ${this.kvBlocks}`,
         );
         return false;
       }
@@ -109,7 +116,7 @@ export class Scheduler {
       if (!this.kv.allocate(request.kv, numPast + numNew, cached)) {
         if (this.running.length === 0 && out.scheduled.length === 0) {
           this.waiting.shift();
-          this.reject(request, out, `needs more KV blocks than the pool's ${this.kv.pool.numBlocks}`);
+          this.reject(request, out, `needs more KV blocks than the pool's ${this.kvBlocks}`);
           continue;
         }
         break;

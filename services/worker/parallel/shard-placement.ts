@@ -26,6 +26,15 @@ export interface ShardPlacement {
   microBatches: number;
 }
 
+/**
+ * Virtual engines rank 0 runs by default (engine.virtualEngines): one batch in flight per pipeline stage,
+ * so every stage has work; a tensor-parallel group without stages keeps two, so that one batch computes
+ * while the other waits for its all-reduces.
+ */
+export function defaultVirtualEngines(p: Pick<ShardPlacement, "stages" | "tensorSize">): number {
+  return p.stages > 1 ? p.stages : p.tensorSize > 1 ? 2 : 1;
+}
+
 export function layoutOf(p: ShardPlacement): GroupLayout {
   return { stages: p.stages, tensorSize: p.tensorSize };
 }

@@ -10,7 +10,7 @@ import { RedisKvStore } from "../kv-transfer/redis-kv-store.ts";
 import { RedisKvTier } from "../kv-transfer/redis-kv-tier.ts";
 import { type Checkpoint, describeCheckpoint } from "../model/checkpoint.ts";
 import { registerShardMetrics } from "../parallel/shard-metrics.ts";
-import { isCoordinator } from "../parallel/shard-placement.ts";
+import { defaultVirtualEngines, isCoordinator } from "../parallel/shard-placement.ts";
 import { ShardedRunner } from "../parallel/sharded-runner.ts";
 import type { ModelThreadOptions } from "../runtime/messages.ts";
 import { InferenceServer } from "./inference-server.ts";
@@ -50,13 +50,17 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
       readThrough: config.kv.readThrough,
       writeThrough: config.kv.writeThrough,
     };
+  // A group keeps several batches in flight unless told otherwise (virtual engines).
+  const engineConfig = shard
+    ? { ...config.engine, virtualEngines: config.engine?.virtualEngines ?? defaultVirtualEngines(shard) }
+    : config.engine;
   const engine = await Engine.load(
     config.modelDir,
     withThreads(
       {
         log,
         ...(config.architecture && { architecture: config.architecture }),
-        ...(config.engine && { engine: config.engine }),
+        ...(engineConfig && { engine: engineConfig }),
         ...(metrics && { metrics }),
         ...(remoteKv && { remoteKv }),
         ...(startRunner && { startRunner }),

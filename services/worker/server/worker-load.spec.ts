@@ -16,7 +16,7 @@ const model: ServedModel = {
 };
 
 describe("WorkerLoad and ListModels for routers", () => {
-  const engine = { scheduler: { running: [1, 2], waiting: [3] }, pool: { numUsed: 5, numBlocks: 40 } };
+  const engine = { engines: { numRunning: 2, numWaiting: 1 }, pool: { numUsed: 5, numBlocks: 40 } };
   let server: InferenceServer;
   let client: GrpcClient;
 

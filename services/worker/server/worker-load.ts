@@ -10,9 +10,9 @@ import {
 } from "../../../proto/gen/tessera/v1/load_pb.js";
 import type { GrpcHandlers } from "./grpc-service.ts";
 
-/** The engine's side of a load report (the Engine's scheduler and block pool satisfy it). */
+/** The engine's side of a load report (the Engine's virtual engines, summed, and block pool satisfy it). */
 export interface LoadSource {
-  readonly scheduler: { readonly running: readonly unknown[]; readonly waiting: readonly unknown[] };
+  readonly engines: { readonly numRunning: number; readonly numWaiting: number };
   readonly pool: { readonly numUsed: number; readonly numBlocks: number };
 }
 
@@ -25,8 +25,8 @@ export interface LoadReport {
 
 export function engineLoad(engine: LoadSource): () => LoadReport {
   return () => ({
-    running: engine.scheduler.running.length,
-    waiting: engine.scheduler.waiting.length,
+    running: engine.engines.numRunning,
+    waiting: engine.engines.numWaiting,
     kvBlocksUsed: engine.pool.numUsed,
     kvBlocksTotal: engine.pool.numBlocks,
   });
