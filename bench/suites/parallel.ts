@@ -2,8 +2,9 @@
 // every ratio measured in this one run (issue 8):
 //   a. throughput of 16 concurrent requests (32-token prompts, 64 tokens each) through `tessera serve`
 //      processes over gRPC: one process, PP=2 and TP=2 groups, each with 1 or 2 onnxruntime threads
-//      per member and 1 or 2 micro-batches, in alternating rounds; the best configuration of each is
-//      compared (best round each). Every member shares this machine's cores;
+//      per member, 1 or 2 micro-batches and 1 to 3 virtual engines (batches in flight), in alternating
+//      rounds; the best configuration of each is compared (best round each). Every member shares this
+//      machine's cores;
 //   b. bytes moved between members per generated token (each member's /metrics);
 //   c. what cutting a graph at the all-reduce points costs by itself: the whole model as one session
 //      vs 2 sessions per layer + a head with identity all-reduces, 1 thread, same decode batch.
@@ -37,22 +38,33 @@ interface Layout {
   tensorSize: number;
   threads: number;
   microBatches: number;
+  /** Scheduling loops on rank 0, each with its own batch in flight (engine/virtual-engines.ts). */
+  virtualEngines: number;
 }
 
+const configured = (
+  name: string,
+  stages: number,
+  tensorSize: number,
+  threads: number,
+  microBatches = 1,
+  virtualEngines = 1,
+): Layout => ({ name, stages, tensorSize, threads, microBatches, virtualEngines });
+
 const LAYOUTS: Layout[] = [
-  { name: "single, 2 threads", stages: 1, tensorSize: 1, threads: 2, microBatches: 1 },
-  { name: "single, 1 thread", stages: 1, tensorSize: 1, threads: 1, microBatches: 1 },
-  { name: "PP=2, 2 threads per stage", stages: 2, tensorSize: 1, threads: 2, microBatches: 1 },
-  { name: "PP=2, 1 thread per stage", stages: 2, tensorSize: 1, threads: 1, microBatches: 1 },
-  {
-    name: "PP=2, 1 thread per stage, 2 micro-batches",
-    stages: 2,
-    tensorSize: 1,
-    threads: 1,
-    microBatches: 2,
-  },
-  { name: "TP=2, 1 thread per rank", stages: 1, tensorSize: 2, threads: 1, microBatches: 1 },
-  { name: "TP=2, 1 thread per rank, 2 micro-batches", stages: 1, tensorSize: 2, threads: 1, microBatches: 2 },
+  configured("single, 2 threads", 1, 1, 2),
+  configured("single, 1 thread", 1, 1, 1),
+  configured("PP=2, 2 threads per stage", 2, 1, 2),
+  configured("PP=2, 1 thread per stage", 2, 1, 1),
+  configured("PP=2, 1 thread per stage, 2 micro-batches", 2, 1, 1, 2),
+  configured("PP=2, 1 thread per stage, 2 virtual engines", 2, 1, 1, 1, 2),
+  configured("PP=2, 1 thread per stage, 3 virtual engines", 2, 1, 1, 1, 3),
+  configured("PP=2, 2 threads per stage, 2 virtual engines", 2, 1, 2, 1, 2),
+  configured("PP=2, 2 threads per stage, 3 virtual engines", 2, 1, 2, 1, 3),
+  configured("TP=2, 1 thread per rank", 1, 2, 1),
+  configured("TP=2, 1 thread per rank, 2 micro-batches", 1, 2, 1, 2),
+  configured("TP=2, 1 thread per rank, 2 virtual engines", 1, 2, 1, 1, 2),
+  configured("TP=2, 1 thread per rank, 3 virtual engines", 1, 2, 1, 1, 3),
 ];
 
 async function freePort(): Promise<number> {
@@ -78,6 +90,8 @@ async function startLayout(layout: Layout): Promise<Served[]> {
             ports.map((p) => `127.0.0.1:${p}`).join(","),
             "--micro-batches",
             String(layout.microBatches),
+            "--virtual-engines",
+            String(layout.virtualEngines),
           ],
         ];
   const members = await Promise.all(
@@ -240,7 +254,7 @@ export async function run(): Promise<void> {
   const tp = bestOf("TP=2");
   writeResult({
     suite: "parallel",
-    description: `Parallel replicas of the small preset (llama, 4 layers, hidden 256, fp32) as tessera serve processes over gRPC, all on this machine's ${os.cpus().length} cores: ${CONCURRENT} concurrent requests (${PROMPT}-token prompts, ${OUTPUT} tokens each) through one process, PP=2 and TP=2 groups, each with 1 or 2 onnxruntime threads per member and 1 or 2 micro-batches (figures.layouts), best of ${ROUNDS} alternating rounds, the best configuration of each compared; bytes the members sent each other per generated token; one session vs the graph cut at the all-reduce points (decode batch of 16, 1 thread)`,
+    description: `Parallel replicas of the small preset (llama, 4 layers, hidden 256, fp32) as tessera serve processes over gRPC, all on this machine's ${os.cpus().length} cores: ${CONCURRENT} concurrent requests (${PROMPT}-token prompts, ${OUTPUT} tokens each) through one process, PP=2 and TP=2 groups, each with 1 or 2 onnxruntime threads per member, 1 or 2 micro-batches and 1 to 3 virtual engines (figures.layouts), best of ${ROUNDS} alternating rounds, the best configuration of each compared; bytes the members sent each other per generated token; one session vs the graph cut at the all-reduce points (decode batch of 16, 1 thread)`,
     figures,
     checks: [
       check(

@@ -114,7 +114,7 @@ export function serveCommand(): Command {
     )
     .option(
       "--virtual-engines <n>",
-      "scheduling loops, each with its own requests and share of the KV pool, so a parallel replica has n batches in flight (default: 1; a parallel replica's rank 0: one per pipeline stage, 2 for tensor parallelism alone)",
+      "scheduling loops, each with its own requests and share of the KV pool, so a parallel replica has n batches in flight (default: 1; on a parallel replica's rank 0, one per pipeline stage)",
       positiveIntegerFlag,
     )
     .option("--no-prefix-caching", "do not reuse KV blocks of shared prompt prefixes")

@@ -28,11 +28,12 @@ export interface ShardPlacement {
 
 /**
  * Virtual engines rank 0 runs by default (engine.virtualEngines): one batch in flight per pipeline stage,
- * so every stage has work; a tensor-parallel group without stages keeps two, so that one batch computes
- * while the other waits for its all-reduces.
+ * so that every stage has work, as vLLM does. A tensor-parallel group without stages keeps one: a second
+ * batch could compute while the first waits for its all-reduces, but on shared cores (bench/suites/
+ * parallel.ts) the smaller batches cost more than the overlap gave; `--virtual-engines 2` asks for it.
  */
-export function defaultVirtualEngines(p: Pick<ShardPlacement, "stages" | "tensorSize">): number {
-  return p.stages > 1 ? p.stages : p.tensorSize > 1 ? 2 : 1;
+export function defaultVirtualEngines(p: Pick<ShardPlacement, "stages">): number {
+  return p.stages;
 }
 
 export function layoutOf(p: ShardPlacement): GroupLayout {

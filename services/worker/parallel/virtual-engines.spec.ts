@@ -1,6 +1,6 @@
 // Virtual engines over a parallel group (engine/virtual-engines.ts): rank 0's Engine runs two
-// scheduling loops over one in-process PP=2 group (real gRPC links and shard threads), so two batches
-// are in flight at once. They generate what one engine over one process generates; cancelling a request
+// scheduling loops over one in-process PP=2 (or TP=2) group (real gRPC links and shard threads), so two
+// batches are in flight at once. They generate what one engine over one process generates; cancelling a request
 // of one engine leaves the other's requests alone; a member that leaves fails every request in flight,
 // in both engines, with UNAVAILABLE.
 import assert from "node:assert/strict";
@@ -48,14 +48,15 @@ class CountingRunner {
   }
 }
 
-/** A PP=2 group in this process with rank 0's Engine on top, running `virtualEngines` loops. */
-async function startGroup(virtualEngines: number) {
+/** A group of two in this process (PP=2, or TP=2) with rank 0's Engine on top, running `virtualEngines` loops. */
+async function startGroup(virtualEngines: number, layout: "PP=2" | "TP=2" = "PP=2") {
   const ports = await Promise.all([freePort(), freePort()]);
-  const placement = (stage: number): ShardPlacement => ({
-    stage,
-    stages: 2,
-    tensorRank: 0,
-    tensorSize: 1,
+  const pipeline = layout === "PP=2";
+  const placement = (g: number): ShardPlacement => ({
+    stage: pipeline ? g : 0,
+    stages: pipeline ? 2 : 1,
+    tensorRank: pipeline ? 0 : g,
+    tensorSize: pipeline ? 1 : 2,
     peers: ports.map((p) => `127.0.0.1:${p}`),
     formationTimeoutMs: 60_000,
     stepTimeoutMs: 60_000,
@@ -105,7 +106,7 @@ async function collect(stream: AsyncIterable<GenerateEvent>, onToken?: () => voi
 let n = 0;
 const request = (promptIds: number[]) => ({ requestId: `ve${n++}`, promptIds, sampling: GREEDY });
 
-describe("virtual engines over a PP=2 group (in-process, over gRPC)", function () {
+describe("virtual engines over a parallel group (in-process, over gRPC)", function () {
   this.timeout(120_000);
   let expected: Output[];
   before(async () => {
@@ -117,20 +118,21 @@ describe("virtual engines over a PP=2 group (in-process, over gRPC)", function (
     }
   });
 
-  it("keeps two steps in flight and generates what one engine in one process does", async () => {
-    const { engine, member, counter } = await startGroup(2);
-    try {
-      assert.equal(engine.engines.size, 2);
-      const got = await Promise.all(prompts.map((p) => collect(engine.generate(request(p)))));
-      assert.deepEqual(got, expected);
-      assert.equal(counter.maxInFlight, 2, "the two engines' steps overlapped");
-      assert.equal(engine.engines.numRunning + engine.engines.numWaiting, 0);
-      assert.equal(engine.pool.numUsed, 0, "every block went back to the pool");
-    } finally {
-      await engine.close();
-      await member.close();
-    }
-  });
+  for (const layout of ["PP=2", "TP=2"] as const)
+    it(`${layout}: keeps two steps in flight and generates what one engine in one process does`, async () => {
+      const { engine, member, counter } = await startGroup(2, layout);
+      try {
+        assert.equal(engine.engines.size, 2);
+        const got = await Promise.all(prompts.map((p) => collect(engine.generate(request(p)))));
+        assert.deepEqual(got, expected);
+        assert.equal(counter.maxInFlight, 2, "the two engines' steps overlapped");
+        assert.equal(engine.engines.numRunning + engine.engines.numWaiting, 0);
+        assert.equal(engine.pool.numUsed, 0, "every block went back to the pool");
+      } finally {
+        await engine.close();
+        await member.close();
+      }
+    });
 
   it("cancels a request of one engine without disturbing the other's", async () => {
     const { engine, member } = await startGroup(2);
