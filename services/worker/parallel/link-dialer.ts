@@ -11,10 +11,9 @@ import {
   type LinkRequest,
   LinkRequestSchema,
   type LinkResponse,
-  ShardLink,
 } from "../../../proto/gen/tessera/v1/shard_pb.js";
 import { Code, TesseraError } from "../../common/errors.ts";
-import { grpcMethodDefinition } from "../server/grpc-service.ts";
+import { LINK_METHOD } from "./link-codec.ts";
 import type { PeerResolver } from "./peer-hosts.ts";
 import { LINK_CHANNEL_OPTIONS, PeerLink } from "./peer-link.ts";
 
@@ -30,7 +29,7 @@ export interface DialOptions {
   resolve?: PeerResolver;
 }
 
-const METHOD = grpcMethodDefinition(ShardLink.method.link);
+const METHOD = LINK_METHOD;
 
 export async function dialLink(o: DialOptions): Promise<PeerLink> {
   let client: Client | undefined;

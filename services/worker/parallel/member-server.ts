@@ -7,8 +7,8 @@ import { Server } from "@grpc/grpc-js";
 import { HealthImplementation, type ServingStatus } from "grpc-health-check";
 import { ShardLink } from "../../../proto/gen/tessera/v1/shard_pb.js";
 import { bind, servingStatuses } from "../server/grpc-listen.ts";
-import { grpcServiceDefinition } from "../server/grpc-service.ts";
 import { shardLinkHandlers } from "./link-acceptor.ts";
+import { LINK_METHOD } from "./link-codec.ts";
 import { LINK_CHANNEL_OPTIONS } from "./peer-link.ts";
 import type { ShardGroup } from "./shard-group.ts";
 
@@ -23,7 +23,7 @@ export async function startMemberServer(
   port: number,
 ): Promise<MemberServer> {
   const server = new Server(LINK_CHANNEL_OPTIONS);
-  server.addService(grpcServiceDefinition(ShardLink), shardLinkHandlers(group));
+  server.addService({ link: LINK_METHOD }, shardLinkHandlers(group));
   const health = new HealthImplementation(servingStatuses("NOT_SERVING", ShardLink.typeName));
   health.addToServer(server);
   const setStatus = (status: ServingStatus) => {
