@@ -48,6 +48,8 @@ export class ShardExecutor {
   private readonly blockSize: number;
   private readonly kvHeads: number;
   private readonly slots: number;
+  /** The last session run queued on this thread (runs take turns, see runInTurn). */
+  private lastRun: Promise<unknown> = Promise.resolve();
 
   private constructor(
     parts: Pick<ShardExecutor, "attention" | "graphBytes" | "spec"> & {
@@ -149,7 +151,7 @@ export class ShardExecutor {
       }
       const wanted: Record<string, ort.Tensor> = {};
       for (const name of session.inputNames) wanted[name] = feeds[name]!;
-      const out = await session.run(wanted);
+      const out = await this.runInTurn(session, wanted);
       for (const layer of attends) {
         const local = layer - this.spec.layers.start;
         writeSlots(
@@ -175,6 +177,20 @@ export class ShardExecutor {
       }
     }
     return result!.slice();
+  }
+
+  /**
+   * Runs a session once the runs queued before it are done, and one event-loop turn after the last.
+   * onnxruntime-node runs a session in an immediate, holding the thread; two runs queued at once run
+   * back to back in one turn. What the first handed on (hidden states to the next stage, an all-reduce
+   * part, logits) is written to its HTTP/2 stream, but Node sends HTTP/2 frames from an immediate of
+   * the next turn, so without this the peer would get them only after the second run: with two
+   * batches in flight (virtual engines, micro-batches), every hand-off would wait a whole run.
+   */
+  private runInTurn(session: ort.InferenceSession, feeds: Record<string, ort.Tensor>) {
+    const run = this.lastRun.then(nextLoopTurn).then(() => session.run(feeds));
+    this.lastRun = run.catch(() => {});
+    return run;
   }
 
   /** Floats of one block in this shard's pool: its layers × 2 × blockSize × its KV heads × headDim. */
@@ -209,4 +225,9 @@ export class ShardExecutor {
   async release(): Promise<void> {
     for (const s of this.segments) await s.session.release();
   }
+}
+
+/** Resolves in the check phase of the event loop's next turn (after the I/O of this one). */
+function nextLoopTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
