@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import http2 from "node:http2";
 import net from "node:net";
 import { Server } from "@grpc/grpc-js";
 import { Code, TesseraError } from "../../common/errors.ts";
@@ -19,6 +20,27 @@ describe("grpc-listen", () => {
     );
     blocker.close();
     server.forceShutdown();
+  });
+
+  it("has grpc-js create its http2 servers with Nagle's algorithm off, and puts createServer back", async () => {
+    const module = http2 as { createServer: typeof http2.createServer };
+    const original = module.createServer;
+    const seen: unknown[] = [];
+    const spy = ((options: http2.ServerOptions) => {
+      seen.push(options);
+      return original(options);
+    }) as typeof http2.createServer;
+    module.createServer = spy;
+    const servers = [new Server(), new Server()];
+    try {
+      await Promise.all(servers.map((server) => bind(server, "127.0.0.1", 0)));
+      assert.equal(module.createServer, spy);
+    } finally {
+      module.createServer = original;
+      for (const server of servers) server.forceShutdown();
+    }
+    assert.equal(seen.length, 2);
+    for (const options of seen) assert.equal((options as { noDelay?: boolean }).noDelay, true);
   });
 
   it("gives the server and its service the same status", () => {
