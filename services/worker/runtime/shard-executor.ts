@@ -176,7 +176,8 @@ export class ShardExecutor {
           .data as Float32Array;
       }
     }
-    return result!.slice();
+    // Each output comes in an ArrayBuffer of its own, so it is handed on without a copy.
+    return result!;
   }
 
   /**
