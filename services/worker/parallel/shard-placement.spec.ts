@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  defaultVirtualEngines,
   groupKey,
   isCoordinator,
   layerCoverageProblem,
@@ -25,6 +26,12 @@ const placement = (
 });
 
 describe("shard placement", () => {
+  it("keeps one batch in flight per pipeline stage by default (virtual engines)", () => {
+    assert.equal(defaultVirtualEngines({ stages: 2 }), 2);
+    assert.equal(defaultVirtualEngines({ stages: 4 }), 4);
+    assert.equal(defaultVirtualEngines({ stages: 1 }), 1, "tensor parallelism alone keeps one");
+  });
+
   it("ranks members stage-major; rank 0 coordinates", () => {
     assert.equal(selfRank(placement(1, 1)), 3);
     assert.ok(isCoordinator(placement(0, 0)));

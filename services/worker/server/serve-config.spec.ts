@@ -23,6 +23,7 @@ describe("parseServeConfig", () => {
     ],
     ["a negative drain timeout", { drainTimeoutMs: -1 }, /^drainTimeoutMs: /],
     ["zero threads", { threads: 0 }, /^threads: /],
+    ["zero virtual engines", { engine: { virtualEngines: 0 } }, /^engine\.virtualEngines: /],
   ];
   for (const [name, fields, message] of bad) {
     it(`rejects ${name}, naming the field`, () => {
