@@ -10,11 +10,11 @@
 //      vs 2 sessions per layer + a head with identity all-reduces, 1 thread, same decode batch.
 // The load average before and after is recorded: on a shared machine it explains the spread.
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
 import { type Served, startServe } from "../../services/cli/child-process.ts";
+import { freePort } from "../../services/common/free-port.ts";
 import { createCheckpoint } from "../../services/model-factory/create-checkpoint.ts";
 import { onnxOpsAttention } from "../../services/worker/graph/attention-onnx-ops.ts";
 import { describeCheckpoint } from "../../services/worker/model/checkpoint.ts";
@@ -66,14 +66,6 @@ const LAYOUTS: Layout[] = [
   configured("TP=2, 1 thread per rank, 2 virtual engines", 1, 2, 1, 1, 2),
   configured("TP=2, 1 thread per rank, 3 virtual engines", 1, 2, 1, 1, 3),
 ];
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** The group's processes; member 0 serves tessera.v1.Inference. */
 async function startLayout(layout: Layout): Promise<Served[]> {

@@ -4,11 +4,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { stringify } from "yaml";
+import { freePort } from "../../services/common/free-port.ts";
 
 export interface ScrapeJob {
   job: string;
@@ -29,14 +29,6 @@ export interface PrometheusServer {
   /** GET an API path (e.g. /api/v1/rules) and return its `data`. */
   api<T>(pathAndQuery: string): Promise<T>;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export async function startPrometheus(

@@ -4,10 +4,10 @@
 // reports SERVING on grpc.health.v1 (the group is wired).
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import net from "node:net";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { type Served, startServe } from "../../services/cli/child-process.ts";
+import { freePort } from "../../services/common/free-port.ts";
 import { waitUntilServing } from "../../services/worker/server/health-client.ts";
 
 export interface Group {
@@ -16,14 +16,6 @@ export interface Group {
   /** Every member by global rank (rank 0 first). */
   members: Served[];
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export async function startGroup(

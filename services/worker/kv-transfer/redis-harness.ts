@@ -8,6 +8,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import tls from "node:tls";
+import { freePort } from "../../common/free-port.ts";
 
 export interface RedisServerOptions {
   /** `--requirepass`: clients must AUTH with this password (user `default`). */
@@ -182,18 +183,6 @@ export class RedisServer {
       live.add(child);
     });
   }
-}
-
-/** A port that was free a moment ago (the kernel's pick for port 0 on loopback). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** One RESP PING; a NOAUTH error also proves the server answers. */

@@ -2,20 +2,12 @@
 // as the layout says, rank 0 learns every member's layers, frames flow both ways on a link, a member
 // with another group key is refused, and a member that leaves fails every other one.
 import assert from "node:assert/strict";
-import net from "node:net";
+import { freePort } from "../../common/free-port.ts";
 import { createLogger } from "../../common/log.ts";
 import { type MemberServer, startMemberServer } from "./member-server.ts";
 import { ShardGroup } from "./shard-group.ts";
 
 const log = createLogger("test", "silent");
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 interface Started {
   groups: ShardGroup[];

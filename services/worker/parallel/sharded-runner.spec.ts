@@ -3,9 +3,9 @@
 // equal the single-process ModelRunner's; a member that leaves fails the waiting step with UNAVAILABLE.
 // (Groups of `tessera serve` processes are tested in e2e/parallel.)
 import assert from "node:assert/strict";
-import net from "node:net";
 import path from "node:path";
 import { Code, TesseraError } from "../../common/errors.ts";
+import { freePort } from "../../common/free-port.ts";
 import { createLogger } from "../../common/log.ts";
 import { ModelRunner } from "../runtime/model-runner.ts";
 import type { SequenceStep } from "../runtime/step-inputs.ts";
@@ -17,14 +17,6 @@ import { ShardedRunner } from "./sharded-runner.ts";
 const log = createLogger("test", "silent");
 const MODEL = path.join(REFERENCE_DIR, "tiny-qwen2");
 const POOL = { numBlocks: 32, blockSize: 4, threads: 1, attention: "onnx-ops" as const };
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function startGroup(stages: number, tensorSize: number, microBatches = 2) {
   const ports = await Promise.all(Array.from({ length: stages * tensorSize }, freePort));

@@ -4,9 +4,9 @@
 // of one engine leaves the other's requests alone; a member that leaves fails every request in flight,
 // in both engines, with UNAVAILABLE.
 import assert from "node:assert/strict";
-import net from "node:net";
 import path from "node:path";
 import { Code, TesseraError } from "../../common/errors.ts";
+import { freePort } from "../../common/free-port.ts";
 import { createLogger } from "../../common/log.ts";
 import { Engine } from "../engine/engine.ts";
 import type { GenerateEvent, SamplingParams } from "../engine/types.ts";
@@ -22,14 +22,6 @@ const MODEL = path.join(REFERENCE_DIR, "tiny-llama");
 const ENGINE = { attention: "onnx-ops" as const, blockSize: 4, kvCacheBlocks: 256 };
 const GREEDY: SamplingParams = greedySampling({ maxTokens: 16, ignoreEos: true });
 const prompts = referenceCases("tiny-llama").map((c) => c.prompt_ids);
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Counts the runner's steps in flight at once. */
 class CountingRunner {
