@@ -1,7 +1,5 @@
-// The Pod of one shard (pure). Pods meet the "restricted" Pod Security profile: non-root, no
-// privilege escalation, every capability dropped, seccomp RuntimeDefault, a read-only root file
-// system (scratch space is an emptyDir at /scratch, TMPDIR), and no service-account token (workers never call
-// the API). Probes use the worker's grpc.health.v1 service; the startup probe allows 10 minutes of
+// The Pod of one shard (pure). Pods meet the "restricted" Pod Security profile (pod-security.ts,
+// shared with the router's pods) and get no service-account token (workers never call the API). Probes use the worker's grpc.health.v1 service; the startup probe allows 10 minutes of
 // weight loading before liveness applies.
 
 import type { ResourceRequirements } from "../api/common-types.ts";
@@ -17,12 +15,16 @@ import type { InferenceModelSpec } from "../api/inference-model-spec.ts";
 import type { WorkerPoolSpec } from "../api/worker-pool.ts";
 import type { KubeObject } from "../kube/kube-object.ts";
 import { headlessServiceName, type ModelRef, type PodGroup, type ShardAssignment } from "./planner.ts";
-import { MODELS_MOUNT, SCRATCH_MOUNT, serveArgs, shardEnv } from "./shard-env.ts";
+import {
+  modelVolumeMounts,
+  modelVolumes,
+  RESTRICTED_CONTAINER_SECURITY,
+  RESTRICTED_POD_SECURITY,
+} from "./pod-security.ts";
+import { serveArgs, shardEnv } from "./shard-env.ts";
 
 /** How many pods the pod's group has (its gang), for readiness of groups of an older revision. */
 export const GROUP_SIZE_ANNOTATION = "serving.tessera.dev/group-size";
-
-export const NON_ROOT_UID = 65532;
 
 export function groupLabel(role: string, replica: number): string {
   return `${role}-${replica}`;
@@ -142,23 +144,12 @@ export function shardPod(
       terminationGracePeriodSeconds: 45,
       automountServiceAccountToken: false,
       enableServiceLinks: false,
-      securityContext: {
-        runAsNonRoot: true,
-        runAsUser: NON_ROOT_UID,
-        runAsGroup: NON_ROOT_UID,
-        fsGroup: NON_ROOT_UID,
-        seccompProfile: { type: "RuntimeDefault" },
-      },
+      securityContext: RESTRICTED_POD_SECURITY,
       ...(pool.nodeSelector ? { nodeSelector: pool.nodeSelector } : {}),
       ...(pool.tolerations ? { tolerations: pool.tolerations } : {}),
       ...(pool.runtimeClassName ? { runtimeClassName: pool.runtimeClassName } : {}),
       affinity: mergeAffinity(pool.affinity, model, group),
-      volumes: [
-        { name: "scratch", emptyDir: {} },
-        ...(pvc
-          ? [{ name: "models", persistentVolumeClaim: { claimName: pvc.claimName, readOnly: true } }]
-          : []),
-      ],
+      volumes: modelVolumes(pvc),
       containers: [
         {
           name: "worker",
@@ -175,16 +166,8 @@ export function shardPod(
           startupProbe: { ...grpcProbe, periodSeconds: 2, failureThreshold: 300 },
           readinessProbe: { ...grpcProbe, periodSeconds: 2, failureThreshold: 2 },
           livenessProbe: { ...grpcProbe, periodSeconds: 10, failureThreshold: 3 },
-          securityContext: {
-            allowPrivilegeEscalation: false,
-            readOnlyRootFilesystem: true,
-            runAsNonRoot: true,
-            capabilities: { drop: ["ALL"] },
-          },
-          volumeMounts: [
-            { name: "scratch", mountPath: SCRATCH_MOUNT },
-            ...(pvc ? [{ name: "models", mountPath: MODELS_MOUNT, readOnly: true }] : []),
-          ],
+          securityContext: RESTRICTED_CONTAINER_SECURITY,
+          volumeMounts: modelVolumeMounts(pvc),
         },
       ],
     },

@@ -14,9 +14,15 @@ import type { InferenceModelSpec } from "../api/inference-model-spec.ts";
 import type { WorkerPoolSpec } from "../api/worker-pool.ts";
 import type { KubeObject } from "../kube/kube-object.ts";
 import type { ModelRef } from "../placement/planner.ts";
-import { NON_ROOT_UID, ownerReference } from "../placement/pod-template.ts";
+import {
+  modelVolumeMounts,
+  modelVolumes,
+  RESTRICTED_CONTAINER_SECURITY,
+  RESTRICTED_POD_SECURITY,
+} from "../placement/pod-security.ts";
+import { ownerReference } from "../placement/pod-template.ts";
 import { canonicalJson, shortHash } from "../placement/revision.ts";
-import { MODELS_MOUNT, SCRATCH_MOUNT } from "../placement/shard-env.ts";
+import { SCRATCH_MOUNT } from "../placement/shard-env.ts";
 import { ROUTER_GRPC_PORT, ROUTER_HTTP_PORT, ROUTER_METRICS_PORT, routerConfig } from "./router-config.ts";
 
 export const ROUTER_APP = "tessera-router";
@@ -105,19 +111,8 @@ export function routerDeployment(
     automountServiceAccountToken: true,
     enableServiceLinks: false,
     terminationGracePeriodSeconds: 45,
-    securityContext: {
-      runAsNonRoot: true,
-      runAsUser: NON_ROOT_UID,
-      runAsGroup: NON_ROOT_UID,
-      fsGroup: NON_ROOT_UID,
-      seccompProfile: { type: "RuntimeDefault" },
-    },
-    volumes: [
-      { name: "scratch", emptyDir: {} },
-      ...(pvc
-        ? [{ name: "models", persistentVolumeClaim: { claimName: pvc.claimName, readOnly: true } }]
-        : []),
-    ],
+    securityContext: RESTRICTED_POD_SECURITY,
+    volumes: modelVolumes(pvc),
     containers: [
       {
         name: "router",
@@ -138,16 +133,8 @@ export function routerDeployment(
         startupProbe: { ...grpcProbe, periodSeconds: 1, failureThreshold: 120 },
         readinessProbe: { ...grpcProbe, periodSeconds: 2, failureThreshold: 2 },
         livenessProbe: { ...grpcProbe, periodSeconds: 10, failureThreshold: 3 },
-        securityContext: {
-          allowPrivilegeEscalation: false,
-          readOnlyRootFilesystem: true,
-          runAsNonRoot: true,
-          capabilities: { drop: ["ALL"] },
-        },
-        volumeMounts: [
-          { name: "scratch", mountPath: SCRATCH_MOUNT },
-          ...(pvc ? [{ name: "models", mountPath: MODELS_MOUNT, readOnly: true }] : []),
-        ],
+        securityContext: RESTRICTED_CONTAINER_SECURITY,
+        volumeMounts: modelVolumeMounts(pvc),
       },
     ],
   };
