@@ -2,7 +2,7 @@
 // request one router answered is a hit on all of them (the in-process cache stays in front of it).
 // Entries are JSON under `${keyPrefix}${cacheKey}` with the cache's TTL (PX). Redis is an
 // optimisation here, never a dependency: a lookup that fails or takes longer than `timeoutMs` is a
-// miss, a store that fails is dropped, and both are counted and logged (at most once a minute).
+// miss, a store that fails is dropped, and both are logged (at most once a minute).
 import { Redis } from "ioredis";
 import type { Logger } from "../../common/log.ts";
 import type { RouterEvent } from "../core/router-events.ts";
@@ -20,8 +20,6 @@ export interface CachedResponse {
   events: RouterEvent[];
 }
 
-export type SharedCacheOutcome = "hit" | "miss" | "error";
-
 const LOG_EVERY_MS = 60_000;
 
 export class SharedResponseCache {
@@ -29,7 +27,6 @@ export class SharedResponseCache {
   readonly #config: SharedCacheConfig;
   readonly #log: Logger;
   #lastLogged = 0;
-  errors = 0;
 
   constructor(config: SharedCacheConfig, log: Logger) {
     this.#config = config;
@@ -45,14 +42,14 @@ export class SharedResponseCache {
     this.#redis.on("error", (err: Error) => this.#failed("connection", err));
   }
 
-  async get(key: string): Promise<{ outcome: SharedCacheOutcome; value?: CachedResponse }> {
+  /** The stored response, or undefined (none, or Redis failed to answer in time). */
+  async get(key: string): Promise<CachedResponse | undefined> {
     try {
       const text = await this.#redis.get(this.#config.keyPrefix + key);
-      if (text === null) return { outcome: "miss" };
-      return { outcome: "hit", value: JSON.parse(text) as CachedResponse };
+      return text === null ? undefined : (JSON.parse(text) as CachedResponse);
     } catch (err) {
       this.#failed("get", err);
-      return { outcome: "error" };
+      return undefined;
     }
   }
 
@@ -67,7 +64,6 @@ export class SharedResponseCache {
   }
 
   #failed(op: string, err: unknown): void {
-    this.errors++;
     const now = Date.now();
     if (now - this.#lastLogged < LOG_EVERY_MS) return;
     this.#lastLogged = now;

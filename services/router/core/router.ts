@@ -43,7 +43,7 @@ export interface RouterDeps {
   metrics: RouterMetrics | undefined;
   clock: Clock;
   log: Logger;
-  /** The response cache's Redis backing, shared with other routers (cache.redis). */
+  /** The response cache's Redis backing, shared with other routers (cache.redis; only with cache.enabled). */
   sharedCache?: SharedResponseCache | undefined;
 }
 
@@ -116,10 +116,10 @@ export class Router {
     const key = this.#cacheKey(prepared);
     const base = { model: model.id, promptTokens: promptIds.length };
     let cached = key === undefined ? undefined : this.#cache?.get(key);
-    const shared = this.#cache && this.#deps.sharedCache;
-    if (cached === undefined && key !== undefined && shared && !this.#flights.has(key)) {
+    const { sharedCache } = this.#deps;
+    if (cached === undefined && key !== undefined && sharedCache && !this.#flights.has(key)) {
       // Another router may have answered it: a hit there is kept here too.
-      cached = (await shared.get(key)).value;
+      cached = await sharedCache.get(key);
       if (cached) this.#cache?.set(key, cached, responseBytes(cached.events));
     }
     if (key !== undefined)
@@ -163,7 +163,7 @@ export class Router {
     if (flight.error || last?.type !== "finish" || last.reason === FinishReason.CANCELLED) return;
     const response = { endpoint: flight.endpoint, events: flight.events };
     this.#cache?.set(key, response, responseBytes(flight.events));
-    if (this.#cache) this.#deps.sharedCache?.set(key, response, this.#deps.config.cache.ttlMs);
+    this.#deps.sharedCache?.set(key, response, this.#deps.config.cache.ttlMs);
   }
 
   async #read(flight: Flight, signal: AbortSignal, caller: Caller | undefined, maxTokens: number) {

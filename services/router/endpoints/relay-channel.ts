@@ -89,8 +89,8 @@ export class RelayChannel {
         const handlers = this.#open.get(frame.streamId);
         if (handlers === undefined) continue;
         if (frame.response) handlers.message(frame.response);
-        if (!frame.end) continue;
-        this.#open.delete(frame.streamId);
+        // Not ended, or cancelled by its own message handler (which calls nothing after).
+        if (!frame.end || !this.#open.delete(frame.streamId)) continue;
         handlers.end(
           frame.status === Code.OK
             ? undefined
