@@ -23,7 +23,7 @@ import { addFinalizer, finalizeModel } from "./finalizer.ts";
 import { invalidSpecStatus, modelStatus } from "./model-status.ts";
 import type { ReconcilerDeps } from "./reconciler-deps.ts";
 import { RouterApplier, type RouterState } from "./router-apply.ts";
-import { serviceUpToDate, workersService } from "./workers-service.ts";
+import { liveUpToDate, workersService } from "./workers-service.ts";
 
 export class InferenceModelReconciler {
   readonly #deps: ReconcilerDeps;
@@ -123,7 +123,7 @@ export class InferenceModelReconciler {
     // left from an earlier multi-pod spec stays until the model goes: it costs nothing.)
     const service = workersService(ref);
     const grouped = spec.parallelism.tensor * spec.parallelism.pipeline > 1;
-    if (grouped && !serviceUpToDate(cache.service(ref.namespace, service.metadata.name ?? ""), service))
+    if (grouped && !liveUpToDate(cache.service(ref.namespace, service.metadata.name ?? ""), service))
       await client.apply(SERVICES, ref.namespace, service, { force: true });
     await Promise.all(
       actions.create.map(({ group, shard }) => {

@@ -2,7 +2,6 @@
 // what is there: the Deployment and Service are compared with the informer caches (their spec-hash
 // annotation), so one deleted by hand comes back; the ServiceAccount, Role and RoleBinding, which
 // no informer watches, are applied once per operator process and whenever they change.
-import { SPEC_HASH_ANNOTATION } from "../api/group.ts";
 import type { InferenceModelSpec } from "../api/inference-model-spec.ts";
 import type { WorkerPoolSpec } from "../api/worker-pool.ts";
 import type { KubeObject } from "../kube/kube-object.ts";
@@ -17,6 +16,7 @@ import {
 import type { ModelRef } from "../placement/planner.ts";
 import { routerAvailable, routerEndpoint, routerName, routerObjects } from "../router/router-objects.ts";
 import type { ReconcilerDeps } from "./reconciler-deps.ts";
+import { liveUpToDate, specHash } from "./workers-service.ts";
 
 /** What the model's status says of its router. */
 export interface RouterState {
@@ -77,16 +77,4 @@ export class RouterApplier {
         return lastHash !== undefined && lastHash === specHash(desired);
     }
   }
-}
-
-function specHash(object: KubeObject | undefined): string | undefined {
-  return object?.metadata.annotations?.[SPEC_HASH_ANNOTATION];
-}
-
-function liveUpToDate(live: KubeObject | undefined, desired: KubeObject): boolean {
-  return (
-    live !== undefined &&
-    live.metadata.deletionTimestamp === undefined &&
-    specHash(live) === specHash(desired)
-  );
 }
