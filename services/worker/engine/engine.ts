@@ -215,7 +215,6 @@ function virtualSchedulers(config: EngineConfig, pool: BlockPool, salt: string):
       new Scheduler(new KvShare(pool, salt, config.enablePrefixCaching, share), {
         ...limits,
         maxNumSeqs: Math.ceil(config.maxNumSeqs / n),
-        kvBlocks: share,
       }),
   );
 }

@@ -10,14 +10,18 @@ import type { BlockPool } from "../kv/block-pool.ts";
 import { KvCacheManager, type RequestKv } from "../kv/kv-cache-manager.ts";
 
 export class KvShare extends KvCacheManager {
-  /** Distinct blocks this engine may hold. */
-  readonly capacity: number;
+  readonly #capacity: number;
   /** References this engine's requests hold, by block id. */
   private readonly held = new Map<number, number>();
 
   constructor(pool: BlockPool, salt: string, enablePrefixCaching: boolean, capacity: number) {
     super(pool, salt, enablePrefixCaching);
-    this.capacity = capacity;
+    this.#capacity = capacity;
+  }
+
+  /** Distinct blocks this engine may hold. */
+  override get capacity(): number {
+    return this.#capacity;
   }
 
   /** Distinct blocks this engine holds. */

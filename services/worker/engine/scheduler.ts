@@ -15,8 +15,6 @@ export interface SchedulerLimits {
   maxNumBatchedTokens: number;
   /** Requests running at once. */
   maxNumSeqs: number;
-  /** Blocks this scheduler's requests may hold (a virtual engine's share); default the whole pool. */
-  kvBlocks?: number;
 }
 
 export interface ScheduledRequest {
@@ -50,11 +48,6 @@ export class Scheduler {
 
   get hasWork(): boolean {
     return this.waiting.length > 0 || this.running.length > 0;
-  }
-
-  /** Blocks its requests may hold at most. */
-  get kvBlocks(): number {
-    return this.limits.kvBlocks ?? this.kv.pool.numBlocks;
   }
 
   add(request: EngineRequest): void {
@@ -96,7 +89,7 @@ export class Scheduler {
         this.reject(
           request,
           out,
-          `needs ${Math.ceil(totalTokens / this.kv.blockSize)} KV blocks, the pool holds ${this.kvBlocks}`,
+          `needs ${Math.ceil(totalTokens / this.kv.blockSize)} KV blocks, the pool holds ${this.kv.capacity}`,
         );
         return false;
       }
@@ -116,7 +109,7 @@ export class Scheduler {
       if (!this.kv.allocate(request.kv, numPast + numNew, cached)) {
         if (this.running.length === 0 && out.scheduled.length === 0) {
           this.waiting.shift();
-          this.reject(request, out, `needs more KV blocks than the pool's ${this.kvBlocks}`);
+          this.reject(request, out, `needs more KV blocks than the pool's ${this.kv.capacity}`);
           continue;
         }
         break;

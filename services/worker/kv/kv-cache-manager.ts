@@ -31,6 +31,11 @@ export class KvCacheManager {
     return this.pool.blockSize;
   }
 
+  /** Distinct blocks its requests may hold: the whole pool (a virtual engine's KvShare holds less). */
+  get capacity(): number {
+    return this.pool.numBlocks;
+  }
+
   /**
    * The longest run of cached full blocks that starts `tokens`, as block ids and hashes (no references
    * taken). At least one token is always left to compute, so the last block of a fully cached

@@ -19,7 +19,7 @@ import {
   ShardLink,
   StageActivationSchema,
 } from "../../../proto/gen/tessera/v1/shard_pb.js";
-import { grpcMethodDefinition } from "../server/grpc-service.ts";
+import { asBuffer, grpcMethodDefinition } from "../server/grpc-service.ts";
 
 /** Frame kinds that carry a tensor: their ShardFrame field, message and bytes field (all numbered below 16). */
 const TENSORS: Record<string, { frameField: number; schema: DescMessage; field: string; number: number }> = {
@@ -77,8 +77,4 @@ function varintLength(n: number): number {
   let length = 1;
   for (let v = n; v >= 0x80; v = Math.floor(v / 128)) length++;
   return length;
-}
-
-function asBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

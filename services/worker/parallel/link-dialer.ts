@@ -29,8 +29,6 @@ export interface DialOptions {
   resolve?: PeerResolver;
 }
 
-const METHOD = LINK_METHOD;
-
 export async function dialLink(o: DialOptions): Promise<PeerLink> {
   let client: Client | undefined;
   let target = "";
@@ -69,9 +67,9 @@ function waitForReady(client: Client, deadline: number): Promise<void> {
 /** Says hello; resolves with the link once the peer's hello checks out. Retryable failures reject with a plain Error. */
 function handshake(client: Client, o: DialOptions): Promise<PeerLink> {
   const call = client.makeBidiStreamRequest<LinkRequest, LinkResponse>(
-    METHOD.path,
-    METHOD.requestSerialize,
-    METHOD.responseDeserialize,
+    LINK_METHOD.path,
+    LINK_METHOD.requestSerialize,
+    LINK_METHOD.responseDeserialize,
     new Metadata(),
   );
   return new Promise((resolve, reject) => {

@@ -63,6 +63,6 @@ export function grpcServiceDefinition<T extends GenServiceMethods>(
 }
 
 /** The serialized bytes as a Buffer over the same memory (Buffer.from(Uint8Array) would copy them). */
-function asBuffer(bytes: Uint8Array): Buffer {
+export function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

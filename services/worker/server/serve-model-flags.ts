@@ -9,7 +9,7 @@ import {
   resolveArchitecture,
   supportedArchitectures,
 } from "../arch/registry.ts";
-import type { ModelDtype } from "../model/checkpoint.ts";
+import { type Checkpoint, describeCheckpoint, type ModelDtype } from "../model/checkpoint.ts";
 
 export const SERVE_DTYPES = ["auto", "float32", "float16", "bfloat16"] as const;
 export type ServeDtype = (typeof SERVE_DTYPES)[number];
@@ -81,6 +81,20 @@ export function dtypeProblem(dtype: ServeDtype | undefined, checkpoint: ModelDty
     `dtype ${dtype} (--dtype / TESSERA_DTYPE): the checkpoint's weights are ${checkpoint} and converting ` +
     `them at load is not supported; use auto, float32 or ${checkpoint}`
   );
+}
+
+/**
+ * The checkpoint as `tessera serve` will run it (the architecture override applied); refuses a dtype it
+ * cannot serve, naming the model. Shared by a single process and a shard of a group.
+ */
+export function servedCheckpoint(
+  modelDir: string,
+  input: { architecture?: string | undefined; dtype?: ServeDtype | undefined },
+): Checkpoint {
+  const checkpoint = describeCheckpoint(modelDir, input.architecture);
+  const problem = dtypeProblem(input.dtype, checkpoint.dtype);
+  if (problem) throw TesseraError.invalidArgument("model", problem);
+  return checkpoint;
 }
 
 function architectureNamed(name: string): ArchitectureDefinition | undefined {

@@ -4,16 +4,14 @@
 // and stops on a stop signal, or, with exit code 1, when its group fails (Kubernetes then restarts it
 // into a new group, as every other member of the failed group does).
 import type { Server as HttpServer } from "node:http";
-import { TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import { listeningPort, Metrics } from "../../common/telemetry/metrics.ts";
 import { parseEngineConfig, poolBlocks } from "../engine/engine-config.ts";
-import { describeCheckpoint } from "../model/checkpoint.ts";
 import { ShardMember } from "../parallel/shard-member.ts";
 import { registerShardMetrics } from "../parallel/shard-metrics.ts";
 import { selfRank } from "../parallel/shard-placement.ts";
 import type { ServeConfig, ShardConfig } from "./serve-config.ts";
-import { dtypeProblem } from "./serve-model-flags.ts";
+import { servedCheckpoint } from "./serve-model-flags.ts";
 
 /** Serves a non-coordinator shard until `stop` resolves or the group fails. */
 export async function serveShardMember(
@@ -25,9 +23,7 @@ export async function serveShardMember(
     ...config.engine,
     ...(config.threads !== undefined && { threads: config.threads }),
   });
-  const checkpoint = describeCheckpoint(config.modelDir, config.architecture);
-  const problem = dtypeProblem(config.dtype, checkpoint.dtype);
-  if (problem) throw TesseraError.invalidArgument("model", problem);
+  const checkpoint = servedCheckpoint(config.modelDir, config);
   const model = checkpoint.config;
   const member = await ShardMember.start({
     modelDir: config.modelDir,

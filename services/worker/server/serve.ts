@@ -2,20 +2,19 @@
 // drain and stop.
 import type { Server as HttpServer } from "node:http";
 import path from "node:path";
-import { TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import { listeningPort, Metrics } from "../../common/telemetry/metrics.ts";
 import { Engine } from "../engine/engine.ts";
 import { RedisKvStore } from "../kv-transfer/redis-kv-store.ts";
 import { RedisKvTier } from "../kv-transfer/redis-kv-tier.ts";
-import { type Checkpoint, describeCheckpoint } from "../model/checkpoint.ts";
+import type { Checkpoint } from "../model/checkpoint.ts";
 import { registerShardMetrics } from "../parallel/shard-metrics.ts";
 import { defaultVirtualEngines, isCoordinator } from "../parallel/shard-placement.ts";
 import { ShardedRunner } from "../parallel/sharded-runner.ts";
 import type { ModelThreadOptions } from "../runtime/messages.ts";
 import { InferenceServer } from "./inference-server.ts";
 import type { ServeConfig } from "./serve-config.ts";
-import { dtypeProblem } from "./serve-model-flags.ts";
+import { servedCheckpoint } from "./serve-model-flags.ts";
 import { serveShardMember } from "./serve-shard.ts";
 import { engineLoad } from "./worker-load.ts";
 
@@ -39,9 +38,7 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
         return sharded;
       }
     : undefined;
-  const checkpoint = describeCheckpoint(config.modelDir, config.architecture);
-  const problem = dtypeProblem(config.dtype, checkpoint.dtype);
-  if (problem) throw TesseraError.invalidArgument("model", problem);
+  const checkpoint = servedCheckpoint(config.modelDir, config);
   const store = config.kv && (await openKvStore(config, checkpoint, metrics, log));
   const remoteKv = config.kv &&
     store && {
