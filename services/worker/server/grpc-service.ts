@@ -1,5 +1,6 @@
 // Maps a protobuf-es service descriptor to a grpc-js ServiceDefinition, so grpc-js serves and calls
-// services whose messages are protobuf-es messages (serialized with toBinary / fromBinary).
+// services whose messages are protobuf-es messages (serialized with toBinary / fromBinary, or, for the
+// messages streamed once per token, the hand-written codecs of stream-codecs.ts).
 import { type DescMessage, fromBinary, type MessageShape, toBinary } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
 import type {
@@ -10,6 +11,7 @@ import type {
   MethodDefinition,
   ServiceDefinition,
 } from "@grpc/grpc-js";
+import { STREAM_CODECS, type StreamCodec } from "./stream-codecs.ts";
 
 /** The grpc-js handler type of one method, from its kind and message types. */
 export type GrpcHandler<M> = M extends { methodKind: infer K; input: infer I; output: infer O }
@@ -41,6 +43,7 @@ export function grpcMethodDefinition<I extends DescMessage, O extends DescMessag
   input: I;
   output: O;
 }): MethodDefinition<MessageShape<I>, MessageShape<O>> {
+  const codec = STREAM_CODECS.get(method.output.typeName) as StreamCodec<MessageShape<O>> | undefined;
   return {
     path: grpcPath(method),
     originalName: method.name,
@@ -48,8 +51,10 @@ export function grpcMethodDefinition<I extends DescMessage, O extends DescMessag
     responseStream: method.methodKind === "server_streaming" || method.methodKind === "bidi_streaming",
     requestSerialize: (message) => asBuffer(toBinary(method.input, message)),
     requestDeserialize: (bytes) => fromBinary(method.input, bytes),
-    responseSerialize: (message) => asBuffer(toBinary(method.output, message)),
-    responseDeserialize: (bytes) => fromBinary(method.output, bytes),
+    responseSerialize: codec
+      ? (message) => codec.encode(message)
+      : (message) => asBuffer(toBinary(method.output, message)),
+    responseDeserialize: codec ? (bytes) => codec.decode(bytes) : (bytes) => fromBinary(method.output, bytes),
   };
 }
 
