@@ -6,9 +6,9 @@ import { once } from "node:events";
 import { create } from "@bufbuild/protobuf";
 import { Metadata, type ServerUnaryCall, type ServerWritableStream, type sendUnaryData } from "@grpc/grpc-js";
 import {
+  FinishReason,
   type GenerateRequest,
   type GenerateResponse,
-  GenerateResponseSchema,
   type Inference,
   ListModelsResponseSchema,
   TokenizeResponseSchema,
@@ -117,16 +117,23 @@ async function generate(
   }
 }
 
+/** One message per token: a plain message object (every field given), without create()'s reflection. */
 function toResponse(event: RouterEvent, requestId: string): GenerateResponse {
+  const response = { $typeName: "tessera.v1.GenerateResponse", requestId, textDelta: event.text } as const;
   if (event.type === "tokens")
-    return create(GenerateResponseSchema, { requestId, tokens: event.tokens, textDelta: event.text });
+    return { ...response, tokens: event.tokens, finishReason: FinishReason.UNSPECIFIED };
   const { promptTokens, completionTokens } = event.usage;
-  return create(GenerateResponseSchema, {
-    requestId,
-    textDelta: event.text,
+  return {
+    ...response,
+    tokens: [],
     finishReason: event.reason,
-    usage: { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens },
-  });
+    usage: {
+      $typeName: "tessera.v1.Usage",
+      promptTokens,
+      completionTokens,
+      totalTokens: promptTokens + completionTokens,
+    },
+  };
 }
 
 /** A gRPC status; a retry hint travels as grpc-retry-pushback-ms, as gRPC's retry policies read it. */
