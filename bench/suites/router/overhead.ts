@@ -1,22 +1,27 @@
-// a. Router overhead: the same 32-token generations straight to one worker and through a router in
-// front of it, at 1, 16 and 64 concurrent, in alternating rounds so both see the same machine.
-// End-to-end latency (call start to stream end) p50 and p99 of each. The worker is pinned to one half
+// a. Router overhead: the same 32-token generations straight to one worker, through a router in front
+// of it, and through a bare pass-through proxy (bare-proxy.ts: the floor any extra hop costs here), at
+// 1, 16 and 64 concurrent, interleaved so all three see the same machine: one request to each in turn
+// at 1 concurrent, rounds in rotating order at 16 and 64. End-to-end latency (call start to stream end)
+// p50 and p99 of each; the checks compare the router with the direct path. The worker is pinned to one half
 // of the cores and the router and this load generator to the other, as when the router runs beside
 // the workers rather than on their cores: unpinned on a small machine, every microsecond of CPU the
 // router spends relaying tokens is taken from the worker's decoding.
 import { availableParallelism } from "node:os";
+import { GrpcClient } from "../../../services/worker/server/grpc-client.ts";
 import { type Check, check } from "../../report.ts";
-import { closedLoop, percentile, type Request, type Sample } from "./load.ts";
-import { pin, startRouter, startWorker, type Worker } from "./processes.ts";
+import { call, closedLoop, percentile, type Request, type Sample } from "./load.ts";
+import { pin, startBareProxy, startRouter, startWorker, type Worker } from "./processes.ts";
 
 const LEVELS = [
   { concurrency: 1, requests: 60 },
   { concurrency: 16, requests: 240 },
   { concurrency: 64, requests: 640 },
 ];
-// Alternating rounds: the machine drifts by several ms between runs of the same thing, more than the
-// targets allow, so the two paths are paired round by round and pooled over enough rounds.
+// Interleaving: the machine drifts by several ms between runs of the same thing, more than the targets
+// allow, so the paths take turns and their samples are pooled over enough rounds.
 const ROUNDS = 8;
+const PATHS = ["direct", "proxy", "router"] as const;
+type Path = (typeof PATHS)[number];
 
 function requests(n: number, salt: number): Request[] {
   return Array.from({ length: n }, (_, i) => ({
@@ -34,65 +39,103 @@ export async function overhead(
 ): Promise<{ figures: Record<string, unknown>; checks: Check[] }> {
   const worker: Worker = await startWorker(modelDir, {}, threads);
   const router = await startRouter(modelDir, [worker], { cache: { enabled: false, coalesce: false } });
+  const proxy = await startBareProxy(worker);
+  const address: Record<Path, string> = {
+    direct: worker.address,
+    proxy: proxy.address,
+    router: router.grpcAddress,
+  };
   const cores = availableParallelism();
   const half = Math.max(1, Math.floor(cores / 2));
   const workerCores = `0-${half - 1}`;
   const otherCores = cores > 1 ? `${half}-${cores - 1}` : "0";
   const pinned =
-    pin(worker.child.pid!, workerCores) && pin(router.child.pid!, otherCores) && pin(process.pid, otherCores);
+    pin(worker.child.pid!, workerCores) &&
+    pin(router.child.pid!, otherCores) &&
+    pin(proxy.child.pid!, otherCores) &&
+    pin(process.pid, otherCores);
   const figures: Record<string, unknown> = {
     pinned,
     workerCores,
-    routerAndClientCores: otherCores,
+    routerProxyAndClientCores: otherCores,
     rounds: ROUNDS,
   };
   const checks: Check[] = [];
   try {
-    await closedLoop(worker.address, requests(64, 7), 16);
-    await closedLoop(router.grpcAddress, requests(64, 7), 16);
+    for (const path of PATHS) await closedLoop(address[path], requests(64, 7), 16);
     for (const { concurrency, requests: n } of LEVELS) {
-      const direct: Sample[] = [];
-      const routed: Sample[] = [];
-      for (let round = 0; round < ROUNDS; round++) {
-        const load = requests(n, round);
-        const [first, second] =
-          round % 2 === 0 ? [worker.address, router.grpcAddress] : [router.grpcAddress, worker.address];
-        const a = await closedLoop(first, load, concurrency);
-        const b = await closedLoop(second, load, concurrency);
-        (first === worker.address ? direct : routed).push(...a);
-        (first === worker.address ? routed : direct).push(...b);
-      }
-      const stats = (samples: Sample[]) => ({
+      const samples: Record<Path, Sample[]> = { direct: [], proxy: [], router: [] };
+      if (concurrency === 1) await oneByOne(address, requests(n * ROUNDS, 0), samples);
+      else
+        for (let round = 0; round < ROUNDS; round++) {
+          const load = requests(n, round);
+          for (let i = 0; i < PATHS.length; i++) {
+            const path = PATHS[(round + i) % PATHS.length]!;
+            samples[path].push(...(await closedLoop(address[path], load, concurrency)));
+          }
+        }
+      const stats = (of: Sample[]) => ({
         p50: percentile(
-          samples.map((s) => s.latency),
+          of.map((s) => s.latency),
           50,
         ),
         p99: percentile(
-          samples.map((s) => s.latency),
+          of.map((s) => s.latency),
           99,
         ),
         ttftP50: percentile(
-          samples.map((s) => s.ttft),
+          of.map((s) => s.ttft),
           50,
         ),
-        requests: samples.length,
+        requests: of.length,
       });
-      const d = stats(direct);
-      const r = stats(routed);
-      figures[`c${concurrency}`] = { directMs: d, routerMs: r };
+      const d = stats(samples.direct);
+      const p = stats(samples.proxy);
+      const r = stats(samples.router);
+      figures[`c${concurrency}`] = {
+        directMs: d,
+        bareProxyMs: p,
+        routerMs: r,
+        bareProxyMinusDirectMs: { p50: p.p50 - d.p50, p99: p.p99 - d.p99 },
+        routerMinusBareProxyMs: { p50: r.p50 - p.p50, p99: r.p99 - p.p99 },
+      };
       checks.push(
         check(`overhead c=${concurrency}: p50 router / direct`, r.p50 / d.p50, "<=", 1.1),
         check(`overhead c=${concurrency}: p50 router - direct (ms)`, r.p50 - d.p50, "<=", 1),
         check(`overhead c=${concurrency}: p99 router - direct (ms)`, r.p99 - d.p99, "<=", 3),
       );
+      const line = (x: { p50: number; p99: number }) => `p50 ${x.p50.toFixed(2)} p99 ${x.p99.toFixed(2)}`;
       console.log(
-        `overhead c=${concurrency}: direct p50 ${d.p50.toFixed(2)} p99 ${d.p99.toFixed(2)}; router p50 ${r.p50.toFixed(2)} p99 ${r.p99.toFixed(2)} ms`,
+        `overhead c=${concurrency}: direct ${line(d)}; bare proxy ${line(p)}; router ${line(r)} ms`,
       );
     }
   } finally {
     pin(process.pid, `0-${cores - 1}`);
     await router.stop();
+    await proxy.stop();
     await worker.stop();
   }
   return { figures, checks };
+}
+
+/** One request at a time, each in turn to every path (rotating which goes first). */
+async function oneByOne(
+  address: Record<Path, string>,
+  load: readonly Request[],
+  samples: Record<Path, Sample[]>,
+): Promise<void> {
+  const clients = Object.fromEntries(PATHS.map((path) => [path, new GrpcClient(address[path])])) as Record<
+    Path,
+    GrpcClient
+  >;
+  try {
+    const origin = performance.now();
+    for (const [i, request] of load.entries())
+      for (let j = 0; j < PATHS.length; j++) {
+        const path = PATHS[(i + j) % PATHS.length]!;
+        samples[path].push(await call(clients[path], request, origin));
+      }
+  } finally {
+    for (const client of Object.values(clients)) client.close();
+  }
 }

@@ -71,6 +71,15 @@ export async function startWorker(
   return { ...proc, address };
 }
 
+/** A bare pass-through proxy to one worker (bare-proxy.ts): the floor under the router's overhead. */
+export async function startBareProxy(worker: Worker): Promise<Proc & { address: string }> {
+  const proc = await spawnUntil(
+    [path.join(import.meta.dirname, "bare-proxy.ts"), worker.address],
+    "proxying",
+  );
+  return { ...proc, address: `127.0.0.1:${proc.log["port"]}` };
+}
+
 export function writeEndpoints(file: string, workers: readonly Worker[]): void {
   writeFileSync(
     file,
