@@ -13,9 +13,18 @@ export async function generateIds(
   endpoint: string,
   options: { prompt?: string; sessionId?: string } = {},
 ): Promise<number[]> {
+  return (await generate(endpoint, options)).ids;
+}
+
+/** The greedy ids, and the worker a router says served them (x-tessera-endpoint; "" from a worker). */
+export async function generate(
+  endpoint: string,
+  options: { prompt?: string; sessionId?: string } = {},
+): Promise<{ ids: number[]; servedBy: string }> {
   const client = new GrpcClient(endpoint);
   try {
     const ids: number[] = [];
+    let servedBy = "";
     const metadata = new Metadata();
     if (options.sessionId !== undefined) metadata.set("x-session-id", options.sessionId);
     const stream = client.serverStream(
@@ -27,8 +36,11 @@ export async function generateIds(
       { deadline: Date.now() + 20_000 },
       metadata,
     );
+    stream.on("metadata", (m: Metadata) => {
+      servedBy = m.get("x-tessera-endpoint")[0]?.toString() ?? "";
+    });
     for await (const message of stream) for (const token of message.tokens) ids.push(token.tokenId);
-    return ids;
+    return { ids, servedBy };
   } finally {
     client.close();
   }

@@ -2,8 +2,8 @@
 // kubectl, real `tessera serve` workers and a real `tessera operator` process: apply the examples
 // -> Ready -> Generate, on a worker and through the operator-managed router pod, equals `tessera
 // generate`; scale 1 -> 3 and the router sends traffic to the new shards about as soon as status
-// shows them; an engine change rolls out one replica at a time with no failed request, surviving an
-// operator crash; a converged operator stops reconciling; delete removes the pods (router
+// shows them; two router pods (routing.replicas) pick the same shard for each prompt; an engine change
+// rolls out one replica at a time with no failed request, surviving an operator crash; a converged operator stops reconciling; delete removes the pods (router
 // included) and the model's Redis keys. The dev cluster has no Service DNS or cluster IPs: the
 // router is called on its pod IP, read from its Service's EndpointSlice.
 import assert from "node:assert/strict";
@@ -21,7 +21,7 @@ import {
   runClient,
   startDevClusterFixture,
 } from "../devcluster/kubelet-fixture.ts";
-import { generateIds, localGreedyIds, MAX_TOKENS, PROMPT } from "./generate-client.ts";
+import { generate, generateIds, localGreedyIds, MAX_TOKENS, PROMPT } from "./generate-client.ts";
 import { type OperatorProcess, startOperatorProcess } from "./operator-process.ts";
 
 const root = path.resolve(import.meta.dirname, "../..");
@@ -58,6 +58,12 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
     ) as ModelStatus;
   /** host:port of a ready router pod, from the EndpointSlices of the model's router Service. */
   const routerAddress = async (): Promise<string> => {
+    const [address] = await routerAddresses();
+    if (address === undefined) throw new Error("no ready router endpoint");
+    return address;
+  };
+  /** host:port of every ready router pod. */
+  const routerAddresses = async (): Promise<string[]> => {
     const slices = JSON.parse(
       await f.ok(
         "get",
@@ -70,12 +76,14 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
         "json",
       ),
     ) as { items: { endpoints?: EndpointEntry[]; ports?: { name?: string; port?: number }[] }[] };
+    const addresses: string[] = [];
     for (const slice of slices.items) {
       const port = slice.ports?.find((p) => p.name === "grpc")?.port;
-      const ready = slice.endpoints?.find((e) => e.conditions?.ready === true);
-      if (port && ready?.addresses[0]) return `${ready.addresses[0]}:${port}`;
+      for (const e of slice.endpoints ?? [])
+        if (port && e.conditions?.ready === true && e.addresses[0])
+          addresses.push(`${e.addresses[0]}:${port}`);
     }
-    throw new Error(`no ready router endpoint: ${JSON.stringify(slices.items)}`);
+    return addresses;
   };
   const tinyModel = (extra = "") =>
     example("dev-cluster/tiny-llama.yaml").replaceAll("/tmp/tessera-models/tiny-llama", modelDir) + extra;
@@ -187,6 +195,30 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
     };
     assert.equal(pods.items.length, 3, pods.items.map((p) => p.metadata.name).join(", "));
     assert.ok(pods.items.every((p) => p.metadata.name.endsWith(after.revision!)));
+  });
+
+  it("runs routing.replicas routers active-active: each picks the same shard for a prompt", async () => {
+    const patch = JSON.stringify({ spec: { routing: { replicas: 2 } } });
+    await f.ok("patch", "-n", ns, "inferencemodel/tiny-llama", "--type=merge", "-p", patch);
+    const routers = await eventually("two ready router pods", async () => {
+      const addresses = await routerAddresses();
+      return addresses.length === 2 && addresses;
+    });
+    const model = await status("tiny-llama");
+    assert.equal(model.conditions?.find((c) => c.type === "Ready")?.status, "True");
+    // Distinct sessions (routing keys) spread over the 3 shards; one request at a time, so both routers
+    // see equal (no) load.
+    const picks: string[] = [];
+    for (let n = 0; n < 12; n++) {
+      const request = { prompt: `${PROMPT} active ${n}`, sessionId: `active-${n}` };
+      const [a, b] = [await generate(routers[0]!, request), await generate(routers[1]!, request)];
+      const prompt = request.sessionId;
+      assert.deepEqual(a.ids, b.ids, prompt);
+      assert.ok(a.servedBy !== "", "the router names the shard it used");
+      assert.equal(a.servedBy, b.servedBy, `both routers pick the same shard for "${prompt}"`);
+      picks.push(a.servedBy);
+    }
+    assert.ok(new Set(picks).size > 1, `prompts spread over shards: ${picks.join(", ")}`);
   });
 
   it("rolls only the router on a routing change, which keeps serving and the model Ready", async () => {

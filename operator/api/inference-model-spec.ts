@@ -175,6 +175,10 @@ const routing = doc(
           .default("x-session-id"),
         "Request header whose value pins a session to one replica (instead of the prompt prefix).",
       ),
+      replicas: doc(
+        z.int().min(1).max(16).default(1),
+        "Router pods. More than one serve active-active behind the router Service: routing is deterministic (consistent hashing on the prompt's blocks or the session key), so every router pod picks the same replica for a request at equal load, with no state shared between them.",
+      ),
     })
     .prefault({}),
   "How the router spreads requests over the replicas.",

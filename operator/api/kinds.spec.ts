@@ -92,6 +92,7 @@ describe("CRD kinds", () => {
         epsilon: 0.25,
         prefixBlocks: 8,
         sessionHeader: "x-session-id",
+        replicas: 1,
       },
       kvTransfer: { ttlSeconds: 600, failurePolicy: "recompute" },
       resources: {},

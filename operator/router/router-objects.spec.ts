@@ -61,6 +61,21 @@ describe("router objects", () => {
     assert.equal(deploymentSpec(d).template.spec.serviceAccountName, "tiny-router");
   });
 
+  it("runs spec.routing.replicas router pods, spread over nodes", () => {
+    const d = routerDeployment(MODEL_REF, modelSpec({ routing: { replicas: 3 } }), pool);
+    assert.equal(deploymentSpec(d).replicas, 3);
+    const spread = (deploymentSpec(d).template.spec as { topologySpreadConstraints?: unknown[] })
+      .topologySpreadConstraints;
+    assert.deepEqual(spread, [
+      {
+        maxSkew: 1,
+        topologyKey: "kubernetes.io/hostname",
+        whenUnsatisfiable: "ScheduleAnyway",
+        labelSelector: { matchLabels: deploymentSpec(d).template.metadata.labels },
+      },
+    ]);
+  });
+
   it("meets the restricted Pod Security profile", () => {
     const spec = modelSpec({ model: { path: "tiny", pvc: { claimName: "weights" } } });
     const template = deploymentSpec(routerDeployment(MODEL_REF, spec, pool)).template;
@@ -78,6 +93,7 @@ describe("router objects", () => {
     assert.notEqual(template({ routing: { strategy: "least-load" } }), base);
     assert.notEqual(template({ routing: { epsilon: 1 } }), base);
     assert.equal(template({ replicas: 5, engine: { maxNumSeqs: 8 } }), base);
+    assert.equal(template({ routing: { replicas: 3 } }), base, "more router pods, no rollout");
     const random = routerDeployment(MODEL_REF, modelSpec({ routing: { strategy: "random" } }), pool);
     assert.deepEqual((configArg(random)["routing"] as { picker: unknown }).picker, { type: "random" });
   });

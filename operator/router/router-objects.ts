@@ -3,7 +3,8 @@
 // field manager:
 //   ServiceAccount + Role + RoleBinding  the router may get, list and watch inferencemodels in the
 //                                        namespace (Kubernetes discovery of the model's shards)
-//   Deployment                           `tessera router --config-json <router-config.ts> --host $(POD_IP)`
+//   Deployment                           spec.routing.replicas pods (active-active, spread over nodes) of
+//                                        `tessera router --config-json <router-config.ts> --host $(POD_IP)`
 //                                        with the image and command of the model's default WorkerPool;
 //                                        restricted Pod Security like the workers; readiness is its
 //                                        grpc.health.v1; rolls (surge 1, none unavailable) when the
@@ -28,7 +29,6 @@ import { ROUTER_GRPC_PORT, ROUTER_HTTP_PORT, ROUTER_METRICS_PORT, routerConfig }
 export const ROUTER_APP = "tessera-router";
 /** On router pods (instead of the model label, which marks worker pods): the model they route to. */
 export const ROUTER_LABEL = "serving.tessera.dev/router";
-export const ROUTER_REPLICAS = 1;
 
 export function routerName(model: string): string {
   return `${model}-router`;
@@ -113,6 +113,16 @@ export function routerDeployment(
     terminationGracePeriodSeconds: 45,
     securityContext: RESTRICTED_POD_SECURITY,
     volumes: modelVolumes(pvc),
+    // Active-active router pods on different nodes where the cluster has them, so one node's loss
+    // leaves the Service a router.
+    topologySpreadConstraints: [
+      {
+        maxSkew: 1,
+        topologyKey: "kubernetes.io/hostname",
+        whenUnsatisfiable: "ScheduleAnyway",
+        labelSelector: { matchLabels: labels },
+      },
+    ],
     containers: [
       {
         name: "router",
@@ -139,7 +149,7 @@ export function routerDeployment(
     ],
   };
   const deploymentSpec = {
-    replicas: ROUTER_REPLICAS,
+    replicas: spec.routing.replicas,
     selector: { matchLabels: labels },
     strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
     template: { metadata: { labels }, spec: podSpec },
