@@ -132,7 +132,9 @@ export class InferenceService {
         tokens += event.tokens.length;
         this.#metrics?.tokens(event.tokens.length);
       }
-      if (!(await send(toGenerateResponse(event, requestId, this.#model.tokenizer)))) return false;
+      // A Relay stream's send answers at once: no await (a microtask per token) for it.
+      const sent = send(toGenerateResponse(event, requestId, this.#model.tokenizer));
+      if (!(typeof sent === "boolean" ? sent : await sent)) return false;
       if (event.type === "finish")
         log.info({ reason: event.reason, usage: event.usage }, "generate finished");
     }
