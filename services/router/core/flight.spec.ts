@@ -75,6 +75,25 @@ describe("Flight", () => {
     assert.deepEqual(texts(seen), ["a"]);
   });
 
+  it("without keep, holds an event only until its reader has it", async () => {
+    const producer = manual();
+    const flight = new Flight(producer.produce, { keep: false });
+    flight.join();
+    producer.push(token("a"));
+    producer.push(token("b"));
+    await flight.first(live);
+    assert.equal(flight.started, true);
+    const seen: RouterEvent[] = [];
+    const reading = flight.read((e) => seen.push(e), live);
+    assert.equal(flight.events.length, 0, "the two events before the reader came are handed over");
+    producer.push(token("c"));
+    producer.push(finish);
+    assert.equal(flight.events.length, 0, "live events go straight to the reader");
+    producer.end();
+    await reading;
+    assert.deepEqual(texts(seen), ["a", "b", "c", "<finish>"]);
+  });
+
   it("aborts the producer when the last reader leaves, not before", async () => {
     const producer = manual();
     const flight = new Flight(producer.produce);

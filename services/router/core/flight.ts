@@ -1,6 +1,9 @@
 // One upstream generation and everyone reading it. The producer pushes events as the worker streams
-// them; they are kept, so a reader that joins late (an identical request coalesced onto this one)
-// gets them all from the start and then follows live. Delivery is synchronous and push-based (no
+// them; with `keep` they are kept, so a reader that joins late (an identical request coalesced onto
+// this one) gets them all from the start and then follows live, and the finished flight can go into
+// the response cache. Without it (a request neither cached nor coalesced has one reader) an event is
+// held only until that reader has it: a long generation does not pile up its tokens in the router,
+// whose young garbage collections otherwise copy and promote them. Delivery is synchronous and push-based (no
 // promise per event): this is the router's hot path, run once per token per request. When the last
 // reader leaves before the end, the producer's signal aborts, so the worker frees the request.
 import { Code, TesseraError } from "../../common/errors.ts";
@@ -16,6 +19,7 @@ export interface FlightReader {
 export type Producer = (flight: Flight, signal: AbortSignal) => Promise<void>;
 
 export class Flight {
+  /** With `keep`, every event so far; without, those no reader has had yet. */
   readonly events: RouterEvent[] = [];
   /** The endpoint producing the events (set by the producer before its first push). */
   endpoint = "";
@@ -26,8 +30,11 @@ export class Flight {
   #done = false;
   #joined = 0;
   #waiters: (() => void)[] = [];
+  readonly #keep: boolean;
+  #pushed = 0;
 
-  constructor(produce: Producer) {
+  constructor(produce: Producer, options: { keep?: boolean } = {}) {
+    this.#keep = options.keep ?? true;
     this.settled = produce(this, this.#controller.signal).then(
       () => this.#finish(undefined),
       (err: unknown) => this.#finish(TesseraError.from(err)),
@@ -42,11 +49,16 @@ export class Flight {
     return this.#error;
   }
 
+  /** An event has been pushed. */
+  get started(): boolean {
+    return this.#pushed > 0;
+  }
+
   /** Producer side: one more event for every reader. */
   push(event: RouterEvent): void {
-    this.events.push(event);
+    if (this.#keep || this.#readers.size === 0) this.events.push(event);
     for (const reader of this.#readers) reader.event(event);
-    if (this.events.length === 1) this.#wake();
+    if (++this.#pushed === 1) this.#wake();
   }
 
   /** Counts a reader in before it reads; every join must be matched by leave(). */
@@ -62,7 +74,7 @@ export class Flight {
 
   /** Resolves when the first event is there; rejects with the failure if it ended without one. */
   async first(signal: AbortSignal): Promise<void> {
-    while (this.events.length === 0) {
+    while (this.#pushed === 0) {
       if (this.#done)
         throw this.#error ?? new TesseraError(Code.INTERNAL, "the generation ended with no event");
       signal.throwIfAborted();
@@ -96,6 +108,8 @@ export class Flight {
         for (const event of this.events) onEvent(event);
       } catch (err) {
         return stop(err);
+      } finally {
+        if (!this.#keep) this.events.length = 0;
       }
       if (this.#done) return stop(this.#error);
       if (signal.aborted) return onAbort();

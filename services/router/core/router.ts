@@ -146,6 +146,8 @@ export class Router {
         metrics,
         log: this.#deps.log,
       }),
+      // Joiners and the cache need every event; without a key the one reader takes them as they come.
+      { keep: key !== undefined },
     );
     if (key !== undefined && config.cache.coalesce) this.#flights.set(key, flight);
     void flight.settled.then(() => {

@@ -147,7 +147,7 @@ export function upstream(prepared: PreparedRequest, options: UpstreamOptions): P
 }
 
 function push(flight: Flight, endpoint: Endpoint, event: Parameters<Flight["push"]>[0]): void {
-  if (flight.events.length === 0) flight.endpoint = endpoint.name;
+  if (!flight.started) flight.endpoint = endpoint.name;
   flight.push(event);
 }
 
