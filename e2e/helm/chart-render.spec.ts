@@ -292,6 +292,7 @@ describe("charts/tessera rendered by helm (no cluster)", function () {
     const redis = spec<{ ingress: { from: unknown[] }[] }>(must(allOn, "NetworkPolicy", "tessera-redis"));
     assert.deepEqual(redis.ingress[0]?.from, [
       { podSelector: { matchLabels: { "app.kubernetes.io/name": "tessera-worker" } } },
+      { podSelector: { matchLabels: { "app.kubernetes.io/name": "tessera-router" } } },
       {
         podSelector: {
           matchLabels: {
@@ -302,5 +303,13 @@ describe("charts/tessera rendered by helm (no cluster)", function () {
         },
       },
     ]);
+    // The operator's per-model routers (pods named tessera-router) reach the workers, as the chart's does.
+    const workers = spec<{ ingress: { from: unknown[]; ports?: unknown[] }[] }>(
+      must(allOn, "NetworkPolicy", "tessera-workers"),
+    );
+    assert.deepEqual(workers.ingress[0]?.from[1], {
+      podSelector: { matchLabels: { "app.kubernetes.io/name": "tessera-router" } },
+    });
+    assert.deepEqual(workers.ingress[0]?.ports, [{ port: "grpc", protocol: "TCP" }]);
   });
 });

@@ -16,15 +16,19 @@ export async function generateIds(
   return (await generate(endpoint, options)).ids;
 }
 
-/** The greedy ids, and the worker a router says served them (x-tessera-endpoint; "" from a worker). */
+/**
+ * The greedy ids, the worker a router says served them (x-tessera-endpoint) and its response-cache
+ * outcome (x-tessera-cache: hit, coalesced, miss or off); both "" from a worker.
+ */
 export async function generate(
   endpoint: string,
   options: { prompt?: string; sessionId?: string } = {},
-): Promise<{ ids: number[]; servedBy: string }> {
+): Promise<{ ids: number[]; servedBy: string; cache: string }> {
   const client = new GrpcClient(endpoint);
   try {
     const ids: number[] = [];
     let servedBy = "";
+    let cache = "";
     const metadata = new Metadata();
     if (options.sessionId !== undefined) metadata.set("x-session-id", options.sessionId);
     const stream = client.serverStream(
@@ -38,9 +42,10 @@ export async function generate(
     );
     stream.on("metadata", (m: Metadata) => {
       servedBy = m.get("x-tessera-endpoint")[0]?.toString() ?? "";
+      cache = m.get("x-tessera-cache")[0]?.toString() ?? "";
     });
     for await (const message of stream) for (const token of message.tokens) ids.push(token.tokenId);
-    return { ids, servedBy };
+    return { ids, servedBy, cache };
   } finally {
     client.close();
   }

@@ -2,7 +2,8 @@
 // kubectl, real `tessera serve` workers and a real `tessera operator` process: apply the examples
 // -> Ready -> Generate, on a worker and through the operator-managed router pod, equals `tessera
 // generate`; scale 1 -> 3 and the router sends traffic to the new shards about as soon as status
-// shows them; two router pods (routing.replicas) pick the same shard for each prompt; an engine change
+// shows them; two router pods (routing.replicas) pick the same shard for each prompt and, with a KV
+// store, share their response cache in it; an engine change
 // rolls out one replica at a time with no failed request, surviving an operator crash; a converged operator stops reconciling; delete removes the pods (router
 // included) and the model's Redis keys. The dev cluster has no Service DNS or cluster IPs: the
 // router is called on its pod IP, read from its Service's EndpointSlice.
@@ -288,7 +289,7 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
       await f.ok("apply", "-n", ns, "--dry-run=server", "-f", path.join(root, "examples", dir));
   });
 
-  it("deletes the model: its pods and worker processes go, and its Redis keys", async () => {
+  it("deletes the model: its pods and worker processes go, and its Redis keys (the routers' shared cache too)", async () => {
     const redis = await RedisServer.start({ password: "pw" });
     const connection = await RespConnection.connect("127.0.0.1", redis.port, 5_000);
     await connection.command("AUTH", "pw");
@@ -308,6 +309,23 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
         );
       };
       await eventually("pods restarted with the KV store", restarted, 60_000);
+      // The two router pods now share their response cache in the KV store, under the model's prefix:
+      // a greedy request one of them answered is a hit on the other.
+      await f.ok("rollout", "status", "-n", ns, "deployment/tiny-llama-router", "--timeout=60s");
+      const [a = "", b = ""] = await eventually("two ready router pods", async () => {
+        const addresses = await routerAddresses();
+        return addresses.length === 2 && addresses;
+      });
+      const first = await generate(a, { prompt: `${PROMPT} shared` });
+      assert.equal(first.cache, "miss");
+      // The first router stores the answer once its stream has ended: give the write a moment.
+      const second = await eventually("a hit on the other router", async () => {
+        const answer = await generate(b, { prompt: `${PROMPT} shared` });
+        return answer.cache === "hit" && answer;
+      });
+      assert.deepEqual(second.ids, first.ids);
+      const cached = await connection.command("KEYS", `tessera:kv:${ns}:tiny-llama:router-cache:*`);
+      assert.equal((cached as string[]).length, 1, JSON.stringify(cached));
       await connection.command("SET", `tessera:kv:${ns}:tiny-llama:tiny-llama@r:0-2:abc`, "block");
       await connection.command("SET", `tessera:kv:${ns}:other:tiny-llama@r:0-2:abc`, "block");
       await f.ok("delete", "-n", ns, "inferencemodel/tiny-llama", "--timeout=60s");

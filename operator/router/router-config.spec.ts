@@ -61,6 +61,25 @@ describe("router config from spec.routing", () => {
     }
   });
 
+  it("shares the response cache in the KV store under the model's key prefix, password from its Secret", () => {
+    assert.equal(routerConfig(MODEL_REF, modelSpec())["cache"], undefined, "no store, in-process only");
+    const spec = modelSpec({
+      kvTransfer: { redis: { address: "redis.ml:6379", db: 2, passwordSecret: { name: "kv", key: "pw" } } },
+    });
+    const parsed = parseRouterConfig(routerConfig(MODEL_REF, spec), "/");
+    assert.equal(parsed.error, undefined, parsed.error?.message);
+    assert.deepEqual(parsed.value?.cache.redis, {
+      url: "redis://redis.ml:6379/2",
+      keyPrefix: "tessera:kv:ml:tiny:router-cache:",
+      timeoutMs: 50,
+      passwordEnv: "TESSERA_CACHE_REDIS_PASSWORD",
+    });
+    assert.equal(parsed.value?.cache.enabled, true);
+    const open = modelSpec({ kvTransfer: { redis: { address: "redis.ml:6379" } } });
+    const redis = routerConfig(MODEL_REF, open)["cache"] as { redis: Record<string, unknown> };
+    assert.equal(redis.redis["passwordEnv"], undefined);
+  });
+
   it("uses the served name as the model id, and the checkpoint under /models with a PVC", () => {
     const spec = modelSpec({
       model: { path: "llama/8b", pvc: { claimName: "weights" }, servedName: "llama" },

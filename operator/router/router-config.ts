@@ -8,6 +8,7 @@
 //   round-robin      no scorer, picker round-robin
 //   random           no scorer, picker random
 //   power-of-two     scorer load, picker power-of-two (two at random, the less loaded wins)
+// With spec.kvTransfer.redis the response cache is shared through that Redis (password from its Secret).
 // The router takes it as `tessera router --config-json JSON` (services/router/config/router-config.ts
 // validates it at start-up), so a routing change changes the pod template and rolls the router.
 
@@ -22,7 +23,7 @@ import {
 } from "../../services/router/routing/plugins/pickers.ts";
 import type { InferenceModelSpec } from "../api/inference-model-spec.ts";
 import type { ModelRef } from "../placement/planner.ts";
-import { modelDir } from "../placement/shard-env.ts";
+import { kvKeyPrefix, modelDir } from "../placement/shard-env.ts";
 
 /** gRPC (tessera.v1.Inference + grpc.health.v1), OpenAI HTTP and Prometheus ports of the router. */
 export const ROUTER_GRPC_PORT = 50050;
@@ -79,8 +80,12 @@ export function routingPipeline(routing: Routing): RoutingPipelineConfig {
   }
 }
 
+/** The variable the router pods read the KV store's password from (the Secret of kvTransfer.redis). */
+export const ROUTER_CACHE_PASSWORD_ENV = "TESSERA_CACHE_REDIS_PASSWORD";
+
 /** The router config (services/router/config/router-config.ts) of one model's router. */
 export function routerConfig(model: ModelRef, spec: InferenceModelSpec): Record<string, unknown> {
+  const redis = spec.kvTransfer.redis;
   return {
     grpcPort: ROUTER_GRPC_PORT,
     httpPort: ROUTER_HTTP_PORT,
@@ -88,6 +93,18 @@ export function routerConfig(model: ModelRef, spec: InferenceModelSpec): Record<
     models: [{ id: spec.model.servedName ?? model.name, tokenizer: modelDir(spec) }],
     discovery: { type: "kubernetes", namespace: model.namespace, inferenceModel: model.name },
     routing: routingPipeline(spec.routing),
+    // With a KV store the router pods share their response cache in it, under the model's key prefix
+    // (so the model's finalizer removes those keys too): a deterministic request one router pod
+    // answered is a hit on the others.
+    ...(redis && {
+      cache: {
+        redis: {
+          url: `redis://${redis.address}/${redis.db}`,
+          keyPrefix: `${kvKeyPrefix(model)}router-cache:`,
+          ...(redis.passwordSecret && { passwordEnv: ROUTER_CACHE_PASSWORD_ENV }),
+        },
+      },
+    }),
   };
 }
 

@@ -76,6 +76,23 @@ describe("router objects", () => {
     ]);
   });
 
+  it("hands the router the KV store's password from its Secret, and no secret without one", () => {
+    const env = (spec: ReturnType<typeof modelSpec>) =>
+      (container(routerDeployment(MODEL_REF, spec, pool)) as unknown as { env: { name: string }[] }).env;
+    const secret = { name: "kv", key: "password" };
+    const withSecret = modelSpec({
+      kvTransfer: { redis: { address: "redis:6379", passwordSecret: secret } },
+    });
+    assert.deepEqual(
+      env(withSecret).find((e) => e.name === "TESSERA_CACHE_REDIS_PASSWORD"),
+      { name: "TESSERA_CACHE_REDIS_PASSWORD", valueFrom: { secretKeyRef: secret } },
+    );
+    assert.deepEqual(
+      env(modelSpec()).map((e) => e.name),
+      ["POD_IP", "TMPDIR"],
+    );
+  });
+
   it("meets the restricted Pod Security profile", () => {
     const spec = modelSpec({ model: { path: "tiny", pvc: { claimName: "weights" } } });
     const template = deploymentSpec(routerDeployment(MODEL_REF, spec, pool)).template;

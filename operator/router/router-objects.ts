@@ -24,7 +24,13 @@ import {
 import { ownerReference } from "../placement/pod-template.ts";
 import { canonicalJson, shortHash } from "../placement/revision.ts";
 import { SCRATCH_MOUNT } from "../placement/shard-env.ts";
-import { ROUTER_GRPC_PORT, ROUTER_HTTP_PORT, ROUTER_METRICS_PORT, routerConfig } from "./router-config.ts";
+import {
+  ROUTER_CACHE_PASSWORD_ENV,
+  ROUTER_GRPC_PORT,
+  ROUTER_HTTP_PORT,
+  ROUTER_METRICS_PORT,
+  routerConfig,
+} from "./router-config.ts";
 
 export const ROUTER_APP = "tessera-router";
 /** On router pods (instead of the model label, which marks worker pods): the model they route to. */
@@ -104,6 +110,7 @@ export function routerDeployment(
 ): KubeObject {
   const grpcProbe = { grpc: { port: ROUTER_GRPC_PORT, service: "" } };
   const pvc = spec.model.pvc;
+  const passwordSecret = spec.kvTransfer.redis?.passwordSecret;
   const labels = routerPodLabels(model);
   const podSpec = {
     serviceAccountName: routerName(model.name),
@@ -133,6 +140,9 @@ export function routerDeployment(
         env: [
           { name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
           { name: "TMPDIR", value: SCRATCH_MOUNT },
+          ...(passwordSecret
+            ? [{ name: ROUTER_CACHE_PASSWORD_ENV, valueFrom: { secretKeyRef: { ...passwordSecret } } }]
+            : []),
         ],
         ports: [
           { name: "grpc", containerPort: ROUTER_GRPC_PORT, protocol: "TCP" },

@@ -5,7 +5,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "../common/log.ts";
 import { listeningPort, Metrics } from "../common/telemetry/metrics.ts";
 import { ApiKeys } from "./admission/api-keys.ts";
-import { SharedResponseCache } from "./cache/shared-response-cache.ts";
+import { redisPassword, SharedResponseCache } from "./cache/shared-response-cache.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { RouterConfig } from "./config/router-config.ts";
 import { EndpointSelector } from "./core/endpoint-selector.ts";
@@ -86,7 +86,10 @@ export async function startRouter(
       : ApiKeys.fromFile(config.admission.apiKeysFile, clock);
   const sharedCache =
     config.cache.enabled && config.cache.redis
-      ? new SharedResponseCache(config.cache.redis, log.child({ component: "shared-cache" }))
+      ? new SharedResponseCache(
+          { ...config.cache.redis, password: redisPassword(config.cache.redis.passwordEnv, env) },
+          log.child({ component: "shared-cache" }),
+        )
       : undefined;
   router = new Router({ models, selector, config, apiKeys, metrics, clock, log, sharedCache });
   const discovery = createDiscovery(config.discovery, log, env);

@@ -4,6 +4,7 @@
 // optimisation here, never a dependency: a lookup that fails or takes longer than `timeoutMs` is a
 // miss, a store that fails is dropped, and both are logged (at most once a minute).
 import { Redis } from "ioredis";
+import { Code, TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import type { RouterEvent } from "../core/router-events.ts";
 
@@ -13,6 +14,8 @@ export interface SharedCacheConfig {
   keyPrefix: string;
   /** A lookup slower than this is a miss (the request goes upstream). */
   timeoutMs: number;
+  /** Redis's password, where the URL carries none. */
+  password?: string | undefined;
 }
 
 export interface CachedResponse {
@@ -21,6 +24,24 @@ export interface CachedResponse {
 }
 
 const LOG_EVERY_MS = 60_000;
+
+/**
+ * The Redis password from the variable cache.redis.passwordEnv names. A named variable that is not set
+ * stops the start-up: the router would otherwise serve, silently without its shared cache.
+ */
+export function redisPassword(
+  name: string | undefined,
+  env: Record<string, string | undefined>,
+): string | undefined {
+  if (name === undefined) return undefined;
+  const password = env[name];
+  if (password === undefined)
+    throw new TesseraError(
+      Code.INVALID_ARGUMENT,
+      `cache.redis.passwordEnv: the environment variable ${name} is not set`,
+    );
+  return password;
+}
 
 export class SharedResponseCache {
   readonly #redis: Redis;
@@ -38,6 +59,7 @@ export class SharedResponseCache {
       maxRetriesPerRequest: 0,
       commandTimeout: config.timeoutMs,
       retryStrategy: (attempt) => Math.min(attempt * 200, 5_000),
+      ...(config.password !== undefined && { password: config.password }),
     });
     this.#redis.on("error", (err: Error) => this.#failed("connection", err));
   }

@@ -114,6 +114,11 @@ export const routerConfigSchema = z.strictObject({
           url: z.string().regex(/^rediss?:\/\//, "a redis:// or rediss:// URL"),
           keyPrefix: z.string().default("tessera:router-cache:"),
           timeoutMs: z.int().min(1).max(10_000).default(50),
+          /** The environment variable holding Redis's password (kept out of the config and the URL). */
+          passwordEnv: z
+            .string()
+            .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name")
+            .optional(),
         })
         .optional(),
     })
