@@ -22,7 +22,7 @@ export async function generateIds(
  */
 export async function generate(
   endpoint: string,
-  options: { prompt?: string; sessionId?: string } = {},
+  options: { prompt?: string; sessionId?: string; apiKey?: string } = {},
 ): Promise<{ ids: number[]; servedBy: string; cache: string }> {
   const client = new GrpcClient(endpoint);
   try {
@@ -31,6 +31,7 @@ export async function generate(
     let cache = "";
     const metadata = new Metadata();
     if (options.sessionId !== undefined) metadata.set("x-session-id", options.sessionId);
+    if (options.apiKey !== undefined) metadata.set("authorization", `Bearer ${options.apiKey}`);
     const stream = client.serverStream(
       Inference.method.generate,
       {

@@ -2,8 +2,8 @@
 // kubectl, real `tessera serve` workers and a real `tessera operator` process: apply the examples
 // -> Ready -> Generate, on a worker and through the operator-managed router pod, equals `tessera
 // generate`; scale 1 -> 3 and the router sends traffic to the new shards about as soon as status
-// shows them; two router pods (routing.replicas) pick the same shard for each prompt and, with a KV
-// store, share their response cache in it; an engine change
+// shows them; two router pods (routing.replicas) pick the same shard for each prompt, take API keys
+// from a Secret and, with a KV store, share their response cache in it; an engine change
 // rolls out one replica at a time with no failed request, surviving an operator crash; a converged operator stops reconciling; delete removes the pods (router
 // included) and the model's Redis keys. The dev cluster has no Service DNS or cluster IPs: the
 // router is called on its pod IP, read from its Service's EndpointSlice.
@@ -246,6 +246,46 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
       return pods.split(" ").includes(ip) && address;
     });
     assert.deepEqual(await generateIds(router), expected);
+  });
+
+  it("authenticates callers with the keys of routing.apiKeysSecret, on every router pod", async () => {
+    const keys = "keys:\n  - {name: team-a, key: sk-team-a-0001, requestsPerSecond: 50}\n";
+    const secret = `apiVersion: v1\nkind: Secret\nmetadata: {name: router-keys}\nstringData:\n  api-keys.yaml: ${JSON.stringify(keys)}\n`;
+    await f.ok("apply", "-n", ns, "-f", f.file("router-keys.yaml", secret));
+    const roll = async (apiKeysSecret: unknown, mounted: boolean) => {
+      const patch = JSON.stringify({ spec: { routing: { apiKeysSecret } } });
+      await f.ok("patch", "-n", ns, "inferencemodel/tiny-llama", "--type=merge", "-p", patch);
+      await eventually("router template updated", async () => {
+        const template = await f.ok(
+          "get",
+          "deployment",
+          "tiny-llama-router",
+          "-n",
+          ns,
+          "-o",
+          "jsonpath={.spec}",
+        );
+        return template.includes("router-keys") === mounted;
+      });
+      await f.ok("rollout", "status", "-n", ns, "deployment/tiny-llama-router", "--timeout=60s");
+      return eventually("two ready router pods", async () => {
+        const addresses = await routerAddresses();
+        return addresses.length === 2 && addresses;
+      });
+    };
+    const routers = await roll({ name: "router-keys" }, true);
+    for (const router of routers) {
+      await assert.rejects(generate(router), (err: { code?: number; details?: string }) => {
+        assert.equal(err.code, 16, "UNAUTHENTICATED");
+        assert.match(err.details ?? "", /API key is required/);
+        return true;
+      });
+      await assert.rejects(generate(router, { apiKey: "sk-wrong-0001" }), { code: 16 });
+      assert.deepEqual((await generate(router, { apiKey: "sk-team-a-0001" })).ids, expected);
+    }
+    // Open again for the tests after this one.
+    const open = await roll(null, false);
+    assert.deepEqual(await generateIds(open[0]!), expected);
   });
 
   it("stops reconciling once converged", async () => {

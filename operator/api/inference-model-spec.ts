@@ -175,6 +175,15 @@ const routing = doc(
           .default("x-session-id"),
         "Request header whose value pins a session to one replica (instead of the prompt prefix).",
       ),
+      apiKeysSecret: doc(
+        z
+          .object({
+            name: doc(z.string().min(1), "Name of a Secret in the model's namespace."),
+            key: doc(z.string().min(1).default("api-keys.yaml"), "Key within the Secret."),
+          })
+          .optional(),
+        "Secret key holding the router's API keys file (YAML: keys: [{name, key, requestsPerSecond, tokensPerSecond}]): clients must then send Authorization: Bearer KEY, and each key has its own rate limits. A new version of the Secret is taken within seconds of reaching the pod, without a restart. Unset: no authentication.",
+      ),
       replicas: doc(
         z.int().min(1).max(16).default(1),
         "Router pods. More than one serve active-active behind the router Service: routing is deterministic (consistent hashing on the prompt's blocks or the session key), so every router pod picks the same replica for a request at equal load, with no state shared between them.",

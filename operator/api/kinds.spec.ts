@@ -52,6 +52,7 @@ describe("CRD kinds", () => {
       "spec.model.numLayers",
       "spec.pools.prefill",
       "spec.pools.decode",
+      "spec.routing.apiKeysSecret",
       "spec.kvTransfer.redis",
       "spec.kvTransfer.redis.passwordSecret",
       "spec.resources.requests",

@@ -80,6 +80,14 @@ describe("router config from spec.routing", () => {
     assert.equal(redis.redis["passwordEnv"], undefined);
   });
 
+  it("authenticates with the keys file of routing.apiKeysSecret, where the pod mounts it", () => {
+    assert.equal(routerConfig(MODEL_REF, modelSpec())["admission"], undefined, "no keys: open");
+    const spec = modelSpec({ routing: { apiKeysSecret: { name: "keys" } } });
+    const parsed = parseRouterConfig(routerConfig(MODEL_REF, spec), "/");
+    assert.equal(parsed.error, undefined, parsed.error?.message);
+    assert.equal(parsed.value?.admission.apiKeysFile, "/etc/tessera/api-keys/api-keys.yaml");
+  });
+
   it("uses the served name as the model id, and the checkpoint under /models with a PVC", () => {
     const spec = modelSpec({
       model: { path: "llama/8b", pvc: { claimName: "weights" }, servedName: "llama" },

@@ -8,7 +8,8 @@
 //   round-robin      no scorer, picker round-robin
 //   random           no scorer, picker random
 //   power-of-two     scorer load, picker power-of-two (two at random, the less loaded wins)
-// With spec.kvTransfer.redis the response cache is shared through that Redis (password from its Secret).
+// With spec.kvTransfer.redis the response cache is shared through that Redis (password from its Secret);
+// with spec.routing.apiKeysSecret the router authenticates callers with the keys file that Secret holds.
 // The router takes it as `tessera router --config-json JSON` (services/router/config/router-config.ts
 // validates it at start-up), so a routing change changes the pod template and rolls the router.
 
@@ -80,6 +81,10 @@ export function routingPipeline(routing: Routing): RoutingPipelineConfig {
   }
 }
 
+/** Where router pods mount spec.routing.apiKeysSecret, and the file the router reads there. */
+export const ROUTER_API_KEYS_DIR = "/etc/tessera/api-keys";
+export const ROUTER_API_KEYS_FILE = `${ROUTER_API_KEYS_DIR}/api-keys.yaml`;
+
 /** The variable the router pods read the KV store's password from (the Secret of kvTransfer.redis). */
 export const ROUTER_CACHE_PASSWORD_ENV = "TESSERA_CACHE_REDIS_PASSWORD";
 
@@ -93,6 +98,7 @@ export function routerConfig(model: ModelRef, spec: InferenceModelSpec): Record<
     models: [{ id: spec.model.servedName ?? model.name, tokenizer: modelDir(spec) }],
     discovery: { type: "kubernetes", namespace: model.namespace, inferenceModel: model.name },
     routing: routingPipeline(spec.routing),
+    ...(spec.routing.apiKeysSecret && { admission: { apiKeysFile: ROUTER_API_KEYS_FILE } }),
     // With a KV store the router pods share their response cache in it, under the model's key prefix
     // (so the model's finalizer removes those keys too): a deterministic request one router pod
     // answered is a hit on the others.

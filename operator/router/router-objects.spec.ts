@@ -93,6 +93,24 @@ describe("router objects", () => {
     );
   });
 
+  it("mounts routing.apiKeysSecret read-only where the router reads its keys, and rolls when it is set", () => {
+    const spec = modelSpec({ routing: { apiKeysSecret: { name: "keys", key: "team-keys" } } });
+    const template = deploymentSpec(routerDeployment(MODEL_REF, spec, pool)).template;
+    const volumes = (template.spec as unknown as { volumes: { name: string }[] }).volumes;
+    assert.deepEqual(volumes.at(-1), {
+      name: "api-keys",
+      secret: { secretName: "keys", items: [{ key: "team-keys", path: "api-keys.yaml" }] },
+    });
+    assert.deepEqual(template.spec.containers[0]?.volumeMounts.at(-1), {
+      name: "api-keys",
+      mountPath: "/etc/tessera/api-keys",
+      readOnly: true,
+    });
+    assert.deepEqual(restrictedViolations({ metadata: {}, spec: template.spec }), []);
+    const plain = deploymentSpec(routerDeployment(MODEL_REF, modelSpec(), pool)).template;
+    assert.notEqual(JSON.stringify(plain), JSON.stringify(template));
+  });
+
   it("meets the restricted Pod Security profile", () => {
     const spec = modelSpec({ model: { path: "tiny", pvc: { claimName: "weights" } } });
     const template = deploymentSpec(routerDeployment(MODEL_REF, spec, pool)).template;

@@ -25,6 +25,7 @@ import { ownerReference } from "../placement/pod-template.ts";
 import { canonicalJson, shortHash } from "../placement/revision.ts";
 import { SCRATCH_MOUNT } from "../placement/shard-env.ts";
 import {
+  ROUTER_API_KEYS_DIR,
   ROUTER_CACHE_PASSWORD_ENV,
   ROUTER_GRPC_PORT,
   ROUTER_HTTP_PORT,
@@ -111,6 +112,7 @@ export function routerDeployment(
   const grpcProbe = { grpc: { port: ROUTER_GRPC_PORT, service: "" } };
   const pvc = spec.model.pvc;
   const passwordSecret = spec.kvTransfer.redis?.passwordSecret;
+  const apiKeys = spec.routing.apiKeysSecret;
   const labels = routerPodLabels(model);
   const podSpec = {
     serviceAccountName: routerName(model.name),
@@ -119,7 +121,17 @@ export function routerDeployment(
     enableServiceLinks: false,
     terminationGracePeriodSeconds: 45,
     securityContext: RESTRICTED_POD_SECURITY,
-    volumes: modelVolumes(pvc),
+    volumes: [
+      ...modelVolumes(pvc),
+      ...(apiKeys
+        ? [
+            {
+              name: "api-keys",
+              secret: { secretName: apiKeys.name, items: [{ key: apiKeys.key, path: "api-keys.yaml" }] },
+            },
+          ]
+        : []),
+    ],
     // Active-active router pods on different nodes where the cluster has them, so one node's loss
     // leaves the Service a router.
     topologySpreadConstraints: [
@@ -154,7 +166,10 @@ export function routerDeployment(
         readinessProbe: { ...grpcProbe, periodSeconds: 2, failureThreshold: 2 },
         livenessProbe: { ...grpcProbe, periodSeconds: 10, failureThreshold: 3 },
         securityContext: RESTRICTED_CONTAINER_SECURITY,
-        volumeMounts: modelVolumeMounts(pvc),
+        volumeMounts: [
+          ...modelVolumeMounts(pvc),
+          ...(apiKeys ? [{ name: "api-keys", mountPath: ROUTER_API_KEYS_DIR, readOnly: true }] : []),
+        ],
       },
     ],
   };

@@ -80,10 +80,13 @@ export async function startRouter(
     new RoutingPipeline(plugins.value, metrics),
     config.routing.virtualNodes,
   );
-  const apiKeys =
-    config.admission.apiKeysFile === undefined
-      ? undefined
-      : ApiKeys.fromFile(config.admission.apiKeysFile, clock);
+  const { apiKeysFile } = config.admission;
+  const apiKeys = apiKeysFile === undefined ? undefined : ApiKeys.fromFile(apiKeysFile, clock);
+  if (apiKeysFile !== undefined)
+    apiKeys?.follow(apiKeysFile, config.admission.apiKeysReloadMs, (outcome) => {
+      if (outcome.error) log.error({ err: outcome.error.message }, "API keys file not reloaded");
+      else log.info({ keys: outcome.value }, "API keys reloaded");
+    });
   const sharedCache =
     config.cache.enabled && config.cache.redis
       ? new SharedResponseCache(
@@ -120,6 +123,7 @@ export async function startRouter(
       timeout.abort();
       await discovery.stop();
       await sharedCache?.close();
+      apiKeys?.stop();
       pool.close();
       metricsServer?.close();
       metricsServer?.closeAllConnections();
@@ -130,6 +134,7 @@ export async function startRouter(
   } catch (err) {
     await discovery.stop();
     await sharedCache?.close();
+    apiKeys?.stop();
     pool.close();
     metricsServer?.close();
     throw err;

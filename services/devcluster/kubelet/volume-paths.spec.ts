@@ -82,6 +82,10 @@ describe("volume-paths", () => {
     assert.equal(mapPaths("--model=/models", mounts), "--model=/host/models");
     assert.equal(mapPaths("/bin:/models/bin", mounts), "/bin:/host/models/bin");
     assert.equal(mapPaths("/modelsx/y", mounts), "/modelsx/y");
+    assert.equal(
+      mapPaths('{"tokenizer":"/models/llama","url":"redis://r:6379/0","other":"/modelsx"}', mounts),
+      '{"tokenizer":"/host/models/llama","url":"redis://r:6379/0","other":"/modelsx"}',
+    );
     assert.match(
       containerMounts({ name: "c", volumeMounts: [{ name: "ghost", mountPath: "/g" }] }, volumes).error
         ?.message ?? "",

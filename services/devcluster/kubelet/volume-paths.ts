@@ -1,6 +1,7 @@
 // Volumes without a container runtime: each volume is a host folder, and a container's mount
 // paths are mapped onto those folders by rewriting paths in its command, args, env values and
-// working dir (an argument `/models/llama` under a mount at `/models` becomes `<host>/llama`).
+// working dir (an argument `/models/llama` under a mount at `/models` becomes `<host>/llama`, inside a
+// JSON argument too).
 // emptyDir: a folder of the pod, removed with it. configMap/secret: a folder with one file per
 // key. hostPath: the path itself. persistentVolumeClaim: a folder per claim under the kubelet's
 // root, kept across pods (so a StatefulSet's replica finds its data again).
@@ -93,14 +94,13 @@ function mapOne(value: string, mounts: readonly Mount[]): string {
   return value;
 }
 
-/** Rewrites a path under a mount (also after `=` or `:`, as in `--model=/models/x` or PATH lists). */
+/**
+ * Rewrites every path under a mount: a whole argument, one after `=` or `:` (`--model=/models/x`, PATH
+ * lists), or one inside a JSON or quoted argument (`--config-json {"file":"/etc/keys/k.yaml"}`).
+ */
 export function mapPaths(text: string, mounts: readonly Mount[]): string {
   if (mounts.length === 0) return text;
-  return text
-    .split(/(?<=[=:])/)
-    .map((part) => {
-      const tail = /[=:]$/.test(part) ? part.slice(-1) : "";
-      return mapOne(tail ? part.slice(0, -1) : part, mounts) + tail;
-    })
-    .join("");
+  return text.replace(/[^=:"',\s{}[\]]+/g, (token) =>
+    token.startsWith("/") ? mapOne(token, mounts) : token,
+  );
 }

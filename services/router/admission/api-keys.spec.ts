@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
-import { Code } from "../../common/errors.ts";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+import { Code, type Result } from "../../common/errors.ts";
 import { ManualClock } from "../testing/manual-clock.ts";
 import { ApiKeys, chargeCaller, parseApiKeys } from "./api-keys.ts";
 
@@ -52,5 +56,51 @@ describe("API keys", () => {
       /keys\.0\.key: must be at least 8/,
     );
     assert.match(parseApiKeys("keys: []\n").error?.message ?? "", /keys/);
+  });
+
+  it("replaces its keys, keeping the buckets of every key whose entry did not change", () => {
+    const rotating = new ApiKeys(
+      [
+        { name: "kept", key: "sk-kept-0001", requestsPerSecond: 1, burstRequests: 1 },
+        { name: "old", key: "sk-old-00001" },
+      ],
+      new ManualClock(),
+    );
+    const kept = rotating.authenticate("sk-kept-0001").value!;
+    assert.equal(chargeCaller(kept, 1).error, undefined);
+    rotating.replace([
+      { name: "kept", key: "sk-kept-0001", requestsPerSecond: 1, burstRequests: 1 },
+      { name: "new", key: "sk-new-00001" },
+    ]);
+    assert.deepEqual(rotating.names, ["kept", "new"]);
+    assert.equal(rotating.authenticate("sk-old-00001").error?.code, Code.UNAUTHENTICATED);
+    assert.equal(rotating.authenticate("sk-new-00001").value?.name, "new");
+    const same = rotating.authenticate("sk-kept-0001").value!;
+    assert.equal(same, kept, "an unchanged key keeps its caller");
+    assert.equal(chargeCaller(same, 1).error?.code, Code.RESOURCE_EXHAUSTED, "and its spent bucket");
+  });
+
+  it("follows its file: takes a valid new version, keeps the keys in force over an invalid one", async () => {
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), "tessera-keys-")), "keys.yaml");
+    writeFileSync(file, "keys:\n  - {name: first, key: sk-first-0001}\n");
+    const following = ApiKeys.fromFile(file, new ManualClock());
+    const heard: Result<string[]>[] = [];
+    following.follow(file, 20, (outcome) => heard.push(outcome));
+    try {
+      const until = async (n: number) => {
+        for (let i = 0; i < 200 && heard.length < n; i++) await delay(10);
+      };
+      writeFileSync(file, "keys:\n  - {name: second, key: sk-second-001}\n");
+      await until(1);
+      assert.deepEqual(heard[0]?.value, ["second"]);
+      assert.equal(following.authenticate("sk-second-001").value?.name, "second");
+      assert.equal(following.authenticate("sk-first-0001").error?.code, Code.UNAUTHENTICATED);
+      writeFileSync(file, "keys:\n  - {name: third, key: short}\n");
+      await until(2);
+      assert.match(heard[1]?.error?.message ?? "", /API keys file: keys\.0\.key/);
+      assert.equal(following.authenticate("sk-second-001").value?.name, "second", "still in force");
+    } finally {
+      following.stop();
+    }
   });
 });

@@ -6,7 +6,10 @@
 //       requestsPerSecond: 5         # token bucket on requests (burst: burstRequests, default 2x rate)
 //       tokensPerSecond: 2000        # token bucket on tokens: prompt + max_tokens, unused ones refunded
 //
-// A limit left out is no limit. Keys are compared in constant time.
+// A limit left out is no limit. Keys are compared in constant time. `follow` re-reads the file while
+// the router runs (a rotated Kubernetes Secret is rewritten in place): a valid new version replaces the
+// keys, keeping the buckets of every key whose entry did not change; an invalid one is logged and the
+// keys in force stay.
 import { timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
@@ -53,24 +56,79 @@ export function parseApiKeys(text: string): Result<ApiKeyConfig[]> {
   return { value: parsed.data.keys };
 }
 
+interface Entry {
+  key: Buffer;
+  caller: Caller;
+  /** The entry as configured, to tell an unchanged key on reload. */
+  config: string;
+}
+
 export class ApiKeys {
-  readonly #callers: { key: Buffer; caller: Caller }[];
+  #entries: Entry[] = [];
+  readonly #clock: Clock;
+  #follow: NodeJS.Timeout | undefined;
 
   constructor(keys: readonly ApiKeyConfig[], clock: Clock) {
-    this.#callers = keys.map((k) => ({
-      key: Buffer.from(k.key),
-      caller: {
-        name: k.name,
-        requests: bucket(k.requestsPerSecond, k.burstRequests, clock),
-        tokens: bucket(k.tokensPerSecond, k.burstTokens, clock),
-      },
-    }));
+    this.#clock = clock;
+    this.replace(keys);
   }
 
   static fromFile(file: string, clock: Clock): ApiKeys {
     const keys = parseApiKeys(readFileSync(file, "utf8"));
     if (keys.error) throw keys.error;
     return new ApiKeys(keys.value, clock);
+  }
+
+  /** The key names in force. */
+  get names(): string[] {
+    return this.#entries.map((e) => e.caller.name);
+  }
+
+  /** New keys; a key whose entry is unchanged keeps its caller (and the state of its buckets). */
+  replace(keys: readonly ApiKeyConfig[]): void {
+    const kept = new Map(this.#entries.map((e) => [e.config, e]));
+    this.#entries = keys.map((k) => {
+      const config = JSON.stringify(k);
+      return (
+        kept.get(config) ?? {
+          key: Buffer.from(k.key),
+          config,
+          caller: {
+            name: k.name,
+            requests: bucket(k.requestsPerSecond, k.burstRequests, this.#clock),
+            tokens: bucket(k.tokensPerSecond, k.burstTokens, this.#clock),
+          },
+        }
+      );
+    });
+  }
+
+  /**
+   * Re-reads `file` every `intervalMs` and takes a changed, valid version; `onChange` hears of each
+   * version taken or refused. stop() ends it.
+   */
+  follow(file: string, intervalMs: number, onChange: (outcome: Result<string[]>) => void): void {
+    let last = readFileSync(file, "utf8");
+    this.#follow = setInterval(() => {
+      let text: string;
+      try {
+        text = readFileSync(file, "utf8");
+      } catch (err) {
+        onChange({ error: TesseraError.from(err) });
+        return;
+      }
+      if (text === last) return;
+      last = text;
+      const keys = parseApiKeys(text);
+      if (keys.error) return onChange(keys);
+      this.replace(keys.value);
+      onChange({ value: this.names });
+    }, intervalMs);
+    this.#follow.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.#follow);
   }
 
   /** The caller owning `key`; UNAUTHENTICATED when it is missing or unknown. */
@@ -80,7 +138,7 @@ export class ApiKeys {
         error: new TesseraError(Code.UNAUTHENTICATED, "an API key is required (Authorization: Bearer KEY)"),
       };
     const given = Buffer.from(key);
-    const found = this.#callers.find((c) => c.key.length === given.length && timingSafeEqual(c.key, given));
+    const found = this.#entries.find((e) => e.key.length === given.length && timingSafeEqual(e.key, given));
     if (found === undefined)
       return { error: new TesseraError(Code.UNAUTHENTICATED, "the API key is not valid") };
     return { value: found.caller };

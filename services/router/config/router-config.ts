@@ -133,6 +133,8 @@ export const routerConfigSchema = z.strictObject({
       retryAfterMs: z.int().min(0).default(1_000),
       /** API keys and their rate limits (see admission/api-keys.ts); unset: no authentication. */
       apiKeysFile: z.string().min(1).optional(),
+      /** How often the API keys file is re-read for a new version (a rotated Secret). */
+      apiKeysReloadMs: z.int().min(100).default(10_000),
       /** Largest request message (gRPC) or body (HTTP). */
       maxRequestBytes: z
         .int()
