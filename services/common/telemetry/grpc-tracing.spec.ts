@@ -14,7 +14,7 @@ import {
 import { GrpcClient } from "../../worker/server/grpc-client.ts";
 import { grpcServiceDefinition } from "../../worker/server/grpc-service.ts";
 import { Code } from "../errors.ts";
-import { traceHandlers } from "./grpc-tracing.ts";
+import { startClientSpan, startServerSpan, traceHandlers } from "./grpc-tracing.ts";
 import { REQUEST_ID_ATTRIBUTE, startTracing, type Tracing, tesseraTracer } from "./tracing.ts";
 
 describe("gRPC trace context (traceparent in metadata)", () => {
@@ -95,6 +95,33 @@ describe("gRPC trace context (traceparent in metadata)", () => {
       assert.equal(span?.attributes["rpc.grpc.status_code"], Code.OK);
     }
     assert.equal(named("router request")?.attributes[REQUEST_ID_ATTRIBUTE], "req-7");
+  });
+
+  it("a Relay generation traced by hand: the same CLIENT -> SERVER chain, its context in a carrier", () => {
+    const path = "/tessera.v1.Inference/Generate";
+    assert.equal(startClientSpan(path, "req-9"), undefined, "no span outside a recorded trace");
+    const request = tesseraTracer().startSpan("router request");
+    const call = context.with(trace.setSpan(ROOT_CONTEXT, request), () => startClientSpan(path, "req-9"));
+    assert.ok(call);
+    assert.match(call.carrier["traceparent"] ?? "", new RegExp(`^00-${request.spanContext().traceId}-`));
+    const served = startServerSpan("worker", path, call.carrier, "req-9");
+    context.with(served.context, () => tesseraTracer().startSpan("inside").end());
+    served.end(Code.UNAVAILABLE, "worker gone");
+    served.end(Code.OK);
+    call.end(Code.UNAVAILABLE, "worker gone");
+    request.end();
+    const clientSpan = named("tessera.v1.Inference/Generate");
+    const serverSpan = named("worker tessera.v1.Inference/Generate");
+    assert.equal(clientSpan?.kind, SpanKind.CLIENT);
+    assert.equal(serverSpan?.kind, SpanKind.SERVER);
+    assert.equal(clientSpan?.parentSpanContext?.spanId, request.spanContext().spanId);
+    assert.equal(serverSpan?.parentSpanContext?.spanId, clientSpan?.spanContext().spanId);
+    assert.equal(named("inside")?.parentSpanContext?.spanId, serverSpan?.spanContext().spanId);
+    for (const span of [clientSpan, serverSpan]) {
+      assert.equal(span?.attributes[REQUEST_ID_ATTRIBUTE], "req-9");
+      assert.equal(span?.attributes["rpc.grpc.status_code"], Code.UNAVAILABLE, "the first end counts");
+    }
+    assert.equal(spans().filter((s) => s.name === serverSpan?.name).length, 1, "ended once");
   });
 
   it("a failed call ends both spans with its status", async () => {

@@ -5,6 +5,8 @@
 //   any trace (load polls, health checks) pass untouched.
 // - traceHandlers: wraps a service's server handlers. Each call runs inside a SERVER span, child of
 //   the context its metadata carries, that ends with the call's status.
+// - startClientSpan / startServerSpan: the same spans for a generation on a tessera.v1.Relay stream,
+//   whose trace context travels in its RelayOpen instead of a call's metadata.
 import {
   InterceptingCall,
   type Interceptor,
@@ -155,4 +157,70 @@ export function traceHandlers<H extends object>(
     };
   }
   return traced as H;
+}
+
+/** A span of a call traced by hand, and how to end it with the call's status. */
+export interface HandTracedCall {
+  /** The context to run the call's work in (the span active). */
+  context: Context;
+  /** The trace context to send along with the call (W3C traceparent / tracestate). */
+  carrier: Record<string, string>;
+  end(code: number, message?: string): void;
+}
+
+function handTraced(span: Span, ctx: Context): HandTracedCall {
+  const carrier: Record<string, string> = {};
+  propagation.inject(ctx, carrier);
+  let ended = false;
+  return {
+    context: ctx,
+    carrier,
+    end: (code, message) => {
+      if (ended) return;
+      ended = true;
+      endWithStatus(span, code, message);
+    },
+  };
+}
+
+/**
+ * The CLIENT span of a call that does not go through grpc-js's interceptors (a generation opened on a
+ * tessera.v1.Relay stream), named and tagged as tracingInterceptor names a call to `path`: a child of
+ * the active span; undefined outside a recorded trace, as the interceptor does then.
+ */
+export function startClientSpan(path: string, requestId: string | undefined): HandTracedCall | undefined {
+  const parent = context.active();
+  const parentSpan = trace.getSpan(parent);
+  if (!parentSpan?.isRecording()) return undefined;
+  const span = tesseraTracer().startSpan(
+    path.slice(1),
+    { kind: SpanKind.CLIENT, attributes: rpcAttributes(path) },
+    parent,
+  );
+  if (requestId) {
+    span.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
+    parentSpan.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
+  }
+  return handTraced(span, trace.setSpan(parent, span));
+}
+
+/**
+ * The SERVER span of a call received without grpc-js's handlers (a Relay generation), as
+ * traceHandlers names one (`${prefix} ${service}/${Method}`): a child of the trace context `carrier`
+ * holds (a root span when it holds none).
+ */
+export function startServerSpan(
+  prefix: string,
+  path: string,
+  carrier: Record<string, string>,
+  requestId: string | undefined,
+): HandTracedCall {
+  const parent = propagation.extract(ROOT_CONTEXT, carrier);
+  const span = tesseraTracer().startSpan(
+    `${prefix} ${path.slice(1)}`,
+    { kind: SpanKind.SERVER, attributes: rpcAttributes(path) },
+    parent,
+  );
+  if (requestId) span.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
+  return handTraced(span, trace.setSpan(parent, span));
 }

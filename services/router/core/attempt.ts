@@ -1,7 +1,7 @@
 // One attempt at one segment of a request on one endpoint: a generation with the segment's prompt
 // as token ids (tokenized by the router, so the worker's prefix hashes are the ones the router routed
-// by) over the endpoint's relay stream (or, where the worker has none or tracing is on, its own
-// Generate call), its messages handed on from data callbacks (no promise per token). Keeps the
+// by) over the endpoint's relay stream (or, where the worker has none, its own Generate call; a
+// traced request's call span is made here and its context sent in the RelayOpen), its messages handed on from data callbacks (no promise per token). Keeps the
 // endpoint's books: requests in flight, time to first token, outlier successes and failures.
 import { create } from "@bufbuild/protobuf";
 import type { ServiceError } from "@grpc/grpc-js";
@@ -11,11 +11,14 @@ import {
   SamplingParamsSchema,
 } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { Code, TesseraError } from "../../common/errors.ts";
+import { startClientSpan } from "../../common/telemetry/grpc-tracing.ts";
 import type { SamplingParams } from "../../worker/engine/types.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
 import { RelayUnsupportedError } from "../endpoints/relay-channel.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
 import type { SegmentRequest } from "./continuation.ts";
+
+const GENERATE_PATH = `/${Inference.typeName}/${Inference.method.generate.name}`;
 
 /** Failures that say the endpoint is unwell (they count towards ejection and allow a retry). */
 const ENDPOINT_FAILURES: ReadonlySet<Code> = new Set([
@@ -76,9 +79,12 @@ export function attempt(
     let settled = false;
     let cancelUpstream = () => {};
     let timer: NodeJS.Timeout | undefined;
+    /** Ends the relay generation's call span (a Generate call's span is grpc-js's interceptor's). */
+    let traceEnd = (_code: Code, _message?: string) => {};
     const settle = (code: Code, error?: unknown) => {
       if (settled) return;
       settled = true;
+      traceEnd(code, error instanceof Error ? error.message : undefined);
       endpoint.inFlight--;
       clearTimeout(timer);
       signal.removeEventListener("abort", cancel);
@@ -134,14 +140,23 @@ export function attempt(
     const { relay } = endpoint;
     if (relay?.supported !== true) return call();
     // Over the endpoint's relay stream; the deadline is the router's to keep (the worker keeps it too).
-    cancelUpstream = relay.open(request, options.deadline, {
-      message: onMessage,
-      end: (error) => {
-        if (error instanceof RelayUnsupportedError) call();
-        else if (error) onError(error);
-        else settle(Code.OK);
+    const traced = startClientSpan(GENERATE_PATH, options.requestId);
+    traceEnd = (code, message) => traced?.end(code, message);
+    cancelUpstream = relay.open(
+      request,
+      options.deadline,
+      {
+        message: onMessage,
+        end: (error) => {
+          if (error instanceof RelayUnsupportedError) {
+            traced?.end(error.code, error.message);
+            call();
+          } else if (error) onError(error);
+          else settle(Code.OK);
+        },
       },
-    });
+      traced?.carrier,
+    );
     if (options.deadline !== undefined)
       timer = setTimeout(
         () => {

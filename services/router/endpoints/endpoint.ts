@@ -3,7 +3,6 @@
 // Watch), its passive outlier state, its latest load report, this router's requests in flight on it,
 // and its time-to-first-token average.
 import type { ModelInfo } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import { tracingEnabled } from "../../common/telemetry/tracing.ts";
 import { GrpcClient } from "../../worker/server/grpc-client.ts";
 import type { Clock } from "../clock.ts";
 import type { Candidate, LoadReport } from "../routing/plugin.ts";
@@ -38,10 +37,7 @@ export class Endpoint {
   readonly name: string;
   readonly address: string;
   readonly client: GrpcClient;
-  /**
-   * The stream this router's generations on the endpoint share; undefined while tracing is on, so
-   * that each traced request has its own call carrying its trace context.
-   */
+  /** The stream this router's generations on the endpoint share (traced ones carry their context in it). */
   readonly relay: RelayChannel | undefined;
   readonly ttft: Ewma;
   readonly outliers: OutlierDetector;
@@ -70,7 +66,7 @@ export class Endpoint {
       "grpc.keepalive_timeout_ms": 10_000,
       "grpc.enable_retries": 0,
     });
-    this.relay = tracingEnabled() ? undefined : new RelayChannel(spec.name, this.client);
+    this.relay = new RelayChannel(spec.name, this.client);
     this.ttft = new Ewma(options.latencyHalfLifeMs, options.clock);
     this.outliers = new OutlierDetector(options.outliers, options.clock, events);
   }

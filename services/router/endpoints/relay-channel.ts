@@ -53,22 +53,21 @@ export class RelayChannel {
   }
 
   /**
-   * Starts a generation; its messages and end go to `handlers`. Returns its cancel: the worker is
-   * told to stop, and no handler is called after it.
+   * Starts a generation; its messages and end go to `handlers`; `traceContext` is the W3C context of
+   * its call's span when traced. Returns its cancel: the worker is told to stop, and no handler is
+   * called after it.
    */
   open(
     request: MessageInitShape<typeof GenerateRequestSchema>,
     deadline: number | undefined,
     handlers: RelayHandlers,
+    traceContext: Record<string, string> = {},
   ): () => void {
     const streamId = this.#nextId++;
     const call = this.#stream();
     this.#open.set(streamId, handlers);
-    call.write(
-      create(RelayGenerateRequestSchema, {
-        kind: { case: "open", value: { streamId, request, deadlineUnixMs: BigInt(deadline ?? 0) } },
-      }),
-    );
+    const open = { streamId, request, deadlineUnixMs: BigInt(deadline ?? 0), traceContext };
+    call.write(create(RelayGenerateRequestSchema, { kind: { case: "open", value: open } }));
     return () => {
       if (!this.#open.delete(streamId) || this.#call !== call) return;
       call.write(create(RelayGenerateRequestSchema, { kind: { case: "cancel", value: { streamId } } }));

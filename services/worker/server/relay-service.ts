@@ -3,10 +3,17 @@
 // messages), counted in the same in-flight set (a drain waits for it) and the same metrics; its
 // messages become frames, and the frames of all generations produced in one turn of the event loop
 // (one engine step hands every running request its tokens in one turn) leave as one RelayGenerateResponse.
+// With tracing on, each generation runs in a SERVER span named as a Generate call's, child of the
+// trace context its RelayOpen carries.
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import type { ServerDuplexStream } from "@grpc/grpc-js";
-import type { GenerateRequest, GenerateResponse } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import { context } from "@opentelemetry/api";
+import {
+  type GenerateRequest,
+  type GenerateResponse,
+  Inference,
+} from "../../../proto/gen/tessera/v1/inference_pb.js";
 import {
   type Relay,
   type RelayFrame,
@@ -16,12 +23,15 @@ import {
 } from "../../../proto/gen/tessera/v1/relay_pb.js";
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
+import { startServerSpan } from "../../common/telemetry/grpc-tracing.ts";
+import { tracingEnabled } from "../../common/telemetry/tracing.ts";
 import type { GrpcHandlers } from "./grpc-service.ts";
 import type { InFlight } from "./in-flight.ts";
 import type { InferenceService } from "./inference-service.ts";
 import type { RpcMetrics } from "./rpc-metrics.ts";
 
 type RelayMethods = typeof Relay extends { method: infer M } ? M : never;
+const GENERATE_PATH = `/${Inference.typeName}/${Inference.method.generate.name}`;
 type RelayCall = ServerDuplexStream<RelayGenerateRequest, RelayGenerateResponse>;
 
 export class RelayService {
@@ -114,7 +124,7 @@ class RelayStream {
         this.#end(streamId, new TesseraError(Code.INVALID_ARGUMENT, `stream_id ${streamId} is already open`));
         return;
       }
-      void this.#generate(streamId, message, Number(deadlineUnixMs));
+      void this.#generate(streamId, message, Number(deadlineUnixMs), kind.value.traceContext);
     } else if (kind.case === "cancel") {
       this.#running
         .get(kind.value.streamId)
@@ -122,7 +132,12 @@ class RelayStream {
     }
   }
 
-  async #generate(streamId: bigint, message: GenerateRequest | undefined, deadline: number): Promise<void> {
+  async #generate(
+    streamId: bigint,
+    message: GenerateRequest | undefined,
+    deadline: number,
+    traceContext: Record<string, string>,
+  ): Promise<void> {
     const started = performance.now();
     const controller = this.#inFlight.begin();
     if (controller === undefined) {
@@ -133,6 +148,10 @@ class RelayStream {
     this.#running.set(streamId, controller);
     const requestId = message?.requestId || randomUUID();
     const log = this.#log.child({ requestId, method: "Generate", relay: true });
+    // Traced as a Generate call would be (traceHandlers), under the router's call span it carries.
+    const traced = tracingEnabled()
+      ? startServerSpan("worker", GENERATE_PATH, traceContext, requestId)
+      : undefined;
     const timer =
       deadline > 0
         ? setTimeout(
@@ -143,10 +162,12 @@ class RelayStream {
     let code: Code = Code.OK;
     try {
       if (message === undefined) throw new TesseraError(Code.INVALID_ARGUMENT, "request: missing");
-      await this.#inference.run(message, requestId, controller.signal, log, (response) => {
-        this.#push(frame(streamId, response));
-        return true;
-      });
+      const run = () =>
+        this.#inference.run(message, requestId, controller.signal, log, (response) => {
+          this.#push(frame(streamId, response));
+          return true;
+        });
+      await (traced ? context.with(traced.context, run) : run());
       // An aborted generation may end with a "cancelled" finish: it still ends with the abort's status.
       if (controller.signal.aborted) throw controller.signal.reason;
       this.#end(streamId);
@@ -155,8 +176,10 @@ class RelayStream {
       code = error.code;
       if (code === Code.CANCELLED) log.info("generate cancelled by the router");
       else log.warn({ code: error.code, err: error.message }, "generate failed");
+      traced?.end(code, error.message);
       this.#end(streamId, error);
     } finally {
+      traced?.end(code);
       clearTimeout(timer);
       this.#running.delete(streamId);
       this.#inFlight.end(controller);

@@ -64,6 +64,14 @@ export declare type RelayOpen = Message<"tessera.v1.RelayOpen"> & {
    * @generated from field: uint64 deadline_unix_ms = 3;
    */
   deadlineUnixMs: bigint;
+
+  /**
+   * The W3C trace context of the router's call for this generation (traceparent, tracestate), as a
+   * Generate call's metadata would carry it; empty when the request is not traced.
+   *
+   * @generated from field: map<string, string> trace_context = 4;
+   */
+  traceContext: { [key: string]: string };
 };
 
 /**
