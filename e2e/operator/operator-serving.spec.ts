@@ -3,9 +3,9 @@
 // -> Ready -> Generate, on a worker and through the operator-managed router pod, equals `tessera
 // generate`; scale 1 -> 3 and the router sends traffic to the new shards about as soon as status
 // shows them; two router pods (routing.replicas) pick the same shard for each prompt, take API keys
-// from a Secret and, with a KV store, share their response cache in it; an engine change
-// rolls out one replica at a time with no failed request, surviving an operator crash; a converged operator stops reconciling; delete removes the pods (router
-// included) and the model's Redis keys. The dev cluster has no Service DNS or cluster IPs: the
+// from a Secret and, with a KV store, share their response cache in it; an engine change rolls out
+// one replica at a time with no failed request, surviving an operator crash; a converged operator
+// stops reconciling; delete removes the pods (router included) and the model's Redis keys. The dev cluster has no Service DNS or cluster IPs: the
 // router is called on its pod IP, read from its Service's EndpointSlice.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";

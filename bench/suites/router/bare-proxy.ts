@@ -2,7 +2,8 @@
 // node:http2 that forwards each gRPC call's bytes to one worker and its response frames and trailers
 // back, without parsing a message, choosing an endpoint or keeping any state. The overhead benchmark
 // runs it beside the router, in the same rounds, so the figures show what one extra hop costs on this
-// machine before any routing work. Usage: node bare-proxy.ts <worker host:port>; logs {"msg":"proxying","port"}.
+// machine before any routing work.
+// Usage: node bare-proxy.ts <worker host:port>; logs {"msg":"proxying","port"} once listening.
 import http2 from "node:http2";
 import net from "node:net";
 

@@ -1,8 +1,9 @@
 // One attempt at one segment of a request on one endpoint: a generation with the segment's prompt
 // as token ids (tokenized by the router, so the worker's prefix hashes are the ones the router routed
 // by) over the endpoint's relay stream (or, where the worker has none, its own Generate call; a
-// traced request's call span is made here and its context sent in the RelayOpen), its messages handed on from data callbacks (no promise per token). Keeps the
-// endpoint's books: requests in flight, time to first token, outlier successes and failures.
+// traced request's call span is made here and its context sent in the RelayOpen), its messages
+// handed on from data callbacks (no promise per token). Keeps the endpoint's books: requests in
+// flight, time to first token, outlier successes and failures.
 import { create } from "@bufbuild/protobuf";
 import type { ServiceError } from "@grpc/grpc-js";
 import {
@@ -13,12 +14,13 @@ import {
 import { Code, TesseraError } from "../../common/errors.ts";
 import { startClientSpan } from "../../common/telemetry/grpc-tracing.ts";
 import type { SamplingParams } from "../../worker/engine/types.ts";
+import { grpcPath } from "../../worker/server/grpc-service.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
 import { RelayUnsupportedError } from "../endpoints/relay-channel.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
 import type { SegmentRequest } from "./continuation.ts";
 
-const GENERATE_PATH = `/${Inference.typeName}/${Inference.method.generate.name}`;
+const GENERATE_PATH = grpcPath(Inference.method.generate);
 
 /** Failures that say the endpoint is unwell (they count towards ejection and allow a retry). */
 const ENDPOINT_FAILURES: ReadonlySet<Code> = new Set([

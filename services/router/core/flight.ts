@@ -3,9 +3,10 @@
 // this one) gets them all from the start and then follows live, and the finished flight can go into
 // the response cache. Without it (a request neither cached nor coalesced has one reader) an event is
 // held only until that reader has it: a long generation does not pile up its tokens in the router,
-// whose young garbage collections otherwise copy and promote them. Delivery is synchronous and push-based (no
-// promise per event): this is the router's hot path, run once per token per request. When the last
-// reader leaves before the end, the producer's signal aborts, so the worker frees the request.
+// whose young garbage collections otherwise copy and promote them. Delivery is synchronous and
+// push-based (no promise per event): this is the router's hot path, run once per token per request.
+// When the last reader leaves before the end, the producer's signal aborts, so the worker frees the
+// request.
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { RouterEvent } from "./router-events.ts";
 

@@ -25,13 +25,13 @@ import { Code, TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import { startServerSpan } from "../../common/telemetry/grpc-tracing.ts";
 import { tracingEnabled } from "../../common/telemetry/tracing.ts";
-import type { GrpcHandlers } from "./grpc-service.ts";
+import { type GrpcHandlers, grpcPath } from "./grpc-service.ts";
 import type { InFlight } from "./in-flight.ts";
 import type { InferenceService } from "./inference-service.ts";
 import type { RpcMetrics } from "./rpc-metrics.ts";
 
 type RelayMethods = typeof Relay extends { method: infer M } ? M : never;
-const GENERATE_PATH = `/${Inference.typeName}/${Inference.method.generate.name}`;
+const GENERATE_PATH = grpcPath(Inference.method.generate);
 type RelayCall = ServerDuplexStream<RelayGenerateRequest, RelayGenerateResponse>;
 
 export class RelayService {
