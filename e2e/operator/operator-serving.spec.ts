@@ -207,6 +207,16 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
     });
     const model = await status("tiny-llama");
     assert.equal(model.conditions?.find((c) => c.type === "Ready")?.status, "True");
+    const pdb = await f.ok(
+      "get",
+      "pdb",
+      "tiny-llama-router",
+      "-n",
+      ns,
+      "-o",
+      "jsonpath={.spec.maxUnavailable}",
+    );
+    assert.equal(pdb, "1", "a drain takes at most one router pod at a time");
     // Distinct sessions (routing keys) spread over the 3 shards; one request at a time, so both routers
     // see equal (no) load.
     const picks: string[] = [];
@@ -373,7 +383,9 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
       const workers = ["pods", "-l", "app.kubernetes.io/name=tessera-worker"];
       assert.match(await f.ok("get", ...workers, "-n", ns, "-o", "name"), /^$/);
       await eventually("the router's objects gone with the model", async () => {
-        const names = await left("deployments,services,serviceaccounts,roles,rolebindings,pods");
+        const names = await left(
+          "deployments,services,serviceaccounts,roles,rolebindings,poddisruptionbudgets,pods",
+        );
         return !/tiny-llama/.test(names);
       });
       assert.deepEqual(await connection.command("KEYS", "*"), [

@@ -24,6 +24,8 @@ export const OPERATOR_PERMISSIONS: readonly PermissionRule[] = [
   // requires of whoever grants it).
   { apiGroups: ["apps"], resources: ["deployments"], verbs: ["get", "list", "watch", "create", "patch"] },
   { apiGroups: [""], resources: ["serviceaccounts"], verbs: ["create", "patch"] },
+  // Its disruption budget: a node drain leaves all but one of the router pods serving.
+  { apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs: ["create", "patch"] },
   {
     apiGroups: ["rbac.authorization.k8s.io"],
     resources: ["roles", "rolebindings"],

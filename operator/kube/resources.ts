@@ -20,6 +20,11 @@ export const ROLE_BINDINGS: ResourceRef = {
   version: "v1",
   resource: "rolebindings",
 };
+export const POD_DISRUPTION_BUDGETS: ResourceRef = {
+  group: "policy",
+  version: "v1",
+  resource: "poddisruptionbudgets",
+};
 export const LEASES: ResourceRef = { group: "coordination.k8s.io", version: "v1", resource: "leases" };
 export const INFERENCE_MODELS: ResourceRef = { group: GROUP, version: VERSION, resource: "inferencemodels" };
 export const WORKER_POOLS: ResourceRef = { group: GROUP, version: VERSION, resource: "workerpools" };

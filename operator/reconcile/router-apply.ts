@@ -1,12 +1,14 @@
 // Applies the router objects of a model (operator/router/router-objects.ts) when they differ from
 // what is there: the Deployment and Service are compared with the informer caches (their spec-hash
-// annotation), so one deleted by hand comes back; the ServiceAccount, Role and RoleBinding, which
-// no informer watches, are applied once per operator process and whenever they change.
+// annotation), so one deleted by hand comes back; the ServiceAccount, Role, RoleBinding and
+// PodDisruptionBudget, which no informer watches, are applied once per operator process and
+// whenever they change.
 import type { InferenceModelSpec } from "../api/inference-model-spec.ts";
 import type { WorkerPoolSpec } from "../api/worker-pool.ts";
 import type { KubeObject } from "../kube/kube-object.ts";
 import {
   DEPLOYMENTS,
+  POD_DISRUPTION_BUDGETS,
   type ResourceRef,
   ROLE_BINDINGS,
   ROLES,
@@ -29,6 +31,7 @@ const RESOURCES: Record<string, ResourceRef> = {
   Role: ROLES,
   RoleBinding: ROLE_BINDINGS,
   Service: SERVICES,
+  PodDisruptionBudget: POD_DISRUPTION_BUDGETS,
   Deployment: DEPLOYMENTS,
 };
 

@@ -7,6 +7,7 @@ import {
   routerDeployment,
   routerEndpoint,
   routerObjects,
+  routerPodDisruptionBudget,
   routerRole,
   routerRoleBinding,
   routerService,
@@ -109,6 +110,18 @@ describe("router objects", () => {
     assert.deepEqual(restrictedViolations({ metadata: {}, spec: template.spec }), []);
     const plain = deploymentSpec(routerDeployment(MODEL_REF, modelSpec(), pool)).template;
     assert.notEqual(JSON.stringify(plain), JSON.stringify(template));
+  });
+
+  it("lets at most one router pod be disrupted at a time", () => {
+    const pdb = routerPodDisruptionBudget(MODEL_REF);
+    assert.equal(pdb.apiVersion, "policy/v1");
+    assert.deepEqual(pdb["spec"], {
+      maxUnavailable: 1,
+      selector: {
+        matchLabels: deploymentSpec(routerDeployment(MODEL_REF, modelSpec(), pool)).template.metadata.labels,
+      },
+    });
+    assert.ok(routerObjects(MODEL_REF, modelSpec(), pool).some((o) => o.kind === "PodDisruptionBudget"));
   });
 
   it("meets the restricted Pod Security profile", () => {

@@ -10,6 +10,7 @@
 //                                        grpc.health.v1; rolls (surge 1, none unavailable) when the
 //                                        routing changes
 //   Service                              ports grpc, http and metrics; status.routerEndpoint names it
+//   PodDisruptionBudget                  at most one router pod voluntarily disrupted at a time
 import { LABELS, MANAGED_BY, SPEC_HASH_ANNOTATION } from "../api/group.ts";
 import type { InferenceModelSpec } from "../api/inference-model-spec.ts";
 import type { WorkerPoolSpec } from "../api/worker-pool.ts";
@@ -188,12 +189,22 @@ export function routerDeployment(
 }
 
 /** The router objects in the order they are applied (identity and permissions before the pods). */
+/**
+ * At most one router pod voluntarily disrupted at a time (a node drain, a cluster upgrade): with
+ * spec.routing.replicas of 2 or more the Service keeps a router; with 1 it does not hold a drain up.
+ */
+export function routerPodDisruptionBudget(model: ModelRef): KubeObject {
+  const spec = { maxUnavailable: 1, selector: { matchLabels: routerPodLabels(model) } };
+  return { apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: metadata(model, spec), spec };
+}
+
 export function routerObjects(model: ModelRef, spec: InferenceModelSpec, pool: WorkerPoolSpec): KubeObject[] {
   return [
     routerServiceAccount(model),
     routerRole(model),
     routerRoleBinding(model),
     routerService(model),
+    routerPodDisruptionBudget(model),
     routerDeployment(model, spec, pool),
   ];
 }

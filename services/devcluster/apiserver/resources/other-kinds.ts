@@ -1,4 +1,4 @@
-// Built-in kinds outside core and apps: endpoint slices, leases, RBAC and CRDs.
+// Built-in kinds outside core and apps: endpoint slices, leases, disruption budgets, RBAC and CRDs.
 import { isJsonObject, type JsonObject } from "../core/kube-object.ts";
 import { column, defineKind } from "./define-kind.ts";
 import { listAt, objectAt, stringAt } from "./object-fields.ts";
@@ -37,6 +37,21 @@ export const leaseKind = defineKind({
   plural: "leases",
   namespaced: true,
   columns: [column("Holder", (o) => stringAt(o, "spec", "holderIdentity") ?? "")],
+});
+
+/** Stored and served; no disruption controller fills its status, and nothing here evicts pods. */
+export const podDisruptionBudgetKind = defineKind({
+  group: "policy",
+  version: "v1",
+  kind: "PodDisruptionBudget",
+  plural: "poddisruptionbudgets",
+  shortNames: ["pdb"],
+  namespaced: true,
+  columns: [
+    column("Min Available", (o) => String(objectAt(o, "spec")?.["minAvailable"] ?? "N/A")),
+    column("Max Unavailable", (o) => String(objectAt(o, "spec")?.["maxUnavailable"] ?? "N/A")),
+    column("Allowed Disruptions", (o) => String(objectAt(o, "status")?.["disruptionsAllowed"] ?? 0)),
+  ],
 });
 
 const rbac = { group: "rbac.authorization.k8s.io", version: "v1", nameRule: "path-segment" as const };
@@ -101,6 +116,7 @@ export const crdKind = defineKind({
 export const otherKinds = [
   endpointSliceKind,
   leaseKind,
+  podDisruptionBudgetKind,
   roleKind,
   clusterRoleKind,
   roleBindingKind,
