@@ -76,11 +76,8 @@ describe("gRPC trace context (traceparent in metadata)", () => {
     });
   const spans = () => exporter.getFinishedSpans();
   const named = (name: string) => spans().find((s) => s.name === name);
-
-  it("a call inside a traced request: CLIENT span -> SERVER span -> handler's span, one trace, request id on each", async () => {
-    const request = tesseraTracer().startSpan("router request");
-    await context.with(trace.setSpan(ROOT_CONTEXT, request), () => generate());
-    request.end();
+  /** The request's span -> CLIENT span -> worker's SERVER span -> the handler's "inside" span. */
+  const assertCallChain = (request: { spanContext(): { spanId: string } }) => {
     const clientSpan = named("tessera.v1.Inference/Generate");
     const serverSpan = named("worker tessera.v1.Inference/Generate");
     assert.equal(clientSpan?.kind, SpanKind.CLIENT);
@@ -88,6 +85,14 @@ describe("gRPC trace context (traceparent in metadata)", () => {
     assert.equal(clientSpan?.parentSpanContext?.spanId, request.spanContext().spanId);
     assert.equal(serverSpan?.parentSpanContext?.spanId, clientSpan?.spanContext().spanId);
     assert.equal(named("inside")?.parentSpanContext?.spanId, serverSpan?.spanContext().spanId);
+    return { clientSpan, serverSpan };
+  };
+
+  it("a call inside a traced request: CLIENT span -> SERVER span -> handler's span, one trace, request id on each", async () => {
+    const request = tesseraTracer().startSpan("router request");
+    await context.with(trace.setSpan(ROOT_CONTEXT, request), () => generate());
+    request.end();
+    const { clientSpan, serverSpan } = assertCallChain(request);
     assert.ok(spans().every((s) => s.spanContext().traceId === request.spanContext().traceId));
     assert.match(seen.at(-1) ?? "", new RegExp(`^00-${request.spanContext().traceId}-[0-9a-f]{16}-01$`));
     for (const span of [clientSpan, serverSpan]) {
@@ -110,13 +115,7 @@ describe("gRPC trace context (traceparent in metadata)", () => {
     served.end(Code.OK);
     call.end(Code.UNAVAILABLE, "worker gone");
     request.end();
-    const clientSpan = named("tessera.v1.Inference/Generate");
-    const serverSpan = named("worker tessera.v1.Inference/Generate");
-    assert.equal(clientSpan?.kind, SpanKind.CLIENT);
-    assert.equal(serverSpan?.kind, SpanKind.SERVER);
-    assert.equal(clientSpan?.parentSpanContext?.spanId, request.spanContext().spanId);
-    assert.equal(serverSpan?.parentSpanContext?.spanId, clientSpan?.spanContext().spanId);
-    assert.equal(named("inside")?.parentSpanContext?.spanId, serverSpan?.spanContext().spanId);
+    const { clientSpan, serverSpan } = assertCallChain(request);
     for (const span of [clientSpan, serverSpan]) {
       assert.equal(span?.attributes[REQUEST_ID_ATTRIBUTE], "req-9");
       assert.equal(span?.attributes["rpc.grpc.status_code"], Code.UNAVAILABLE, "the first end counts");
