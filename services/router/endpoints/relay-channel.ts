@@ -6,6 +6,7 @@
 // back to one Generate call per request.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import type { ClientDuplexStream, ServiceError } from "@grpc/grpc-js";
+import { context, ROOT_CONTEXT } from "@opentelemetry/api";
 import type { GenerateRequestSchema, GenerateResponse } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import {
   Relay,
@@ -81,7 +82,9 @@ export class RelayChannel {
 
   #stream(): ClientDuplexStream<RelayGenerateRequest, RelayGenerateResponse> {
     if (this.#call) return this.#call;
-    const call = this.#client.bidiStream(Relay.method.generate);
+    // The stream outlives the request that happens to open it: opened outside any trace, so the
+    // tracing interceptor gives it no span in that request's trace (each generation has its own).
+    const call = context.with(ROOT_CONTEXT, () => this.#client.bidiStream(Relay.method.generate));
     this.#call = call;
     call.on("data", (response: RelayGenerateResponse) => {
       for (const frame of response.frames) {
