@@ -14,7 +14,7 @@ import {
 import { GrpcClient } from "../../worker/server/grpc-client.ts";
 import { grpcServiceDefinition } from "../../worker/server/grpc-service.ts";
 import { Code } from "../errors.ts";
-import { startClientSpan, startServerSpan, traceHandlers } from "./grpc-tracing.ts";
+import { extractFromCarrier, startClientSpan, startServerSpan, traceHandlers } from "./grpc-tracing.ts";
 import { REQUEST_ID_ATTRIBUTE, startTracing, type Tracing, tesseraTracer } from "./tracing.ts";
 
 describe("gRPC trace context (traceparent in metadata)", () => {
@@ -109,7 +109,7 @@ describe("gRPC trace context (traceparent in metadata)", () => {
     const call = context.with(trace.setSpan(ROOT_CONTEXT, request), () => startClientSpan(path, "req-9"));
     assert.ok(call);
     assert.match(call.carrier["traceparent"] ?? "", new RegExp(`^00-${request.spanContext().traceId}-`));
-    const served = startServerSpan("worker", path, call.carrier, "req-9");
+    const served = startServerSpan("worker", path, extractFromCarrier(call.carrier), "req-9");
     context.with(served.context, () => tesseraTracer().startSpan("inside").end());
     served.end(Code.UNAVAILABLE, "worker gone");
     served.end(Code.OK);

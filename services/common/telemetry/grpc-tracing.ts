@@ -69,32 +69,100 @@ function endWithStatus(span: Span, code: number, message?: string): void {
   span.end();
 }
 
-export const tracingInterceptor: Interceptor = (options: InterceptorOptions, nextCall: NextCall) => {
+/** A traced call's span: the context to run its work in, its context to send along, and its end. */
+export interface TracedCall {
+  /** The context with the span active. */
+  context: Context;
+  /** The trace context to send along with the call (W3C traceparent / tracestate). */
+  carrier: Record<string, string>;
+  /** Tags the span (and a CLIENT span's parent, the request's span) with the request id. */
+  tagRequest(requestId: string | undefined): void;
+  /** Ends the span with the call's status; later ends are ignored. */
+  end(code: number, message?: string): void;
+}
+
+function tracedCall(span: Span, parent: Context, parentSpan?: Span): TracedCall {
+  const ctx = trace.setSpan(parent, span);
+  const carrier: Record<string, string> = {};
+  propagation.inject(ctx, carrier);
+  let ended = false;
+  return {
+    context: ctx,
+    carrier,
+    tagRequest: (requestId) => {
+      if (!requestId) return;
+      span.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
+      parentSpan?.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
+    },
+    end: (code, message) => {
+      if (ended) return;
+      ended = true;
+      endWithStatus(span, code, message);
+    },
+  };
+}
+
+/**
+ * The CLIENT span of a call to `path` (e.g. `/tessera.v1.Inference/Generate`), named after it and a
+ * child of the active span; undefined outside a recorded trace (the call then carries no context).
+ * tracingInterceptor makes one per grpc-js call; a generation opened on a tessera.v1.Relay stream,
+ * which no interceptor sees, makes its own and sends the carrier in its RelayOpen.
+ */
+export function startClientSpan(path: string, requestId: string | undefined): TracedCall | undefined {
   const parent = context.active();
   const parentSpan = trace.getSpan(parent);
-  if (!parentSpan?.isRecording()) return new InterceptingCall(nextCall(options));
-  const path = options.method_definition.path;
+  if (!parentSpan?.isRecording()) return undefined;
   const span = tesseraTracer().startSpan(
     path.slice(1),
     { kind: SpanKind.CLIENT, attributes: rpcAttributes(path) },
     parent,
   );
+  const call = tracedCall(span, parent, parentSpan);
+  call.tagRequest(requestId);
+  return call;
+}
+
+/**
+ * The SERVER span of a received call to `path`, named `${prefix} ${path without its slash}`: a child
+ * of `parent` (the context the call carried; the root context for none). traceHandlers makes one per
+ * grpc-js call; a Relay generation makes its own from the carrier of its RelayOpen.
+ */
+export function startServerSpan(
+  prefix: string,
+  path: string,
+  parent: Context,
+  requestId: string | undefined,
+): TracedCall {
+  const span = tesseraTracer().startSpan(
+    `${prefix} ${path.slice(1)}`,
+    { kind: SpanKind.SERVER, attributes: rpcAttributes(path) },
+    parent,
+  );
+  const call = tracedCall(span, parent);
+  call.tagRequest(requestId);
+  return call;
+}
+
+/** The trace context a carrier holds (the root context when none). */
+export function extractFromCarrier(carrier: Record<string, string>): Context {
+  return propagation.extract(ROOT_CONTEXT, carrier);
+}
+
+export const tracingInterceptor: Interceptor = (options: InterceptorOptions, nextCall: NextCall) => {
+  const traced = startClientSpan(options.method_definition.path, undefined);
+  if (!traced) return new InterceptingCall(nextCall(options));
   return new InterceptingCall(nextCall(options), {
     start: (metadata, _listener, next) => {
-      propagation.inject(trace.setSpan(parent, span), metadata, metadataSetter);
+      for (const [key, value] of Object.entries(traced.carrier)) metadata.set(key, value);
       next(metadata, {
         onReceiveStatus: (status: StatusObject, nextStatus) => {
-          endWithStatus(span, status.code, status.details);
+          traced.end(status.code, status.details);
           nextStatus(status);
         },
       });
     },
     sendMessage: (message, next) => {
-      const requestId = requestIdOf(message);
-      if (requestId) {
-        span.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
-        parentSpan.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
-      }
+      traced.tagRequest(requestIdOf(message));
       next(message);
     },
   });
@@ -121,106 +189,31 @@ export function traceHandlers<H extends object>(
   const traced: Record<string, unknown> = { ...(handlers as Record<string, unknown>) };
   for (const [name, handler] of Object.entries(handlers)) {
     if (!options.methods.includes(name as keyof H & string)) continue;
-    const method = name.charAt(0).toUpperCase() + name.slice(1);
-    const attributes = rpcAttributes(`/${service}/${method}`);
+    const path = `/${service}/${name.charAt(0).toUpperCase()}${name.slice(1)}`;
     traced[name] = (call: ServerCall, callback?: (err: unknown, value?: unknown) => void) => {
-      const parent = extractFromMetadata(call.metadata);
-      const span = tesseraTracer().startSpan(
-        `${options.prefix} ${service}/${method}`,
-        { kind: SpanKind.SERVER, attributes },
-        parent,
+      const served = startServerSpan(
+        options.prefix,
+        path,
+        extractFromMetadata(call.metadata),
+        requestIdOf(call.request),
       );
-      const requestId = requestIdOf(call.request);
-      if (requestId) span.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
       const run = (...args: unknown[]) =>
-        context.with(trace.setSpan(parent, span), () => (handler as (...a: unknown[]) => unknown)(...args));
+        context.with(served.context, () => (handler as (...a: unknown[]) => unknown)(...args));
       if (callback) {
         return run(call, (err: unknown, value?: unknown) => {
           const status = err as { code?: number; details?: string } | null;
-          endWithStatus(span, status ? (status.code ?? Code.UNKNOWN) : Code.OK, status?.details);
+          served.end(status ? (status.code ?? Code.UNKNOWN) : Code.OK, status?.details);
           callback(err, value);
         });
       }
-      let ended = false;
-      const end = (code: number, message?: string) => {
-        if (ended) return;
-        ended = true;
-        endWithStatus(span, code, message);
-      };
-      call.once("finish", () => end(Code.OK));
-      call.once("cancelled", () => end(Code.CANCELLED));
+      call.once("finish", () => served.end(Code.OK));
+      call.once("cancelled", () => served.end(Code.CANCELLED));
       call.once("error", (err) => {
         const status = err as { code?: number; details?: string };
-        end(status.code ?? Code.UNKNOWN, status.details);
+        served.end(status.code ?? Code.UNKNOWN, status.details);
       });
       return run(call);
     };
   }
   return traced as H;
-}
-
-/** A span of a call traced by hand, and how to end it with the call's status. */
-export interface HandTracedCall {
-  /** The context to run the call's work in (the span active). */
-  context: Context;
-  /** The trace context to send along with the call (W3C traceparent / tracestate). */
-  carrier: Record<string, string>;
-  end(code: number, message?: string): void;
-}
-
-function handTraced(span: Span, ctx: Context): HandTracedCall {
-  const carrier: Record<string, string> = {};
-  propagation.inject(ctx, carrier);
-  let ended = false;
-  return {
-    context: ctx,
-    carrier,
-    end: (code, message) => {
-      if (ended) return;
-      ended = true;
-      endWithStatus(span, code, message);
-    },
-  };
-}
-
-/**
- * The CLIENT span of a call that does not go through grpc-js's interceptors (a generation opened on a
- * tessera.v1.Relay stream), named and tagged as tracingInterceptor names a call to `path`: a child of
- * the active span; undefined outside a recorded trace, as the interceptor does then.
- */
-export function startClientSpan(path: string, requestId: string | undefined): HandTracedCall | undefined {
-  const parent = context.active();
-  const parentSpan = trace.getSpan(parent);
-  if (!parentSpan?.isRecording()) return undefined;
-  const span = tesseraTracer().startSpan(
-    path.slice(1),
-    { kind: SpanKind.CLIENT, attributes: rpcAttributes(path) },
-    parent,
-  );
-  if (requestId) {
-    span.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
-    parentSpan.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
-  }
-  return handTraced(span, trace.setSpan(parent, span));
-}
-
-/**
- * The SERVER span of a call received without grpc-js's handlers (a Relay generation), as
- * traceHandlers names one (`${prefix} ${service}/${Method}`): a child of the trace context `carrier`
- * holds (a root span when it holds none).
- */
-export function startServerSpan(
-  prefix: string,
-  path: string,
-  carrier: Record<string, string>,
-  requestId: string | undefined,
-): HandTracedCall {
-  const parent = propagation.extract(ROOT_CONTEXT, carrier);
-  const span = tesseraTracer().startSpan(
-    `${prefix} ${path.slice(1)}`,
-    { kind: SpanKind.SERVER, attributes: rpcAttributes(path) },
-    parent,
-  );
-  if (requestId) span.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
-  return handTraced(span, trace.setSpan(parent, span));
 }

@@ -23,7 +23,7 @@ import {
 } from "../../../proto/gen/tessera/v1/relay_pb.js";
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
-import { startServerSpan } from "../../common/telemetry/grpc-tracing.ts";
+import { extractFromCarrier, startServerSpan } from "../../common/telemetry/grpc-tracing.ts";
 import { tracingEnabled } from "../../common/telemetry/tracing.ts";
 import { type GrpcHandlers, grpcPath } from "./grpc-service.ts";
 import type { InFlight } from "./in-flight.ts";
@@ -150,7 +150,7 @@ class RelayStream {
     const log = this.#log.child({ requestId, method: "Generate", relay: true });
     // Traced as a Generate call would be (traceHandlers), under the router's call span it carries.
     const traced = tracingEnabled()
-      ? startServerSpan("worker", GENERATE_PATH, traceContext, requestId)
+      ? startServerSpan("worker", GENERATE_PATH, extractFromCarrier(traceContext), requestId)
       : undefined;
     const timer =
       deadline > 0
