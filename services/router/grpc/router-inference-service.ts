@@ -17,16 +17,11 @@ import { Code, TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import type { GrpcHandlers } from "../../worker/server/grpc-service.ts";
 import type { InFlight } from "../../worker/server/in-flight.ts";
+import { CANCELLED_BY_CLIENT } from "../../worker/server/inference-service.ts";
 import type { Router } from "../core/router.ts";
 import type { RouterEvent } from "../core/router-events.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
 import { fromGrpc } from "./grpc-request.ts";
-
-/**
- * The reason a call's work is aborted when grpc-js reports it cancelled, which it also does after
- * every call that ended normally: one shared error rather than a stack trace captured per request.
- */
-const CANCELLED_BY_CLIENT = new TesseraError(Code.CANCELLED, "cancelled by the client");
 
 type InferenceMethods = typeof Inference extends { method: infer M } ? M : never;
 type GenerateCall = ServerWritableStream<GenerateRequest, GenerateResponse>;

@@ -27,7 +27,7 @@ import type { ServedModel, ServedModelInfo } from "./served-model.ts";
  * The reason a call's work is aborted when grpc-js reports it cancelled, which it also does after
  * every call that ended normally: one shared error rather than a stack trace captured per request.
  */
-const CANCELLED_BY_CLIENT = new TesseraError(Code.CANCELLED, "cancelled by the client");
+export const CANCELLED_BY_CLIENT = new TesseraError(Code.CANCELLED, "cancelled by the client");
 
 type InferenceMethods = typeof Inference extends { method: infer M } ? M : never;
 type GenerateCall = ServerWritableStream<GenerateRequest, GenerateResponse>;
