@@ -19,7 +19,8 @@ import {
   ShardLink,
   StageActivationSchema,
 } from "../../../proto/gen/tessera/v1/shard_pb.js";
-import { asBuffer, grpcMethodDefinition } from "../server/grpc-service.ts";
+import { grpcMethodDefinition } from "../server/grpc-service.ts";
+import { asBuffer } from "../server/stream-codecs.ts";
 
 /** Frame kinds that carry a tensor: their ShardFrame field, message and bytes field (all numbered below 16). */
 const TENSORS: Record<string, { frameField: number; schema: DescMessage; field: string; number: number }> = {

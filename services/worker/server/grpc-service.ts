@@ -11,7 +11,7 @@ import type {
   MethodDefinition,
   ServiceDefinition,
 } from "@grpc/grpc-js";
-import { STREAM_CODECS, type StreamCodec } from "./stream-codecs.ts";
+import { asBuffer, STREAM_CODECS, type StreamCodec } from "./stream-codecs.ts";
 
 /** The grpc-js handler type of one method, from its kind and message types. */
 export type GrpcHandler<M> = M extends { methodKind: infer K; input: infer I; output: infer O }
@@ -65,9 +65,4 @@ export function grpcServiceDefinition<T extends GenServiceMethods>(
   return Object.fromEntries(
     service.methods.map((method) => [method.localName, grpcMethodDefinition(method)]),
   );
-}
-
-/** The serialized bytes as a Buffer over the same memory (Buffer.from(Uint8Array) would copy them). */
-export function asBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

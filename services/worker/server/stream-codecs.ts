@@ -21,6 +21,11 @@ import type {
 } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import type { RelayFrame, RelayGenerateResponse } from "../../../proto/gen/tessera/v1/relay_pb.js";
 
+/** The bytes as a Buffer over the same memory (Buffer.from(Uint8Array) would copy them). */
+export function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 export interface StreamCodec<T> {
   encode(message: T): Buffer;
   decode(bytes: Uint8Array): T;
@@ -245,7 +250,7 @@ class Reader {
   pos = 0;
 
   constructor(bytes: Uint8Array) {
-    this.buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.buf = asBuffer(bytes);
   }
 
   /** The next field's tag (number << 3 | wire type). */
