@@ -28,6 +28,11 @@ export function kvKeyPrefix(model: { namespace: string; name: string }): string 
   return `tessera:kv:${model.namespace}:${model.name}:`;
 }
 
+/** The URL of a model's KV store (spec.kvTransfer.redis), without its password. */
+export function kvStoreUrl(redis: { address: string; db: number }): string {
+  return `redis://${redis.address}/${redis.db}`;
+}
+
 export function modelDir(spec: InferenceModelSpec): string {
   return spec.model.pvc ? `${MODELS_MOUNT}/${spec.model.path}` : spec.model.path;
 }
@@ -94,7 +99,7 @@ export function shardEnv(
   const redis = spec.kvTransfer.redis;
   if (redis) {
     env.push(
-      value("TESSERA_KV_URL", `redis://${redis.address}/${redis.db}`),
+      value("TESSERA_KV_URL", kvStoreUrl(redis)),
       value("TESSERA_KV_KEY_PREFIX", kvKeyPrefix(model)),
       value("TESSERA_KV_TTL_MS", spec.kvTransfer.ttlSeconds * 1000),
       value("TESSERA_KV_FAILURE_POLICY", spec.kvTransfer.failurePolicy),

@@ -24,7 +24,7 @@ import {
 } from "../../services/router/routing/plugins/pickers.ts";
 import type { InferenceModelSpec } from "../api/inference-model-spec.ts";
 import type { ModelRef } from "../placement/planner.ts";
-import { kvKeyPrefix, modelDir } from "../placement/shard-env.ts";
+import { kvKeyPrefix, kvStoreUrl, modelDir } from "../placement/shard-env.ts";
 
 /** gRPC (tessera.v1.Inference + grpc.health.v1), OpenAI HTTP and Prometheus ports of the router. */
 export const ROUTER_GRPC_PORT = 50050;
@@ -105,7 +105,7 @@ export function routerConfig(model: ModelRef, spec: InferenceModelSpec): Record<
     ...(redis && {
       cache: {
         redis: {
-          url: `redis://${redis.address}/${redis.db}`,
+          url: kvStoreUrl(redis),
           keyPrefix: `${kvKeyPrefix(model)}router-cache:`,
           ...(redis.passwordSecret && { passwordEnv: ROUTER_CACHE_PASSWORD_ENV }),
         },
