@@ -80,13 +80,17 @@ export async function startRouter(
     new RoutingPipeline(plugins.value, metrics),
     config.routing.virtualNodes,
   );
-  const { apiKeysFile } = config.admission;
-  const apiKeys = apiKeysFile === undefined ? undefined : ApiKeys.fromFile(apiKeysFile, clock);
-  if (apiKeysFile !== undefined)
-    apiKeys?.follow(apiKeysFile, config.admission.apiKeysReloadMs, (outcome) => {
-      if (outcome.error) log.error({ err: outcome.error.message }, "API keys file not reloaded");
-      else log.info({ keys: outcome.value }, "API keys reloaded");
-    });
+  const { apiKeysFile, apiKeysReloadMs } = config.admission;
+  const apiKeys =
+    apiKeysFile === undefined
+      ? undefined
+      : ApiKeys.fromFile(apiKeysFile, clock, {
+          intervalMs: apiKeysReloadMs,
+          onChange: (outcome) => {
+            if (outcome.error) log.error({ err: outcome.error.message }, "API keys file not reloaded");
+            else log.info({ keys: outcome.value }, "API keys reloaded");
+          },
+        });
   const sharedCache =
     config.cache.enabled && config.cache.redis
       ? new SharedResponseCache(

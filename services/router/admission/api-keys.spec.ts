@@ -83,9 +83,11 @@ describe("API keys", () => {
   it("follows its file: takes a valid new version, keeps the keys in force over an invalid one", async () => {
     const file = path.join(mkdtempSync(path.join(os.tmpdir(), "tessera-keys-")), "keys.yaml");
     writeFileSync(file, "keys:\n  - {name: first, key: sk-first-0001}\n");
-    const following = ApiKeys.fromFile(file, new ManualClock());
     const heard: Result<string[]>[] = [];
-    following.follow(file, 20, (outcome) => heard.push(outcome));
+    const following = ApiKeys.fromFile(file, new ManualClock(), {
+      intervalMs: 20,
+      onChange: (outcome) => heard.push(outcome),
+    });
     try {
       const until = async (n: number) => {
         for (let i = 0; i < 200 && heard.length < n; i++) await delay(10);

@@ -6,7 +6,7 @@
 //       requestsPerSecond: 5         # token bucket on requests (burst: burstRequests, default 2x rate)
 //       tokensPerSecond: 2000        # token bucket on tokens: prompt + max_tokens, unused ones refunded
 //
-// A limit left out is no limit. Keys are compared in constant time. `follow` re-reads the file while
+// A limit left out is no limit. Keys are compared in constant time. Followed, the file is re-read while
 // the router runs (a rotated Kubernetes Secret is rewritten in place): a valid new version replaces the
 // keys, keeping the buckets of every key whose entry did not change; an invalid one is logged and the
 // keys in force stay.
@@ -66,17 +66,28 @@ interface Entry {
 export class ApiKeys {
   #entries: Entry[] = [];
   readonly #clock: Clock;
-  #follow: NodeJS.Timeout | undefined;
+  #timer: NodeJS.Timeout | undefined;
 
   constructor(keys: readonly ApiKeyConfig[], clock: Clock) {
     this.#clock = clock;
     this.replace(keys);
   }
 
-  static fromFile(file: string, clock: Clock): ApiKeys {
-    const keys = parseApiKeys(readFileSync(file, "utf8"));
+  /**
+   * The keys of `file`; with `follow`, the file is re-read every `intervalMs` and a changed, valid
+   * version taken (`onChange` hears of each version taken or refused) until stop().
+   */
+  static fromFile(
+    file: string,
+    clock: Clock,
+    follow?: { intervalMs: number; onChange: (outcome: Result<string[]>) => void },
+  ): ApiKeys {
+    const text = readFileSync(file, "utf8");
+    const keys = parseApiKeys(text);
     if (keys.error) throw keys.error;
-    return new ApiKeys(keys.value, clock);
+    const apiKeys = new ApiKeys(keys.value, clock);
+    if (follow) apiKeys.#follow(file, text, follow.intervalMs, follow.onChange);
+    return apiKeys;
   }
 
   /** The key names in force. */
@@ -103,13 +114,14 @@ export class ApiKeys {
     });
   }
 
-  /**
-   * Re-reads `file` every `intervalMs` and takes a changed, valid version; `onChange` hears of each
-   * version taken or refused. stop() ends it.
-   */
-  follow(file: string, intervalMs: number, onChange: (outcome: Result<string[]>) => void): void {
-    let last = readFileSync(file, "utf8");
-    this.#follow = setInterval(() => {
+  #follow(
+    file: string,
+    text: string,
+    intervalMs: number,
+    onChange: (outcome: Result<string[]>) => void,
+  ): void {
+    let last = text;
+    this.#timer = setInterval(() => {
       let text: string;
       try {
         text = readFileSync(file, "utf8");
@@ -124,11 +136,12 @@ export class ApiKeys {
       this.replace(keys.value);
       onChange({ value: this.names });
     }, intervalMs);
-    this.#follow.unref();
+    this.#timer.unref();
   }
 
+  /** Stops following the file. */
   stop(): void {
-    clearInterval(this.#follow);
+    clearInterval(this.#timer);
   }
 
   /** The caller owning `key`; UNAUTHENTICATED when it is missing or unknown. */
