@@ -78,8 +78,7 @@ export class TokenHistory {
    * arrays when needed; returns how many. With `repetition` = 1 only generated ids are touched.
    */
   collect(logits: Float32Array, penalties: Penalties, out: PenaltyScratch): number {
-    const { repetition, presence, frequency } = penalties;
-    const all = repetition !== 1;
+    const all = penalties.repetition !== 1;
     const n = all ? this.#ids.length : this.#outputSlots.length;
     out.reserve(n);
     const { ids, raw, penalized } = out;
@@ -94,17 +93,28 @@ export class TokenHistory {
         );
       }
       const r = logits[id]!;
-      let v = r;
-      if (all) v = v > 0 ? v / repetition : v * repetition;
-      const count = this.#counts[slot]!;
-      if (count > 0) v -= frequency * count + presence;
-      if (v > FLOAT32_MAX) v = FLOAT32_MAX;
-      else if (v < -FLOAT32_MAX && r !== Number.NEGATIVE_INFINITY) v = -FLOAT32_MAX;
       ids[i] = id;
       raw[i] = r;
-      penalized[i] = v;
+      penalized[i] = penalize(r, this.#counts[slot]!, penalties);
     }
     return n;
+  }
+
+  /**
+   * The ids `collect` would touch, in the same order, with how often each was generated (0: in the
+   * prompt only): what a sampler elsewhere needs to apply these penalties (`collectListed`).
+   */
+  touched(penalties: Penalties): { ids: Int32Array; counts: Int32Array } {
+    const all = penalties.repetition !== 1;
+    const n = all ? this.#ids.length : this.#outputSlots.length;
+    const ids = new Int32Array(n);
+    const counts = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      const slot = all ? i : this.#outputSlots[i]!;
+      ids[i] = this.#ids[slot]!;
+      counts[i] = this.#counts[slot]!;
+    }
+    return { ids, counts };
   }
 
   #addSlot(id: number): number {
@@ -114,6 +124,51 @@ export class TokenHistory {
     this.#counts.push(0);
     return slot;
   }
+}
+
+/**
+ * `collect` over a list that `TokenHistory.touched` made (possibly in another process): the same
+ * ids, raw and penalized logits, in the same order; returns how many.
+ */
+export function collectListed(
+  logits: Float32Array,
+  listed: { ids: Int32Array; counts: Int32Array },
+  penalties: Penalties,
+  out: PenaltyScratch,
+): number {
+  const n = listed.ids.length;
+  if (listed.counts.length !== n) {
+    throw new TesseraError(Code.INTERNAL, "penalties: ids and counts differ in length");
+  }
+  out.reserve(n);
+  const { ids, raw, penalized } = out;
+  for (let i = 0; i < n; i++) {
+    const id = listed.ids[i]!;
+    if (!(id >= 0 && id < logits.length)) {
+      throw new TesseraError(
+        Code.INTERNAL,
+        `sampler: history token ${id} is outside the logits (${logits.length})`,
+      );
+    }
+    const r = logits[id]!;
+    ids[i] = id;
+    raw[i] = r;
+    penalized[i] = penalize(r, listed.counts[i]!, penalties);
+  }
+  return n;
+}
+
+/**
+ * One touched logit, penalized: repetition first, then frequency and presence for a generated id
+ * (`count` times); clamped to the finite float32 range unless the raw logit is -Infinity.
+ */
+function penalize(r: number, count: number, p: Penalties): number {
+  let v = r;
+  if (p.repetition !== 1) v = v > 0 ? v / p.repetition : v * p.repetition;
+  if (count > 0) v -= p.frequency * count + p.presence;
+  if (v > FLOAT32_MAX) return FLOAT32_MAX;
+  if (v < -FLOAT32_MAX && r !== Number.NEGATIVE_INFINITY) return -FLOAT32_MAX;
+  return v;
 }
 
 /** Penalty settings; the neutral values are repetition 1, presence 0, frequency 0. */

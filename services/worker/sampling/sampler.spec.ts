@@ -4,7 +4,7 @@ import type { SamplingParams } from "../engine/types.ts";
 import { greedySampling } from "./params.ts";
 import { TokenHistory } from "./penalties.ts";
 import { Rng } from "./rng.ts";
-import { logitStats, Sampler } from "./sampler.ts";
+import { logitStats, Sampler, sampleRow } from "./sampler.ts";
 
 function params(overrides: Partial<SamplingParams> = {}): SamplingParams {
   return greedySampling({ temperature: 1, seed: 1n, ...overrides });
@@ -459,5 +459,52 @@ describe("Sampler penalties", () => {
     const logits = new Float32Array([1, 3, 2, 3]);
     const seen = new Set(sequence(new Sampler(params({ minP: 1, temperature: 2 })), logits, 500));
     assert.deepEqual([...seen].sort(), [1, 3]);
+  });
+});
+
+describe("sampleRow (sampling where the logits are)", () => {
+  it("picks what Sampler.sample picks, step after step, from the same seed (every knob, penalties, logprobs)", () => {
+    const knobs = new Rng(42n);
+    for (let trial = 0; trial < 60; trial++) {
+      const pick = <T>(options: T[]): T => options[knobs.nextUint32() % options.length]!;
+      const p = params({
+        temperature: pick([0, 0.3, 1, 1.7]),
+        topK: pick([0, 1, 5, 40]),
+        topP: pick([1, 0.9, 0.5]),
+        minP: pick([0, 0.05]),
+        repetitionPenalty: pick([1, 1.3, 0.8]),
+        presencePenalty: pick([0, 0.5]),
+        frequencyPenalty: pick([0, -0.4, 0.7]),
+        logprobs: pick([0, 3]),
+        seed: BigInt(trial),
+      });
+      const here = new Sampler(p);
+      const there = new Sampler(p);
+      const prompt = [3, 9, 9, 27, 81];
+      const historyHere = here.usesHistory ? new TokenHistory(prompt) : undefined;
+      const historyThere = there.usesHistory ? new TokenHistory(prompt) : undefined;
+      for (let step = 0; step < 8; step++) {
+        const logits = randomLogits(128, BigInt(trial * 100 + step), 3);
+        const row = there.prepare(historyThere);
+        const remote = sampleRow(logits.slice(), row);
+        const local = here.sample(logits, historyHere);
+        assert.deepEqual(remote, local, `trial ${trial} step ${step}`);
+        historyHere?.append(local.tokenId);
+        historyThere?.append(remote.tokenId);
+      }
+    }
+  });
+
+  it("lists only the ids the penalties touch, and draws nothing when greedy", () => {
+    const greedy = new Sampler(params({ temperature: 0, presencePenalty: 1 }));
+    const history = historyOf([4, 4, 6], [6, 8, 8]);
+    const row = greedy.prepare(history);
+    assert.equal(row.draw, 0);
+    assert.deepEqual([...row.penaltyIds], [6, 8]); // repetition off: generated ids only
+    assert.deepEqual([...row.penaltyCounts], [1, 2]);
+    const withRepetition = new Sampler(params({ repetitionPenalty: 1.2 })).prepare(history);
+    assert.deepEqual([...withRepetition.penaltyIds], [4, 6, 8]);
+    assert.deepEqual([...withRepetition.penaltyCounts], [0, 1, 2]);
+    assert.ok(withRepetition.draw > 0 && withRepetition.draw < 1);
   });
 });

@@ -23,7 +23,13 @@ import type { GeneratedToken, SamplingParams, TokenLogprob } from "../engine/typ
 import { expNonPositive } from "./fast-exp.ts";
 import { selectNucleus } from "./nucleus.ts";
 import { MAX_PENALTY } from "./params.ts";
-import { hasPenalties, type Penalties, PenaltyScratch, type TokenHistory } from "./penalties.ts";
+import {
+  collectListed,
+  hasPenalties,
+  type Penalties,
+  PenaltyScratch,
+  type TokenHistory,
+} from "./penalties.ts";
 import { Rng } from "./rng.ts";
 import { topKIndices } from "./top-k.ts";
 
@@ -78,10 +84,43 @@ export function logitStats(logits: Float32Array): { max: number; argmax: number;
   return { max, argmax, logSumExp: max + Math.log(sumExp(logits, max)) };
 }
 
+/** The knobs that pick a token from one row of logits (SamplingParams' subset, min_p resolved). */
+interface Knobs {
+  temperature: number;
+  topK: number;
+  topP: number;
+  minP: number;
+  logprobs: number;
+}
+
+/**
+ * Everything that sampling one row needs besides its logits, for a sampler where the logits are (the
+ * last pipeline stage of a parallel replica): the request's knobs, the uniform number this step draws
+ * from the request's seeded stream (the stream stays with the request), and the ids its penalties
+ * touch. `sampleRow(logits, Sampler.prepare(history))` picks what `Sampler.sample(logits, history)` would.
+ */
+export interface RowSampling extends Knobs, Penalties {
+  /** The step's draw in [0, 1) from the request's stream; 0 when greedy (nothing is drawn). */
+  draw: number;
+  /** Ids the penalties touch (TokenHistory.touched); empty when no penalty is on. */
+  penaltyIds: Int32Array;
+  /** How often each of penaltyIds was generated (0: in the prompt only). */
+  penaltyCounts: Int32Array;
+}
+
+/** Picks the token of one row from a RowSampling (made by Sampler.prepare, here or in another process). */
+export function sampleRow(logits: Float32Array, row: RowSampling): GeneratedToken {
+  const touched =
+    row.penaltyIds.length > 0
+      ? collectListed(logits, { ids: row.penaltyIds, counts: row.penaltyCounts }, row, penaltyScratch)
+      : 0;
+  return sampleKnobs(logits, row, row.draw, touched);
+}
+
 /**
  * Samples the tokens of one request. Create one per request, from parameters checked by
  * parseSamplingParams. When `usesHistory` is true (a penalty is on), pass the request's TokenHistory
- * to every `sample` call and append each generated token to it.
+ * to every `sample` (or `prepare`) call and append each generated token to it.
  */
 export class Sampler {
   readonly params: SamplingParams;
@@ -90,8 +129,10 @@ export class Sampler {
   /** Whether a penalty is on: `sample` then needs the request's TokenHistory. */
   readonly usesHistory: boolean;
   readonly #rng: Rng;
-  readonly #minP: number;
+  readonly #knobs: Knobs;
   readonly #penalties: Penalties;
+  /** Whether a step draws from the stream: exactly once when the temperature is in use, else never. */
+  readonly #draws: boolean;
 
   constructor(params: SamplingParams) {
     const { temperature, topP, topK, logprobs } = params;
@@ -120,9 +161,10 @@ export class Sampler {
       throw TesseraError.invalidArgument("logprobs", "must be >= 0");
     }
     this.params = params;
-    this.#minP = minP;
+    this.#knobs = { temperature, topK, topP, minP, logprobs };
     this.#penalties = { repetition, presence, frequency };
     this.usesHistory = hasPenalties(this.#penalties);
+    this.#draws = !isGreedy(temperature);
     this.#rng = params.seed === undefined ? Rng.random() : new Rng(params.seed);
     this.seed = this.#rng.seed;
   }
@@ -133,125 +175,158 @@ export class Sampler {
    * not modified: append the returned token to it yourself.
    */
   sample(logits: Float32Array, history?: TokenHistory): GeneratedToken {
-    if (this.usesHistory) {
-      if (history === undefined) {
-        throw new TesseraError(Code.INTERNAL, "sampler: this request has penalties: pass its TokenHistory");
-      }
-      const n = history.collect(logits, this.#penalties, penaltyScratch);
-      if (n > 0) return this.#samplePenalized(logits, n);
-    }
-    const stats = logitStats(logits);
-    const tokenId = this.#choose(logits, stats.max, stats.argmax);
-    return this.#result(logits, tokenId, stats.logSumExp);
+    const touched = this.usesHistory
+      ? this.#history(history).collect(logits, this.#penalties, penaltyScratch)
+      : 0;
+    return sampleKnobs(logits, this.#knobs, this.#nextDraw(), touched);
   }
 
   /**
-   * `sample` with the `n` touched ids of penaltyScratch. Same two passes over the vocabulary as
-   * without penalties: the touched ids are masked with -Infinity while the untouched maximum and sum
-   * are taken, then both the raw statistics (for logprobs) and the penalized maximum follow from
-   * those and the touched values alone.
+   * What `sampleRow` needs to pick this request's next token elsewhere, in place of `sample`: it
+   * takes this step's draw from the request's stream, as `sample` would.
    */
-  #samplePenalized(logits: Float32Array, n: number): GeneratedToken {
-    const { ids, raw, penalized } = penaltyScratch;
-    let rawMax = Number.NEGATIVE_INFINITY;
+  prepare(history?: TokenHistory): RowSampling {
+    const listed = this.usesHistory ? this.#history(history).touched(this.#penalties) : NO_PENALTIES;
+    return {
+      ...this.#knobs,
+      ...this.#penalties,
+      draw: this.#nextDraw(),
+      penaltyIds: listed.ids,
+      penaltyCounts: listed.counts,
+    };
+  }
+
+  #nextDraw(): number {
+    return this.#draws ? this.#rng.nextFloat() : 0;
+  }
+
+  #history(history: TokenHistory | undefined): TokenHistory {
+    if (history === undefined) {
+      throw new TesseraError(Code.INTERNAL, "sampler: this request has penalties: pass its TokenHistory");
+    }
+    return history;
+  }
+}
+
+const NO_PENALTIES = { ids: new Int32Array(0), counts: new Int32Array(0) };
+
+/** A temperature so small that 1/T overflows is greedy in all but name. */
+function isGreedy(temperature: number): boolean {
+  return temperature === 0 || !Number.isFinite(1 / temperature);
+}
+
+/** Picks a token with `u` as the step's draw; `touched` ids of penaltyScratch are penalized. */
+function sampleKnobs(logits: Float32Array, knobs: Knobs, u: number, touched: number): GeneratedToken {
+  if (touched > 0) return samplePenalized(logits, knobs, u, touched);
+  const stats = logitStats(logits);
+  const tokenId = choose(logits, stats.max, stats.argmax, knobs, u);
+  return result(logits, tokenId, stats.logSumExp, knobs.logprobs);
+}
+
+/**
+ * `sampleKnobs` with the `n` touched ids of penaltyScratch. Same two passes over the vocabulary as
+ * without penalties: the touched ids are masked with -Infinity while the untouched maximum and sum
+ * are taken, then both the raw statistics (for logprobs) and the penalized maximum follow from
+ * those and the touched values alone.
+ */
+function samplePenalized(logits: Float32Array, knobs: Knobs, u: number, n: number): GeneratedToken {
+  const { ids, raw, penalized } = penaltyScratch;
+  let rawMax = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < n; i++) {
+    const r = raw[i]!;
+    if (Number.isNaN(r)) throw new TesseraError(Code.INTERNAL, `sampler: logit ${ids[i]} is NaN`);
+    if (r > rawMax) rawMax = r;
+  }
+  if (rawMax === Number.POSITIVE_INFINITY) throw noFiniteMaximum();
+
+  let tokenId: number;
+  let logSumExp: number;
+  for (let i = 0; i < n; i++) logits[ids[i]!] = Number.NEGATIVE_INFINITY;
+  try {
+    const untouched = scanMax(logits);
+    if (untouched.max === Number.POSITIVE_INFINITY) throw noFiniteMaximum();
+    if (untouched.max > rawMax) rawMax = untouched.max;
+    if (rawMax === Number.NEGATIVE_INFINITY) throw noFiniteMaximum();
+    let sum = sumExp(logits, rawMax);
+    for (let i = 0; i < n; i++) sum += expNonPositive(raw[i]! - rawMax);
+    logSumExp = rawMax + Math.log(sum);
+
+    // Penalized maximum, first index on ties; finite, since a finite raw logit stays finite.
+    let { max, argmax } = untouched;
     for (let i = 0; i < n; i++) {
-      const r = raw[i]!;
-      if (Number.isNaN(r)) throw new TesseraError(Code.INTERNAL, `sampler: logit ${ids[i]} is NaN`);
-      if (r > rawMax) rawMax = r;
-    }
-    if (rawMax === Number.POSITIVE_INFINITY) throw noFiniteMaximum();
-
-    let tokenId: number;
-    let logSumExp: number;
-    for (let i = 0; i < n; i++) logits[ids[i]!] = Number.NEGATIVE_INFINITY;
-    try {
-      const untouched = scanMax(logits);
-      if (untouched.max === Number.POSITIVE_INFINITY) throw noFiniteMaximum();
-      if (untouched.max > rawMax) rawMax = untouched.max;
-      if (rawMax === Number.NEGATIVE_INFINITY) throw noFiniteMaximum();
-      let sum = sumExp(logits, rawMax);
-      for (let i = 0; i < n; i++) sum += expNonPositive(raw[i]! - rawMax);
-      logSumExp = rawMax + Math.log(sum);
-
-      // Penalized maximum, first index on ties; finite, since a finite raw logit stays finite.
-      let { max, argmax } = untouched;
-      for (let i = 0; i < n; i++) {
-        const v = penalized[i]!;
-        const id = ids[i]!;
-        if (v > max || (v === max && (argmax < 0 || id < argmax))) {
-          max = v;
-          argmax = id;
-        }
-        logits[id] = v;
+      const v = penalized[i]!;
+      const id = ids[i]!;
+      if (v > max || (v === max && (argmax < 0 || id < argmax))) {
+        max = v;
+        argmax = id;
       }
-      tokenId = this.#choose(logits, max, argmax);
-    } finally {
-      for (let i = 0; i < n; i++) logits[ids[i]!] = raw[i]!;
+      logits[id] = v;
     }
-    return this.#result(logits, tokenId, logSumExp);
+    tokenId = choose(logits, max, argmax, knobs, u);
+  } finally {
+    for (let i = 0; i < n; i++) logits[ids[i]!] = raw[i]!;
   }
+  return result(logits, tokenId, logSumExp, knobs.logprobs);
+}
 
-  #result(logits: Float32Array, tokenId: number, logSumExp: number): GeneratedToken {
-    const n = this.params.logprobs;
-    const top: TokenLogprob[] = [];
-    if (n > 0) {
-      for (const id of topKIndices(logits, n)) top.push({ tokenId: id, logprob: logits[id]! - logSumExp });
+function result(logits: Float32Array, tokenId: number, logSumExp: number, logprobs: number): GeneratedToken {
+  const top: TokenLogprob[] = [];
+  if (logprobs > 0) {
+    for (const id of topKIndices(logits, logprobs))
+      top.push({ tokenId: id, logprob: logits[id]! - logSumExp });
+  }
+  return { tokenId, logprob: logits[tokenId]! - logSumExp, top };
+}
+
+function choose(logits: Float32Array, max: number, argmax: number, knobs: Knobs, u: number): number {
+  const { temperature, topK, topP, minP } = knobs;
+  if (isGreedy(temperature)) return argmax;
+  const invT = 1 / temperature;
+
+  // Weights are exp((logit - max) / T): the most likely token weighs 1, so min_p keeps weights >= minP.
+  const vocab = logits.length;
+  let n: number;
+  let ids: Int32Array;
+  let weights: Float64Array;
+  let total = 0;
+  if (topK > 0 && topK < vocab) {
+    const kept = topKIndices(logits, topK);
+    ({ ids, weights } = scratch(kept.length));
+    n = 0;
+    for (let i = 0; i < kept.length; i++) {
+      const id = kept[i]!;
+      const w = expNonPositive((logits[id]! - max) * invT);
+      if (w < minP) break; // kept is sorted, heaviest first
+      ids[n] = id;
+      weights[n] = w;
+      total += w;
+      n++;
     }
-    return { tokenId, logprob: logits[tokenId]! - logSumExp, top };
-  }
-
-  #choose(logits: Float32Array, max: number, argmax: number): number {
-    const { temperature, topK, topP } = this.params;
-    const minP = this.#minP;
-    const invT = 1 / temperature;
-    // A temperature so small that 1/T overflows is greedy in all but name.
-    if (temperature === 0 || !Number.isFinite(invT)) return argmax;
-
-    // Weights are exp((logit - max) / T): the most likely token weighs 1, so min_p keeps weights >= minP.
-    const vocab = logits.length;
-    let n: number;
-    let ids: Int32Array;
-    let weights: Float64Array;
-    let total = 0;
-    if (topK > 0 && topK < vocab) {
-      const kept = topKIndices(logits, topK);
-      ({ ids, weights } = scratch(kept.length));
-      n = 0;
-      for (let i = 0; i < kept.length; i++) {
-        const id = kept[i]!;
-        const w = expNonPositive((logits[id]! - max) * invT);
-        if (w < minP) break; // kept is sorted, heaviest first
+  } else {
+    // Keep only tokens that can matter: those of weight >= minP, and > 0. With top-p also those of
+    // weight >= (1 - topP) / vocab: the dropped ones weigh less than (1 - topP) together, and the
+    // total that top-p applies to (of the weights >= minP) is >= 1 (the maximum has weight 1), so
+    // the kept ones, all heavier than the dropped ones, already reach topP * total: the nucleus
+    // lies among them. For a peaked distribution this shrinks 150k candidates to a few hundred.
+    const minWeight = Math.max(minP, topP < 1 ? (1 - topP) / vocab : Number.MIN_VALUE);
+    ({ ids, weights } = scratch(vocab));
+    n = 0;
+    for (let id = 0; id < vocab; id++) {
+      const w = expNonPositive((logits[id]! - max) * invT);
+      if (w >= minP) total += w;
+      if (w >= minWeight) {
         ids[n] = id;
         weights[n] = w;
-        total += w;
         n++;
       }
-    } else {
-      // Keep only tokens that can matter: those of weight >= minP, and > 0. With top-p also those of
-      // weight >= (1 - topP) / vocab: the dropped ones weigh less than (1 - topP) together, and the
-      // total that top-p applies to (of the weights >= minP) is >= 1 (the maximum has weight 1), so
-      // the kept ones, all heavier than the dropped ones, already reach topP * total: the nucleus
-      // lies among them. For a peaked distribution this shrinks 150k candidates to a few hundred.
-      const minWeight = Math.max(minP, topP < 1 ? (1 - topP) / vocab : Number.MIN_VALUE);
-      ({ ids, weights } = scratch(vocab));
-      n = 0;
-      for (let id = 0; id < vocab; id++) {
-        const w = expNonPositive((logits[id]! - max) * invT);
-        if (w >= minP) total += w;
-        if (w >= minWeight) {
-          ids[n] = id;
-          weights[n] = w;
-          n++;
-        }
-      }
     }
-    if (topP < 1) {
-      n = selectNucleus(ids, weights, n, topP * total);
-      total = 0;
-      for (let i = 0; i < n; i++) total += weights[i]!;
-    }
-    return draw(ids, weights, n, total, this.#rng.nextFloat()) ?? argmax;
   }
+  if (topP < 1) {
+    n = selectNucleus(ids, weights, n, topP * total);
+    total = 0;
+    for (let i = 0; i < n; i++) total += weights[i]!;
+  }
+  return draw(ids, weights, n, total, u) ?? argmax;
 }
 
 /** Inverse-CDF draw over the first `n` candidates; undefined when they carry no weight. */
