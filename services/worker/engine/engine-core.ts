@@ -4,7 +4,7 @@
 import { Code, TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import type { KvCacheManager } from "../kv/kv-cache-manager.ts";
-import type { ModelRunner } from "../runtime/model-runner.ts";
+import type { ModelRunner, SampledRow, StepResult } from "../runtime/model-runner.ts";
 import type { SequenceStep } from "../runtime/step-inputs.ts";
 import type { EngineMetrics } from "./engine-metrics.ts";
 import { appendToken, finishEvents, type OutputLimits } from "./output-processor.ts";
@@ -12,7 +12,7 @@ import type { RemoteKv } from "./remote-kv.ts";
 import { type EngineRequest, RequestStatus } from "./request.ts";
 import { recordPhases } from "./request-phases.ts";
 import type { Scheduler, SchedulerOutput } from "./scheduler.ts";
-import type { FinishReason } from "./types.ts";
+import type { FinishReason, GeneratedToken } from "./types.ts";
 
 export interface EngineCoreParts {
   runner: ModelRunner;
@@ -80,16 +80,26 @@ export class EngineCore {
     const tokens = new Int32Array(out.numBatchedTokens);
     let offset = 0;
     const now = this.now();
+    // A runner that samples where the logits are (a parallel replica's last stage) gets each row's
+    // sampling: the step's draw from the request's stream and the ids its penalties touch.
+    const remote = this.p.runner.samplesRows === true;
     for (const s of out.scheduled) {
       const { request, numPast, numNew, needsLogits } = s;
       request.timings.firstScheduled ??= now;
       tokens.set(request.tokens.slice(numPast, numPast + numNew), offset);
       offset += numNew;
-      seqs.push({ numPast, numNew, blockTable: request.kv.blocks, needsLogits });
+      const sampling = remote && needsLogits ? request.sampler.prepare(request.history) : undefined;
+      seqs.push({
+        numPast,
+        numNew,
+        blockTable: request.kv.blocks,
+        needsLogits,
+        ...(sampling && { sampling }),
+      });
     }
-    let logits: Float32Array;
+    let result: StepResult;
     try {
-      logits = (await this.p.runner.step(tokens, seqs)).logits;
+      result = await this.p.runner.step(tokens, seqs);
     } catch (err) {
       const error = TesseraError.from(err);
       this.p.log?.error({ err: error.message }, "model step failed");
@@ -97,15 +107,15 @@ export class EngineCore {
       return;
     }
     this.steps++;
-    this.postprocess(out, logits);
+    this.postprocess(out, result);
   }
 
-  private postprocess(out: SchedulerOutput, logits: Float32Array): void {
+  private postprocess(out: SchedulerOutput, { logits, tokens }: StepResult): void {
     const { kv, vocabSize } = this.p;
     let row = 0;
     const now = this.now();
     for (const { request, numNew, needsLogits } of out.scheduled) {
-      const rowLogits = needsLogits ? logits.subarray(row * vocabSize, ++row * vocabSize) : undefined;
+      const at = needsLogits ? row++ : -1;
       if (request.isFinished) continue;
       if (request.cancelRequested) {
         this.finish(request, "cancelled");
@@ -116,10 +126,12 @@ export class EngineCore {
       kv.cacheComputedBlocks(request.kv, request.tokens, request.numComputedTokens);
       if (this.p.remote?.options.writeThrough && request.kv.hashes.length > hashedBefore)
         this.storeBlocks(request, hashedBefore);
-      if (!rowLogits) continue;
+      if (at < 0) continue;
       let reason: FinishReason | undefined;
       try {
-        const token = request.sampler.sample(rowLogits, request.history);
+        const token = tokens
+          ? sampledToken(tokens[at])
+          : request.sampler.sample(logits.subarray(at * vocabSize, (at + 1) * vocabSize), request.history);
         this.p.metrics?.token(request, now);
         request.timings.firstToken ??= now;
         request.timings.lastToken = now;
@@ -182,4 +194,12 @@ export class EngineCore {
     this.p.metrics?.finish(request, "error", this.now());
     recordPhases(request, this.now());
   }
+}
+
+/** A row the runner sampled; a row it could not sample fails its request with the reason. */
+function sampledToken(row: SampledRow | undefined): GeneratedToken {
+  if (row === undefined)
+    throw new TesseraError(Code.INTERNAL, "the runner returned fewer sampled rows than asked");
+  if ("error" in row) throw new TesseraError(Code.INTERNAL, row.error);
+  return row;
 }

@@ -1,13 +1,13 @@
 // Rank 0's side of each step, in its member thread. A step is split into micro-batches; each goes to
 // stage 0 (this member's shard, and its token ids to the other stage-0 ranks), flows through the stages
-// as hidden states, and comes back from the last stage's ranks as vocabulary slices of the logits,
-// which are joined into whole rows for the sampler. KV export and import ask every member for its part
-// of the blocks. When the group fails, every waiting step fails with UNAVAILABLE.
+// as hidden states, and comes back from the last stage's first rank as sampled tokens (when every row
+// that needs logits says how to sample it) or as whole logits rows. KV export and import ask every
+// member for its part of the blocks. When the group fails, every waiting step fails with UNAVAILABLE.
 import type { ShardFrame } from "../../../proto/gen/tessera/v1/shard_pb.js";
 import { Code, TesseraError } from "../../common/errors.ts";
+import type { SampledRow, StepResult } from "../runtime/model-runner.ts";
 import type { ShardExecutor } from "../runtime/shard-executor.ts";
 import type { SequenceStep } from "../runtime/step-inputs.ts";
-import { joinVocabSlices } from "../runtime/vocab-slices.ts";
 import { bytesToFloats, floatBytes, sequencesToWire } from "./frame-codec.ts";
 import { COORDINATOR, memberOf, tensorPeers } from "./group-layout.ts";
 import { joinKvParts, type KvDims, type KvPart, splitKvParts } from "./kv-layout.ts";
@@ -19,12 +19,13 @@ import type { ShardStats } from "./shard-stats.ts";
 import { StageWorker } from "./stage-worker.ts";
 
 interface PendingStep {
-  /** Logits slices by micro-batch and tensor rank. */
-  slices: Float32Array[][];
+  /** Each micro-batch's output: logits rows, or sampled rows when the step samples. */
+  outputs: (Float32Array | SampledRow[] | undefined)[];
   remaining: number;
+  sample: boolean;
   started: number;
   timer: NodeJS.Timeout;
-  resolve(result: { logits: Float32Array; runMs: number }): void;
+  resolve(result: StepResult): void;
   reject(err: TesseraError): void;
 }
 
@@ -37,7 +38,6 @@ export class Coordinator {
   private readonly group: ShardGroup;
   private readonly stage: StageWorker;
   private readonly placement: ShardPlacement;
-  private readonly vocab: number;
   private readonly kvDims: KvDims;
   private readonly stats: ShardStats | undefined;
   private readonly steps = new Map<bigint, PendingStep>();
@@ -55,23 +55,28 @@ export class Coordinator {
   }) {
     this.group = parts.group;
     this.placement = parts.placement;
-    this.vocab = parts.vocab;
     this.kvDims = parts.kvDims;
     this.stats = parts.stats;
     this.stage = new StageWorker({
       group: parts.group,
       executor: parts.executor,
+      vocab: parts.vocab,
       ...(parts.stats && { stats: parts.stats }),
-      onLogits: (batch, rank, data) => this.onLogits(batch.stepId, batch.microBatch, rank, data),
+      onOutput: (batch, output) => this.onOutput(batch.stepId, batch.microBatch, output),
       onOther: (_from, frame) => this.onKvReply(frame),
     });
     parts.group.failed.then((err) => this.failAll(err));
   }
 
-  step(tokens: Int32Array, seqs: SequenceStep[]): Promise<{ logits: Float32Array; runMs: number }> {
+  /**
+   * Runs one step through the group. When every sequence that needs logits carries its `sampling`,
+   * the last stage samples and the result has `tokens`; otherwise it has the logits rows.
+   */
+  step(tokens: Int32Array, seqs: SequenceStep[]): Promise<StepResult> {
     if (this.group.error) return Promise.reject(this.group.error);
     const stepId = this.nextStep++;
-    const { tensorSize, microBatches, stepTimeoutMs } = this.placement;
+    const { microBatches, stepTimeoutMs } = this.placement;
+    const sample = seqs.every((s) => !s.needsLogits || s.sampling !== undefined);
     const micro = splitMicroBatches(seqs, microBatches);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(
@@ -79,8 +84,9 @@ export class Coordinator {
         stepTimeoutMs,
       );
       this.steps.set(stepId, {
-        slices: micro.map(() => new Array<Float32Array>(tensorSize)),
-        remaining: micro.length * tensorSize,
+        outputs: micro.map(() => undefined),
+        remaining: micro.length,
+        sample,
         started: performance.now(),
         timer,
         resolve,
@@ -89,39 +95,48 @@ export class Coordinator {
       const peers = tensorPeers(this.group.layout, COORDINATOR);
       for (const [microBatch, mb] of micro.entries()) {
         const ids = tokens.slice(mb.tokenStart, mb.tokenEnd);
-        const description = { stepId, microBatch, sequences: sequencesToWire(mb.seqs) };
+        // The other stage-0 ranks never sample: their copy leaves the rows' sampling out.
+        const description = { stepId, microBatch, sequences: sequencesToWire(mb.seqs, false), sample };
         for (const peer of peers)
           this.group.send(
             peer,
             { case: "tokens", value: { batch: description, tokenIds: Array.from(ids) } },
             ids.byteLength,
           );
-        this.stage.run({ stepId, microBatch, seqs: mb.seqs }, { tokens: ids });
+        this.stage.run({ stepId, microBatch, seqs: mb.seqs, sample }, { tokens: ids });
       }
     });
   }
 
-  private onLogits(stepId: bigint, microBatch: number, tensorRank: number, data: Float32Array): void {
+  private onOutput(stepId: bigint, microBatch: number, output: Float32Array | SampledRow[]): void {
     const step = this.steps.get(stepId);
-    const slots = step?.slices[microBatch];
-    if (!step || !slots || slots[tensorRank]) {
-      this.group.fail(`unexpected logits for step ${stepId}`);
+    if (
+      !step ||
+      microBatch >= step.outputs.length ||
+      step.outputs[microBatch] ||
+      step.sample === output instanceof Float32Array
+    ) {
+      this.group.fail(`unexpected output for step ${stepId}`);
       return;
     }
-    slots[tensorRank] = data;
+    step.outputs[microBatch] = output;
     if (--step.remaining > 0) return;
     this.steps.delete(stepId);
     clearTimeout(step.timer);
-    const rows = step.slices.map((s) => joinVocabSlices(s, this.vocab));
+    const runMs = performance.now() - step.started;
+    this.stats?.add("steps", 1);
+    this.stats?.add("step_seconds", runMs / 1000);
+    if (step.sample) {
+      step.resolve({ logits: new Float32Array(0), tokens: (step.outputs as SampledRow[][]).flat(), runMs });
+      return;
+    }
+    const rows = step.outputs as Float32Array[];
     const logits = new Float32Array(rows.reduce((n, r) => n + r.length, 0));
     let at = 0;
     for (const r of rows) {
       logits.set(r, at);
       at += r.length;
     }
-    const runMs = performance.now() - step.started;
-    this.stats?.add("steps", 1);
-    this.stats?.add("step_seconds", runMs / 1000);
     step.resolve({ logits, runMs });
   }
 

@@ -3,6 +3,7 @@
 // peers, the all-reduces and, on rank 0, the coordination of each step. The event loop only starts
 // it, hands it steps (rank 0) and learns when the group is ready or gone.
 import type { AttentionBackendName } from "../graph/attention-backend.ts";
+import type { SampledRow } from "../runtime/model-runner.ts";
 import type { SequenceStep } from "../runtime/step-inputs.ts";
 import type { ShardPlacement } from "./shard-placement.ts";
 
@@ -37,7 +38,8 @@ export type FromMember =
   | { type: "listening"; port: number }
   /** The whole group is wired (rank 0: every member reported; others: rank 0 said so). */
   | { type: "ready"; attention: AttentionBackendName; graphBytes: number; segments: number }
-  | { type: "logits"; id: number; logits: Float32Array; runMs: number }
+  /** A step's result: logits rows, or (the last stage sampled) empty logits and the sampled rows. */
+  | { type: "logits"; id: number; logits: Float32Array; tokens?: SampledRow[]; runMs: number }
   | { type: "blocks"; id: number; data: Float32Array }
   | { type: "done"; id: number }
   | { type: "error"; id: number | undefined; code: number; message: string }

@@ -66,7 +66,7 @@ try {
       kvDims,
     });
   } else {
-    new StageWorker({ group, executor, stats });
+    new StageWorker({ group, executor, vocab: config.vocabSize, stats });
     server = await startMemberServer(group, o.listen?.host ?? "127.0.0.1", o.listen?.port ?? 0);
     post({ type: "listening", port: server.port });
   }
@@ -99,8 +99,10 @@ async function handle(msg: ToMember): Promise<void> {
   try {
     switch (msg.type) {
       case "step": {
-        const { logits, runMs } = await rank0().step(msg.tokens, msg.seqs);
-        post({ type: "logits", id: msg.id, logits, runMs }, [logits.buffer as ArrayBuffer]);
+        const { logits, tokens, runMs } = await rank0().step(msg.tokens, msg.seqs);
+        post({ type: "logits", id: msg.id, logits, ...(tokens && { tokens }), runMs }, [
+          logits.buffer as ArrayBuffer,
+        ]);
         return;
       }
       case "export": {

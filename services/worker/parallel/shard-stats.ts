@@ -7,6 +7,7 @@ export const SHARD_COUNTERS = [
   "sent_bytes_activation",
   "sent_bytes_reduce",
   "sent_bytes_logits",
+  "sent_bytes_sampled",
   "sent_bytes_kvImport",
   "sent_bytes_kvReply",
   "steps",

@@ -7,8 +7,12 @@ import path from "node:path";
 import { Code, TesseraError } from "../../common/errors.ts";
 import { freePort } from "../../common/free-port.ts";
 import { createLogger } from "../../common/log.ts";
+import type { GeneratedToken } from "../engine/types.ts";
 import { ModelRunner } from "../runtime/model-runner.ts";
 import type { SequenceStep } from "../runtime/step-inputs.ts";
+import { greedySampling } from "../sampling/params.ts";
+import { TokenHistory } from "../sampling/penalties.ts";
+import { Sampler } from "../sampling/sampler.ts";
 import { REFERENCE_DIR } from "../testdata/reference.ts";
 import { ShardMember } from "./shard-member.ts";
 import type { ShardPlacement } from "./shard-placement.ts";
@@ -61,15 +65,69 @@ async function trace(runner: ModelRunner): Promise<Float32Array[]> {
   return out;
 }
 
+/** Two requests' samplers: greedy with a repetition penalty, and seeded top-p sampling with a frequency penalty. */
+function samplers(): { sampler: Sampler; history: TokenHistory }[] {
+  const prompts = [
+    [1, 20, 33, 47, 5, 61, 7, 80, 9],
+    [100, 11, 120, 13, 140, 15],
+  ];
+  const params = [
+    greedySampling({ maxTokens: 8, logprobs: 5, repetitionPenalty: 1.3 }),
+    greedySampling({
+      maxTokens: 8,
+      temperature: 0.8,
+      topP: 0.9,
+      seed: 7n,
+      frequencyPenalty: 0.5,
+      logprobs: 3,
+    }),
+  ];
+  return params.map((p, i) => ({ sampler: new Sampler(p), history: new TokenHistory(prompts[i]!) }));
+}
+
+/**
+ * The same two sequences, sampled: by the group's last stage (each row carries its sampling) when the
+ * runner samples, else here from the returned logits, as the engine does (blocks of their own, apart
+ * from `trace`'s).
+ */
+async function sampledTrace(runner: ModelRunner): Promise<GeneratedToken[][]> {
+  const requests = samplers();
+  let seqs: SequenceStep[] = [
+    { numPast: 0, numNew: 9, blockTable: [12, 13, 14], needsLogits: true },
+    { numPast: 0, numNew: 6, blockTable: [15, 16, 17], needsLogits: true },
+  ];
+  let tokens = Int32Array.from([1, 20, 33, 47, 5, 61, 7, 80, 9, 100, 11, 120, 13, 140, 15]);
+  const out: GeneratedToken[][] = [];
+  for (let step = 0; step < 4; step++) {
+    if (runner.samplesRows)
+      seqs = seqs.map((s, r) => ({ ...s, sampling: requests[r]!.sampler.prepare(requests[r]!.history) }));
+    const result = await runner.step(tokens, seqs);
+    const vocab = result.logits.length / 2;
+    const picked = requests.map(({ sampler, history }, r) => {
+      if (!result.tokens) return sampler.sample(result.logits.subarray(r * vocab, (r + 1) * vocab), history);
+      const row = result.tokens[r]!;
+      assert.ok(!("error" in row), JSON.stringify(row));
+      return row;
+    });
+    for (const [r, t] of picked.entries()) requests[r]!.history.append(t.tokenId);
+    out.push(picked);
+    tokens = Int32Array.from(picked.map((t) => t.tokenId));
+    seqs = seqs.map((s) => ({ ...s, numPast: s.numPast + s.numNew, numNew: 1 }));
+  }
+  return out;
+}
+
 const maxDiff = (a: Float32Array, b: Float32Array) =>
   a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i]!)), 0);
 
 describe("ShardedRunner (in-process group over gRPC)", () => {
   let single: ModelRunner;
   let expected: Float32Array[];
+  let expectedTokens: GeneratedToken[][];
   before(async () => {
     single = await ModelRunner.start({ modelDir: MODEL, architectureOverride: undefined, ...POOL });
     expected = await trace(single);
+    expectedTokens = await sampledTrace(single);
   });
   after(() => single.close());
 
@@ -90,6 +148,22 @@ describe("ShardedRunner (in-process group over gRPC)", () => {
         assert.ok(maxDiff(sharded, whole) <= 1e-4, "exported blocks");
         await runner.importBlocks([9, 10, 11], whole.slice()); // the data is handed over (transferred)
         assert.deepEqual(await runner.exportBlocks([9, 10, 11]), whole);
+
+        // The last stage samples: the same tokens as sampling the single process's logits here,
+        // logprobs within 1e-4 (seeded draws and penalties travel with the rows).
+        const sampled = await sampledTrace(runner);
+        for (const [step, rows] of sampled.entries())
+          for (const [r, t] of rows.entries()) {
+            const want = expectedTokens[step]![r]!;
+            assert.equal(t.tokenId, want.tokenId, `step ${step} row ${r}`);
+            assert.ok(Math.abs(t.logprob - want.logprob) <= 1e-4, `step ${step} row ${r} logprob`);
+            assert.deepEqual(
+              t.top.map((a) => a.tokenId),
+              want.top.map((a) => a.tokenId),
+            );
+            for (const [k, a] of t.top.entries())
+              assert.ok(Math.abs(a.logprob - want.top[k]!.logprob) <= 1e-4);
+          }
       } finally {
         await runner.close();
         for (const m of members) await m.close();

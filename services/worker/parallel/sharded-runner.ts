@@ -1,7 +1,8 @@
 // The engine's runner on rank 0 of a parallel replica: the same interface as the single-process
 // ModelRunner, so the scheduler, KV manager and Engine are unchanged. It hands each step to rank 0's
 // member thread, which coordinates it across the group (coordinator.ts) and answers with whole logits
-// rows. Once the group fails, every waiting and later call fails with UNAVAILABLE.
+// rows, or with the tokens its last stage sampled (samplesRows: the engine sends each row's sampling
+// along). Once the group fails, every waiting and later call fails with UNAVAILABLE.
 import type { TesseraError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import type { ModelThreadOptions } from "../runtime/messages.ts";
@@ -21,6 +22,7 @@ export class ShardedRunner implements ModelRunner {
   readonly attention: ModelRunner["attention"];
   readonly attentionTimings = {};
   readonly attentionRejected = {};
+  readonly samplesRows = true;
   /** Resolves with the reason when the group fails. */
   readonly failed: Promise<TesseraError>;
   /** Rank 0's member thread (its link statistics feed the shard metrics). */
@@ -60,7 +62,7 @@ export class ShardedRunner implements ModelRunner {
       FromMember,
       { type: "logits" }
     >;
-    return { logits: m.logits, runMs: m.runMs };
+    return { logits: m.logits, ...(m.tokens && { tokens: m.tokens }), runMs: m.runMs };
   }
 
   async exportBlocks(blocks: number[]): Promise<Float32Array> {

@@ -1,15 +1,29 @@
 // What every member of a group does with a step, in its member thread: run its shard on each
 // micro-batch as it arrives (token ids on stage 0, hidden states from the previous stage otherwise),
 // all-reduce the partial sums with its tensor peers, and hand the result on: hidden states to the same
-// rank of the next stage, or, on the last stage, its vocabulary slice of the logits to rank 0. It also
+// rank of the next stage or, on the last stage, its vocabulary slice of the logits to the stage's first
+// rank. That rank joins the slices into whole rows and, for a batch that asks it to, samples each
+// row's token (the issue's "the last stage applies the final norm, lm_head and sampling"): rank 0
+// gets the tokens and their logprobs, a few bytes per row, instead of vocabulary-wide rows. It also
 // answers rank 0's KV export and import requests for its part of the blocks, in order with the runs.
-import type { ShardFrame } from "../../../proto/gen/tessera/v1/shard_pb.js";
+import type { BatchDescription, ShardFrame } from "../../../proto/gen/tessera/v1/shard_pb.js";
 import { TesseraError } from "../../common/errors.ts";
+import type { SampledRow } from "../runtime/model-runner.ts";
 import type { ShardEntry, ShardExecutor } from "../runtime/shard-executor.ts";
 import type { SequenceStep } from "../runtime/step-inputs.ts";
+import { joinVocabSlices } from "../runtime/vocab-slices.ts";
+import { sampleRow } from "../sampling/sampler.ts";
 import { AllReduce } from "./all-reduce.ts";
-import { bytesToFloats, floatBytes, sequencesFromWire, sequencesToWire } from "./frame-codec.ts";
-import { COORDINATOR, memberOf, nextStage, tensorPeers } from "./group-layout.ts";
+import {
+  bytesToFloats,
+  floatBytes,
+  sampledBytes,
+  sampledFromWire,
+  sampledToWire,
+  sequencesFromWire,
+  sequencesToWire,
+} from "./frame-codec.ts";
+import { COORDINATOR, globalRank, memberOf, nextStage, tensorPeers } from "./group-layout.ts";
 import type { ShardGroup } from "./shard-group.ts";
 import type { ShardStats } from "./shard-stats.ts";
 
@@ -18,14 +32,39 @@ export interface MicroBatch {
   stepId: bigint;
   microBatch: number;
   seqs: SequenceStep[];
+  /** The last stage samples each needsLogits row (by its `sampling`) instead of returning the logits. */
+  sample: boolean;
 }
 
-/** Where logits slices end up on rank 0: (micro-batch, tensor rank, [L, V/ranks]). */
-export type LogitsSink = (
+/** A micro-batch's output on rank 0: its whole logits rows [L, V], or its sampled rows. */
+export type OutputSink = (
   batch: { stepId: bigint; microBatch: number },
-  tensorRank: number,
-  data: Float32Array,
+  output: Float32Array | SampledRow[],
 ) => void;
+
+/** The logits slices of one micro-batch, as the last stage's first rank collects them. */
+interface Gathering {
+  slices: Float32Array[];
+  remaining: number;
+  /** The micro-batch, known once this rank's own run finished. */
+  batch: MicroBatch | undefined;
+}
+
+/** Samples every needsLogits row of `rows` ([L, vocab], in order) by its RowSampling. */
+export function sampleRows(rows: Float32Array, seqs: readonly SequenceStep[], vocab: number): SampledRow[] {
+  const out: SampledRow[] = [];
+  for (const s of seqs) {
+    if (!s.needsLogits) continue;
+    const row = rows.subarray(out.length * vocab, (out.length + 1) * vocab);
+    try {
+      if (!s.sampling) throw new Error("the row has no sampling");
+      out.push(sampleRow(row, s.sampling));
+    } catch (err) {
+      out.push({ error: TesseraError.from(err).message });
+    }
+  }
+  return out;
+}
 
 export class StageWorker {
   readonly reducer: AllReduce;
@@ -37,26 +76,34 @@ export class StageWorker {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly tensorRank: number;
   private readonly next: number | undefined;
-  private readonly onLogits: LogitsSink | undefined;
+  /** The last stage's first rank, where its ranks' logits slices are joined (and sampled). */
+  private readonly lastStageFirst: number;
+  private readonly vocab: number;
+  private readonly gathering = new Map<string, Gathering>();
+  private readonly onOutput: OutputSink | undefined;
   private readonly onOther: ((from: number, frame: ShardFrame) => void) | undefined;
 
   constructor(parts: {
     group: ShardGroup;
     executor: ShardExecutor;
+    /** The model's vocabulary (the width of a whole logits row). */
+    vocab: number;
     stats?: ShardStats;
-    /** Rank 0: where logits slices go, and the frames a coordinator handles (KV replies). */
-    onLogits?: LogitsSink;
+    /** Rank 0: where each micro-batch's output goes, and the frames a coordinator handles (KV replies). */
+    onOutput?: OutputSink;
     onOther?: (from: number, frame: ShardFrame) => void;
   }) {
     const { group, executor } = parts;
     this.group = group;
     this.executor = executor;
+    this.vocab = parts.vocab;
     this.stats = parts.stats;
-    this.onLogits = parts.onLogits;
+    this.onOutput = parts.onOutput;
     this.onOther = parts.onOther;
     const { layout, self } = group;
     this.tensorRank = memberOf(layout, self).rank;
     this.next = nextStage(layout, self);
+    this.lastStageFirst = globalRank(layout, { stage: layout.stages - 1, rank: 0 });
     const ranks = [...tensorPeers(layout, self), self].sort((a, b) => a - b);
     this.reducer = new AllReduce(ranks, self, (to, key, data) =>
       group.send(to, { case: "reduce", value: { ...key, data: floatBytes(data) } }, data.byteLength),
@@ -130,35 +177,71 @@ export class StageWorker {
   private handOn(batch: MicroBatch, data: Float32Array): void {
     const { stepId, microBatch } = batch;
     if (this.next !== undefined) {
-      const description = { stepId, microBatch, sequences: sequencesToWire(batch.seqs) };
+      // Only the first ranks carry the sampling on, towards the last stage's first rank.
+      const sequences = sequencesToWire(batch.seqs, this.tensorRank === 0);
+      const description = { stepId, microBatch, sequences, sample: batch.sample };
       this.group.send(
         this.next,
         { case: "activation", value: { batch: description, hidden: floatBytes(data) } },
         data.byteLength,
       );
-    } else if (this.group.self === COORDINATOR) {
-      this.onLogits?.({ stepId, microBatch }, this.tensorRank, data);
+    } else if (this.group.self === this.lastStageFirst) {
+      this.gather(batch, this.tensorRank, data, batch);
     } else {
       const value = { stepId, microBatch, tensorRank: this.tensorRank, data: floatBytes(data) };
-      this.group.send(COORDINATOR, { case: "logits", value }, data.byteLength);
+      this.group.send(this.lastStageFirst, { case: "logits", value }, data.byteLength);
+    }
+  }
+
+  /** On the last stage's first rank: one rank's slice of a micro-batch's logits; the rest once all are in. */
+  private gather(
+    key: { stepId: bigint; microBatch: number },
+    tensorRank: number,
+    slice: Float32Array,
+    batch?: MicroBatch,
+  ): void {
+    const id = `${key.stepId}/${key.microBatch}`;
+    const ranks = this.group.layout.tensorSize;
+    let g = this.gathering.get(id);
+    if (!g) {
+      g = { slices: new Array<Float32Array>(ranks), remaining: ranks, batch: undefined };
+      this.gathering.set(id, g);
+    }
+    if (g.slices[tensorRank] || tensorRank >= ranks) {
+      this.group.fail(`unexpected logits slice of rank ${tensorRank} for step ${key.stepId}`);
+      return;
+    }
+    g.slices[tensorRank] = slice;
+    g.batch ??= batch;
+    if (--g.remaining > 0) return;
+    this.gathering.delete(id);
+    const rows = joinVocabSlices(g.slices, this.vocab);
+    const done = g.batch!;
+    this.deliver(key, done.sample ? sampleRows(rows, done.seqs, this.vocab) : rows);
+  }
+
+  /** A micro-batch's output, from the last stage's first rank to rank 0. */
+  private deliver(key: { stepId: bigint; microBatch: number }, output: Float32Array | SampledRow[]): void {
+    if (this.group.self === COORDINATOR) {
+      this.onOutput?.(key, output);
+    } else if (output instanceof Float32Array) {
+      const value = { ...key, tensorRank: 0, data: floatBytes(output) };
+      this.group.send(COORDINATOR, { case: "logits", value }, output.byteLength);
+    } else {
+      const value = { ...key, rows: sampledToWire(output) };
+      this.group.send(COORDINATOR, { case: "sampled", value }, sampledBytes(output));
     }
   }
 
   private dispatch(from: number, frame: ShardFrame): void {
     const { kind } = frame;
     switch (kind.case) {
-      case "tokens": {
-        const b = kind.value.batch!;
-        const batch = { stepId: b.stepId, microBatch: b.microBatch, seqs: sequencesFromWire(b.sequences) };
-        this.run(batch, { tokens: Int32Array.from(kind.value.tokenIds) });
+      case "tokens":
+        this.run(batchFromWire(kind.value.batch!), { tokens: Int32Array.from(kind.value.tokenIds) });
         return;
-      }
-      case "activation": {
-        const b = kind.value.batch!;
-        const batch = { stepId: b.stepId, microBatch: b.microBatch, seqs: sequencesFromWire(b.sequences) };
-        this.run(batch, { hidden: bytesToFloats(kind.value.hidden) });
+      case "activation":
+        this.run(batchFromWire(kind.value.batch!), { hidden: bytesToFloats(kind.value.hidden) });
         return;
-      }
       case "reduce": {
         const { stepId, microBatch, segment, data } = kind.value;
         this.reducer.deliver(from, { stepId, microBatch, segment }, bytesToFloats(data));
@@ -166,7 +249,15 @@ export class StageWorker {
       }
       case "logits": {
         const { stepId, microBatch, tensorRank, data } = kind.value;
-        this.onLogits?.({ stepId, microBatch }, tensorRank, bytesToFloats(data));
+        // A slice for the last stage's first rank to join, or (on rank 0) the rows that rank joined.
+        if (this.group.self === this.lastStageFirst)
+          this.gather({ stepId, microBatch }, tensorRank, bytesToFloats(data));
+        else this.onOutput?.({ stepId, microBatch }, bytesToFloats(data));
+        return;
+      }
+      case "sampled": {
+        const { stepId, microBatch, rows } = kind.value;
+        this.onOutput?.({ stepId, microBatch }, sampledFromWire(rows));
         return;
       }
       case "kvExport":
@@ -192,4 +283,13 @@ export class StageWorker {
         this.group.send(to, { case: "kvReply", value: { requestId, error: TesseraError.from(err).message } }),
     );
   }
+}
+
+function batchFromWire(b: BatchDescription): MicroBatch {
+  return {
+    stepId: b.stepId,
+    microBatch: b.microBatch,
+    seqs: sequencesFromWire(b.sequences),
+    sample: b.sample,
+  };
 }

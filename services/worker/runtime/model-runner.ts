@@ -5,13 +5,22 @@
 // over the pods of its group.
 import { Worker } from "node:worker_threads";
 import { Code, TesseraError } from "../../common/errors.ts";
+import type { GeneratedToken } from "../engine/types.ts";
 import type { AttentionBackendName } from "../graph/attention-backend.ts";
 import type { FromModelThread, ModelThreadOptions, ThreadReady, ToModelThread } from "./messages.ts";
 import type { SequenceStep } from "./step-inputs.ts";
 
+/** A row sampled by the runner: its token, or why it could not be sampled (that request fails alone). */
+export type SampledRow = GeneratedToken | { error: string };
+
 export interface StepResult {
-  /** Logits rows of the sequences with needsLogits, in order, each vocabSize long. */
+  /** Logits rows of the sequences with needsLogits, in order, each vocabSize long (empty with `tokens`). */
   logits: Float32Array;
+  /**
+   * From a runner that samples (`samplesRows`), when every needsLogits sequence carried its
+   * `sampling`: the sampled rows, in order, in place of the logits.
+   */
+  tokens?: SampledRow[];
   /** Time the model thread spent in the step. */
   runMs: number;
 }
@@ -27,6 +36,11 @@ export interface ModelRunner {
   /** Milliseconds per timed step of each backend tried (empty when forced). */
   readonly attentionTimings: ThreadReady["attentionTimings"];
   readonly attentionRejected: ThreadReady["attentionRejected"];
+  /**
+   * Whether the runner samples where the logits are (a parallel replica's last stage): the engine
+   * then gives each needsLogits sequence its `sampling` and reads `tokens` instead of logits.
+   */
+  readonly samplesRows?: boolean;
   /** Runs one step: `tokens` are the new tokens of `seqs`, sequence after sequence. */
   step(tokens: Int32Array, seqs: SequenceStep[]): Promise<StepResult>;
   /** The K/V of `blocks` (all layers): [block][layer][key|value][blockSize][kvHeads][headDim]. */

@@ -1,6 +1,7 @@
 // Turns one scheduled step (the sequences, how many of their tokens are cached and how many are new,
 // and their block tables) into the index and mask tensors of the decoder graph. Pure: no onnxruntime.
 import { ATTENTION_GROUPS, type AttentionGroup } from "../graph/decoder-graph.ts";
+import type { RowSampling } from "../sampling/sampler.ts";
 
 export interface SequenceStep {
   /** Tokens already in the cache (positions 0..numPast-1). */
@@ -11,6 +12,8 @@ export interface SequenceStep {
   blockTable: number[];
   /** Whether the next-token logits after this step's last token are wanted. */
   needsLogits: boolean;
+  /** For a runner that samples (ModelRunner.samplesRows): how to sample this row's next token. */
+  sampling?: RowSampling;
 }
 
 export interface GroupTensors {

@@ -119,6 +119,12 @@ export declare type ShardFrame = Message<"tessera.v1.ShardFrame"> & {
      */
     value: GroupFailure;
     case: "failure";
+  } | {
+    /**
+     * @generated from field: tessera.v1.SampledTokens sampled = 12;
+     */
+    value: SampledTokens;
+    case: "sampled";
   } | { case: undefined; value?: undefined };
 };
 
@@ -233,6 +239,14 @@ export declare type SequenceStep = Message<"tessera.v1.SequenceStep"> & {
    * @generated from field: bool needs_logits = 4;
    */
   needsLogits: boolean;
+
+  /**
+   * How the last stage samples this sequence's next token (set on every needs_logits sequence of a
+   * batch with `sample`).
+   *
+   * @generated from field: tessera.v1.RowSampling sampling = 5;
+   */
+  sampling?: RowSampling | undefined;
 };
 
 /**
@@ -240,6 +254,76 @@ export declare type SequenceStep = Message<"tessera.v1.SequenceStep"> & {
  * Use `create(SequenceStepSchema)` to create a new message.
  */
 export declare const SequenceStepSchema: GenMessage<SequenceStep>;
+
+/**
+ * One row's sampling, apart from its logits (services/worker/sampling/sampler.ts, RowSampling): the
+ * request's knobs, the step's draw from the request's seeded stream (which stays on rank 0), and the
+ * ids its penalties touch.
+ *
+ * @generated from message tessera.v1.RowSampling
+ */
+export declare type RowSampling = Message<"tessera.v1.RowSampling"> & {
+  /**
+   * @generated from field: double temperature = 1;
+   */
+  temperature: number;
+
+  /**
+   * @generated from field: uint32 top_k = 2;
+   */
+  topK: number;
+
+  /**
+   * @generated from field: double top_p = 3;
+   */
+  topP: number;
+
+  /**
+   * @generated from field: double min_p = 4;
+   */
+  minP: number;
+
+  /**
+   * @generated from field: uint32 logprobs = 5;
+   */
+  logprobs: number;
+
+  /**
+   * @generated from field: double draw = 6;
+   */
+  draw: number;
+
+  /**
+   * @generated from field: double repetition = 7;
+   */
+  repetition: number;
+
+  /**
+   * @generated from field: double presence = 8;
+   */
+  presence: number;
+
+  /**
+   * @generated from field: double frequency = 9;
+   */
+  frequency: number;
+
+  /**
+   * @generated from field: repeated int32 penalty_ids = 10;
+   */
+  penaltyIds: number[];
+
+  /**
+   * @generated from field: repeated int32 penalty_counts = 11;
+   */
+  penaltyCounts: number[];
+};
+
+/**
+ * Describes the message tessera.v1.RowSampling.
+ * Use `create(RowSamplingSchema)` to create a new message.
+ */
+export declare const RowSamplingSchema: GenMessage<RowSampling>;
 
 /**
  * One micro-batch of a step: every stage builds the same index and mask tensors from it.
@@ -261,6 +345,14 @@ export declare type BatchDescription = Message<"tessera.v1.BatchDescription"> & 
    * @generated from field: repeated tessera.v1.SequenceStep sequences = 3;
    */
   sequences: SequenceStep[];
+
+  /**
+   * The last stage samples (each needs_logits sequence carries its RowSampling) and sends rank 0 the
+   * tokens; otherwise it sends the logits rows.
+   *
+   * @generated from field: bool sample = 4;
+   */
+  sample: boolean;
 };
 
 /**
@@ -349,7 +441,8 @@ export declare type ReducePart = Message<"tessera.v1.ReducePart"> & {
 export declare const ReducePartSchema: GenMessage<ReducePart>;
 
 /**
- * A last-stage rank -> rank 0: its vocabulary slice of a micro-batch's logits rows [L, V/ranks].
+ * A last-stage rank -> the first rank of the last stage (which joins the slices), or that rank -> rank 0
+ * (the joined rows, tensor_rank 0): a micro-batch's logits rows [L, V/ranks] or [L, V].
  *
  * @generated from message tessera.v1.LogitsSlice
  */
@@ -380,6 +473,74 @@ export declare type LogitsSlice = Message<"tessera.v1.LogitsSlice"> & {
  * Use `create(LogitsSliceSchema)` to create a new message.
  */
 export declare const LogitsSliceSchema: GenMessage<LogitsSlice>;
+
+/**
+ * The first rank of the last stage -> rank 0: the tokens it sampled for a micro-batch, in row order.
+ *
+ * @generated from message tessera.v1.SampledTokens
+ */
+export declare type SampledTokens = Message<"tessera.v1.SampledTokens"> & {
+  /**
+   * @generated from field: uint64 step_id = 1;
+   */
+  stepId: bigint;
+
+  /**
+   * @generated from field: uint32 micro_batch = 2;
+   */
+  microBatch: number;
+
+  /**
+   * @generated from field: repeated tessera.v1.SampledToken rows = 3;
+   */
+  rows: SampledToken[];
+};
+
+/**
+ * Describes the message tessera.v1.SampledTokens.
+ * Use `create(SampledTokensSchema)` to create a new message.
+ */
+export declare const SampledTokensSchema: GenMessage<SampledTokens>;
+
+/**
+ * One row's token and log probabilities (raw log-softmax), or why the row could not be sampled.
+ *
+ * @generated from message tessera.v1.SampledToken
+ */
+export declare type SampledToken = Message<"tessera.v1.SampledToken"> & {
+  /**
+   * @generated from field: int32 token_id = 1;
+   */
+  tokenId: number;
+
+  /**
+   * @generated from field: double logprob = 2;
+   */
+  logprob: number;
+
+  /**
+   * @generated from field: repeated int32 top_ids = 3;
+   */
+  topIds: number[];
+
+  /**
+   * @generated from field: repeated double top_logprobs = 4;
+   */
+  topLogprobs: number[];
+
+  /**
+   * Set when sampling failed (e.g. NaN logits): only this row's request fails.
+   *
+   * @generated from field: string error = 5;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message tessera.v1.SampledToken.
+ * Use `create(SampledTokenSchema)` to create a new message.
+ */
+export declare const SampledTokenSchema: GenMessage<SampledToken>;
 
 /**
  * Rank 0 -> a member: copy out its part (layers, KV heads) of KV blocks.

@@ -8,7 +8,7 @@ import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2
  * Describes the file tessera/v1/shard.proto.
  */
 export const file_tessera_v1_shard = /*@__PURE__*/
-  fileDesc("ChZ0ZXNzZXJhL3YxL3NoYXJkLnByb3RvEgp0ZXNzZXJhLnYxIjQKC0xpbmtSZXF1ZXN0EiUKBWZyYW1lGAEgASgLMhYudGVzc2VyYS52MS5TaGFyZEZyYW1lIjUKDExpbmtSZXNwb25zZRIlCgVmcmFtZRgBIAEoCzIWLnRlc3NlcmEudjEuU2hhcmRGcmFtZSL6AwoKU2hhcmRGcmFtZRImCgVoZWxsbxgBIAEoCzIVLnRlc3NlcmEudjEuTGlua0hlbGxvSAASLwoMbWVtYmVyX3JlYWR5GAIgASgLMhcudGVzc2VyYS52MS5NZW1iZXJSZWFkeUgAEi0KC2dyb3VwX3JlYWR5GAMgASgLMhYudGVzc2VyYS52MS5Hcm91cFJlYWR5SAASKAoGdG9rZW5zGAQgASgLMhYudGVzc2VyYS52MS5TdGVwVG9rZW5zSAASMQoKYWN0aXZhdGlvbhgFIAEoCzIbLnRlc3NlcmEudjEuU3RhZ2VBY3RpdmF0aW9uSAASKAoGcmVkdWNlGAYgASgLMhYudGVzc2VyYS52MS5SZWR1Y2VQYXJ0SAASKQoGbG9naXRzGAcgASgLMhcudGVzc2VyYS52MS5Mb2dpdHNTbGljZUgAEikKCWt2X2V4cG9ydBgIIAEoCzIULnRlc3NlcmEudjEuS3ZFeHBvcnRIABIpCglrdl9pbXBvcnQYCSABKAsyFC50ZXNzZXJhLnYxLkt2SW1wb3J0SAASJwoIa3ZfcmVwbHkYCiABKAsyEy50ZXNzZXJhLnYxLkt2UmVwbHlIABIrCgdmYWlsdXJlGAsgASgLMhgudGVzc2VyYS52MS5Hcm91cEZhaWx1cmVIAEIGCgRraW5kIkIKCUxpbmtIZWxsbxIRCglmcm9tX3JhbmsYASABKA0SDwoHdG9fcmFuaxgCIAEoDRIRCglncm91cF9rZXkYAyABKAkiQwoLTWVtYmVyUmVhZHkSDAoEcmFuaxgBIAEoDRITCgtsYXllcl9zdGFydBgCIAEoDRIRCglsYXllcl9lbmQYAyABKA0iDAoKR3JvdXBSZWFkeSJcCgxTZXF1ZW5jZVN0ZXASEAoIbnVtX3Bhc3QYASABKA0SDwoHbnVtX25ldxgCIAEoDRITCgtibG9ja190YWJsZRgDIAMoDRIUCgxuZWVkc19sb2dpdHMYBCABKAgiZQoQQmF0Y2hEZXNjcmlwdGlvbhIPCgdzdGVwX2lkGAEgASgEEhMKC21pY3JvX2JhdGNoGAIgASgNEisKCXNlcXVlbmNlcxgDIAMoCzIYLnRlc3NlcmEudjEuU2VxdWVuY2VTdGVwIkwKClN0ZXBUb2tlbnMSKwoFYmF0Y2gYASABKAsyHC50ZXNzZXJhLnYxLkJhdGNoRGVzY3JpcHRpb24SEQoJdG9rZW5faWRzGAIgAygFIk4KD1N0YWdlQWN0aXZhdGlvbhIrCgViYXRjaBgBIAEoCzIcLnRlc3NlcmEudjEuQmF0Y2hEZXNjcmlwdGlvbhIOCgZoaWRkZW4YAiABKAwiUQoKUmVkdWNlUGFydBIPCgdzdGVwX2lkGAEgASgEEhMKC21pY3JvX2JhdGNoGAIgASgNEg8KB3NlZ21lbnQYAyABKA0SDAoEZGF0YRgEIAEoDCJWCgtMb2dpdHNTbGljZRIPCgdzdGVwX2lkGAEgASgEEhMKC21pY3JvX2JhdGNoGAIgASgNEhMKC3RlbnNvcl9yYW5rGAMgASgNEgwKBGRhdGEYBCABKAwiLgoIS3ZFeHBvcnQSEgoKcmVxdWVzdF9pZBgBIAEoBBIOCgZibG9ja3MYAiADKA0iPAoIS3ZJbXBvcnQSEgoKcmVxdWVzdF9pZBgBIAEoBBIOCgZibG9ja3MYAiADKA0SDAoEZGF0YRgDIAEoDCI6CgdLdlJlcGx5EhIKCnJlcXVlc3RfaWQYASABKAQSDAoEZGF0YRgCIAEoDBINCgVlcnJvchgDIAEoCSIeCgxHcm91cEZhaWx1cmUSDgoGcmVhc29uGAEgASgJMkoKCVNoYXJkTGluaxI9CgRMaW5rEhcudGVzc2VyYS52MS5MaW5rUmVxdWVzdBoYLnRlc3NlcmEudjEuTGlua1Jlc3BvbnNlKAEwAWIGcHJvdG8z");
+  fileDesc("ChZ0ZXNzZXJhL3YxL3NoYXJkLnByb3RvEgp0ZXNzZXJhLnYxIjQKC0xpbmtSZXF1ZXN0EiUKBWZyYW1lGAEgASgLMhYudGVzc2VyYS52MS5TaGFyZEZyYW1lIjUKDExpbmtSZXNwb25zZRIlCgVmcmFtZRgBIAEoCzIWLnRlc3NlcmEudjEuU2hhcmRGcmFtZSKoBAoKU2hhcmRGcmFtZRImCgVoZWxsbxgBIAEoCzIVLnRlc3NlcmEudjEuTGlua0hlbGxvSAASLwoMbWVtYmVyX3JlYWR5GAIgASgLMhcudGVzc2VyYS52MS5NZW1iZXJSZWFkeUgAEi0KC2dyb3VwX3JlYWR5GAMgASgLMhYudGVzc2VyYS52MS5Hcm91cFJlYWR5SAASKAoGdG9rZW5zGAQgASgLMhYudGVzc2VyYS52MS5TdGVwVG9rZW5zSAASMQoKYWN0aXZhdGlvbhgFIAEoCzIbLnRlc3NlcmEudjEuU3RhZ2VBY3RpdmF0aW9uSAASKAoGcmVkdWNlGAYgASgLMhYudGVzc2VyYS52MS5SZWR1Y2VQYXJ0SAASKQoGbG9naXRzGAcgASgLMhcudGVzc2VyYS52MS5Mb2dpdHNTbGljZUgAEikKCWt2X2V4cG9ydBgIIAEoCzIULnRlc3NlcmEudjEuS3ZFeHBvcnRIABIpCglrdl9pbXBvcnQYCSABKAsyFC50ZXNzZXJhLnYxLkt2SW1wb3J0SAASJwoIa3ZfcmVwbHkYCiABKAsyEy50ZXNzZXJhLnYxLkt2UmVwbHlIABIrCgdmYWlsdXJlGAsgASgLMhgudGVzc2VyYS52MS5Hcm91cEZhaWx1cmVIABIsCgdzYW1wbGVkGAwgASgLMhkudGVzc2VyYS52MS5TYW1wbGVkVG9rZW5zSABCBgoEa2luZCJCCglMaW5rSGVsbG8SEQoJZnJvbV9yYW5rGAEgASgNEg8KB3RvX3JhbmsYAiABKA0SEQoJZ3JvdXBfa2V5GAMgASgJIkMKC01lbWJlclJlYWR5EgwKBHJhbmsYASABKA0SEwoLbGF5ZXJfc3RhcnQYAiABKA0SEQoJbGF5ZXJfZW5kGAMgASgNIgwKCkdyb3VwUmVhZHkihwEKDFNlcXVlbmNlU3RlcBIQCghudW1fcGFzdBgBIAEoDRIPCgdudW1fbmV3GAIgASgNEhMKC2Jsb2NrX3RhYmxlGAMgAygNEhQKDG5lZWRzX2xvZ2l0cxgEIAEoCBIpCghzYW1wbGluZxgFIAEoCzIXLnRlc3NlcmEudjEuUm93U2FtcGxpbmci1QEKC1Jvd1NhbXBsaW5nEhMKC3RlbXBlcmF0dXJlGAEgASgBEg0KBXRvcF9rGAIgASgNEg0KBXRvcF9wGAMgASgBEg0KBW1pbl9wGAQgASgBEhAKCGxvZ3Byb2JzGAUgASgNEgwKBGRyYXcYBiABKAESEgoKcmVwZXRpdGlvbhgHIAEoARIQCghwcmVzZW5jZRgIIAEoARIRCglmcmVxdWVuY3kYCSABKAESEwoLcGVuYWx0eV9pZHMYCiADKAUSFgoOcGVuYWx0eV9jb3VudHMYCyADKAUidQoQQmF0Y2hEZXNjcmlwdGlvbhIPCgdzdGVwX2lkGAEgASgEEhMKC21pY3JvX2JhdGNoGAIgASgNEisKCXNlcXVlbmNlcxgDIAMoCzIYLnRlc3NlcmEudjEuU2VxdWVuY2VTdGVwEg4KBnNhbXBsZRgEIAEoCCJMCgpTdGVwVG9rZW5zEisKBWJhdGNoGAEgASgLMhwudGVzc2VyYS52MS5CYXRjaERlc2NyaXB0aW9uEhEKCXRva2VuX2lkcxgCIAMoBSJOCg9TdGFnZUFjdGl2YXRpb24SKwoFYmF0Y2gYASABKAsyHC50ZXNzZXJhLnYxLkJhdGNoRGVzY3JpcHRpb24SDgoGaGlkZGVuGAIgASgMIlEKClJlZHVjZVBhcnQSDwoHc3RlcF9pZBgBIAEoBBITCgttaWNyb19iYXRjaBgCIAEoDRIPCgdzZWdtZW50GAMgASgNEgwKBGRhdGEYBCABKAwiVgoLTG9naXRzU2xpY2USDwoHc3RlcF9pZBgBIAEoBBITCgttaWNyb19iYXRjaBgCIAEoDRITCgt0ZW5zb3JfcmFuaxgDIAEoDRIMCgRkYXRhGAQgASgMIl0KDVNhbXBsZWRUb2tlbnMSDwoHc3RlcF9pZBgBIAEoBBITCgttaWNyb19iYXRjaBgCIAEoDRImCgRyb3dzGAMgAygLMhgudGVzc2VyYS52MS5TYW1wbGVkVG9rZW4iZwoMU2FtcGxlZFRva2VuEhAKCHRva2VuX2lkGAEgASgFEg8KB2xvZ3Byb2IYAiABKAESDwoHdG9wX2lkcxgDIAMoBRIUCgx0b3BfbG9ncHJvYnMYBCADKAESDQoFZXJyb3IYBSABKAkiLgoIS3ZFeHBvcnQSEgoKcmVxdWVzdF9pZBgBIAEoBBIOCgZibG9ja3MYAiADKA0iPAoIS3ZJbXBvcnQSEgoKcmVxdWVzdF9pZBgBIAEoBBIOCgZibG9ja3MYAiADKA0SDAoEZGF0YRgDIAEoDCI6CgdLdlJlcGx5EhIKCnJlcXVlc3RfaWQYASABKAQSDAoEZGF0YRgCIAEoDBINCgVlcnJvchgDIAEoCSIeCgxHcm91cEZhaWx1cmUSDgoGcmVhc29uGAEgASgJMkoKCVNoYXJkTGluaxI9CgRMaW5rEhcudGVzc2VyYS52MS5MaW5rUmVxdWVzdBoYLnRlc3NlcmEudjEuTGlua1Jlc3BvbnNlKAEwAWIGcHJvdG8z");
 
 /**
  * Describes the message tessera.v1.LinkRequest.
@@ -60,67 +60,88 @@ export const SequenceStepSchema = /*@__PURE__*/
   messageDesc(file_tessera_v1_shard, 6);
 
 /**
+ * Describes the message tessera.v1.RowSampling.
+ * Use `create(RowSamplingSchema)` to create a new message.
+ */
+export const RowSamplingSchema = /*@__PURE__*/
+  messageDesc(file_tessera_v1_shard, 7);
+
+/**
  * Describes the message tessera.v1.BatchDescription.
  * Use `create(BatchDescriptionSchema)` to create a new message.
  */
 export const BatchDescriptionSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_shard, 7);
+  messageDesc(file_tessera_v1_shard, 8);
 
 /**
  * Describes the message tessera.v1.StepTokens.
  * Use `create(StepTokensSchema)` to create a new message.
  */
 export const StepTokensSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_shard, 8);
+  messageDesc(file_tessera_v1_shard, 9);
 
 /**
  * Describes the message tessera.v1.StageActivation.
  * Use `create(StageActivationSchema)` to create a new message.
  */
 export const StageActivationSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_shard, 9);
+  messageDesc(file_tessera_v1_shard, 10);
 
 /**
  * Describes the message tessera.v1.ReducePart.
  * Use `create(ReducePartSchema)` to create a new message.
  */
 export const ReducePartSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_shard, 10);
+  messageDesc(file_tessera_v1_shard, 11);
 
 /**
  * Describes the message tessera.v1.LogitsSlice.
  * Use `create(LogitsSliceSchema)` to create a new message.
  */
 export const LogitsSliceSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_shard, 11);
+  messageDesc(file_tessera_v1_shard, 12);
+
+/**
+ * Describes the message tessera.v1.SampledTokens.
+ * Use `create(SampledTokensSchema)` to create a new message.
+ */
+export const SampledTokensSchema = /*@__PURE__*/
+  messageDesc(file_tessera_v1_shard, 13);
+
+/**
+ * Describes the message tessera.v1.SampledToken.
+ * Use `create(SampledTokenSchema)` to create a new message.
+ */
+export const SampledTokenSchema = /*@__PURE__*/
+  messageDesc(file_tessera_v1_shard, 14);
 
 /**
  * Describes the message tessera.v1.KvExport.
  * Use `create(KvExportSchema)` to create a new message.
  */
 export const KvExportSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_shard, 12);
+  messageDesc(file_tessera_v1_shard, 15);
 
 /**
  * Describes the message tessera.v1.KvImport.
  * Use `create(KvImportSchema)` to create a new message.
  */
 export const KvImportSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_shard, 13);
+  messageDesc(file_tessera_v1_shard, 16);
 
 /**
  * Describes the message tessera.v1.KvReply.
  * Use `create(KvReplySchema)` to create a new message.
  */
 export const KvReplySchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_shard, 14);
+  messageDesc(file_tessera_v1_shard, 17);
 
 /**
  * Describes the message tessera.v1.GroupFailure.
  * Use `create(GroupFailureSchema)` to create a new message.
  */
 export const GroupFailureSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_shard, 15);
+  messageDesc(file_tessera_v1_shard, 18);
 
 /**
  * ShardLink connects the members (pods) of one parallel replica: pipeline stages x tensor ranks.
