@@ -1,0 +1,115 @@
+// An engine over a runner that samples (ModelRunner.samplesRows, as a parallel replica's last stage
+// does): each row it asks for carries its RowSampling, and the engine streams the runner's tokens. The
+// requests generate exactly what they generate when the engine samples itself (seeded draws and
+// penalties included), and a row the runner could not sample fails only its own request.
+import assert from "node:assert/strict";
+import path from "node:path";
+import { Code, TesseraError } from "../../common/errors.ts";
+import { sampleRows } from "../parallel/stage-worker.ts";
+import { ModelRunner } from "../runtime/model-runner.ts";
+import { greedySampling } from "../sampling/params.ts";
+import { REFERENCE_DIR, referenceCases } from "../testdata/reference.ts";
+import { Engine } from "./engine.ts";
+import type { GeneratedToken, GenerateEvent, SamplingParams } from "./types.ts";
+
+const MODEL = path.join(REFERENCE_DIR, "tiny-llama");
+const ENGINE = { attention: "onnx-ops" as const, blockSize: 4, kvCacheBlocks: 256 };
+const prompts = referenceCases("tiny-llama").map((c) => c.prompt_ids);
+/** Rows with this top_k are refused by the sampling runner below. */
+const POISON_TOP_K = 7;
+
+const SAMPLINGS: SamplingParams[] = [
+  greedySampling({ maxTokens: 10, ignoreEos: true, logprobs: 3, repetitionPenalty: 1.2 }),
+  greedySampling({
+    maxTokens: 10,
+    ignoreEos: true,
+    temperature: 0.9,
+    topP: 0.8,
+    seed: 11n,
+    presencePenalty: 0.6,
+  }),
+  greedySampling({
+    maxTokens: 10,
+    ignoreEos: true,
+    temperature: 1.3,
+    topK: 20,
+    minP: 0.02,
+    seed: 5n,
+    logprobs: 2,
+  }),
+];
+
+/** The single-process runner, sampling each row itself the way a last stage does. */
+async function samplingRunner(o: Parameters<typeof ModelRunner.start>[0]) {
+  const inner = await ModelRunner.start(o);
+  const step: ModelRunner["step"] = async (tokens, seqs) => {
+    assert.ok(
+      seqs.every((s) => !s.needsLogits || s.sampling),
+      "every row that needs logits says how to sample it",
+    );
+    const result = await inner.step(tokens, seqs);
+    const asked = seqs.filter((s) => s.needsLogits);
+    const vocab = result.logits.length / Math.max(1, asked.length);
+    const rows = sampleRows(result.logits, seqs, vocab).map((row, i) =>
+      asked[i]!.sampling!.topK === POISON_TOP_K ? { error: "poisoned row" } : row,
+    );
+    return { logits: new Float32Array(0), tokens: rows, runMs: result.runMs };
+  };
+  return Object.assign(Object.create(inner) as ModelRunner, { step, samplesRows: true });
+}
+
+async function generate(engine: Engine, id: string, promptIds: number[], sampling: SamplingParams) {
+  const tokens: GeneratedToken[] = [];
+  let reason: string | undefined;
+  for await (const e of engine.generate({
+    requestId: id,
+    promptIds,
+    sampling,
+  }) as AsyncIterable<GenerateEvent>) {
+    if (e.type === "tokens") tokens.push(...e.tokens);
+    else reason = e.reason;
+  }
+  return { tokens, reason };
+}
+
+describe("Engine over a runner that samples", function () {
+  this.timeout(60_000);
+  let here: Engine;
+  let there: Engine;
+  before(async () => {
+    here = await Engine.load(MODEL, { threads: 1, engine: ENGINE });
+    there = await Engine.load(MODEL, { threads: 1, engine: ENGINE, startRunner: samplingRunner });
+  });
+  after(async () => {
+    await here.close();
+    await there.close();
+  });
+
+  it("generates what the engine generates when it samples itself (seeds, penalties, logprobs)", async () => {
+    const cases = prompts.flatMap((p, i) => SAMPLINGS.map((s, j) => ({ p, s, id: `${i}-${j}` })));
+    const want = await Promise.all(cases.map((c) => generate(here, `a${c.id}`, c.p, c.s)));
+    const got = await Promise.all(cases.map((c) => generate(there, `b${c.id}`, c.p, c.s)));
+    assert.deepEqual(got, want);
+  });
+
+  it("fails only the request whose row the runner could not sample", async () => {
+    const poisoned = greedySampling({
+      maxTokens: 10,
+      ignoreEos: true,
+      temperature: 1,
+      topK: POISON_TOP_K,
+      seed: 1n,
+    });
+    const [bad, good] = await Promise.allSettled([
+      generate(there, "poisoned", prompts[0]!, poisoned),
+      generate(there, "fine", prompts[1]!, SAMPLINGS[1]!),
+    ]);
+    assert.equal(bad.status, "rejected");
+    const err = (bad as PromiseRejectedResult).reason;
+    assert.ok(
+      err instanceof TesseraError && err.code === Code.INTERNAL && /poisoned row/.test(err.message),
+      String(err),
+    );
+    assert.equal(good.status === "fulfilled" && good.value.tokens.length, 10);
+  });
+});
