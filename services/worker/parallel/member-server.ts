@@ -9,7 +9,7 @@ import { ShardLink } from "../../../proto/gen/tessera/v1/shard_pb.js";
 import { bind, servingStatuses } from "../server/grpc-listen.ts";
 import { shardLinkHandlers } from "./link-acceptor.ts";
 import { LINK_METHOD } from "./link-codec.ts";
-import { LINK_CHANNEL_OPTIONS } from "./peer-link.ts";
+import { LINK_CHANNEL_OPTIONS, LINK_RECEIVE_WINDOW } from "./peer-link.ts";
 import type { ShardGroup } from "./shard-group.ts";
 
 export interface MemberServer {
@@ -36,8 +36,9 @@ export async function startMemberServer(
   );
   group.failed.then(() => setStatus("NOT_SERVING"));
   // bind() accepts with Nagle's algorithm off: logits and all-reduce parts sent back on an accepted
-  // link do not wait for the ACK of the frame before.
-  const bound = await bind(server, host, port);
+  // link do not wait for the ACK of the frame before. The receive window is the dialers' (a prefill's
+  // hidden states, several MiB on a real model, arrive without waiting for window updates).
+  const bound = await bind(server, host, port, { flowControlWindow: LINK_RECEIVE_WINDOW });
   return {
     port: bound,
     close: () => {

@@ -19,6 +19,9 @@ export type OutgoingFrame = Exclude<
   { case: undefined }
 >;
 
+/** The receive window of both ends of a link (bytes): a large tensor never waits for window updates halfway. */
+export const LINK_RECEIVE_WINDOW = 64 * 1024 * 1024;
+
 /** Channel and server options of every link: unbounded messages (prefill activations are large), keepalive. */
 export const LINK_CHANNEL_OPTIONS: ChannelOptions = {
   "grpc.max_receive_message_length": -1,
@@ -26,9 +29,8 @@ export const LINK_CHANNEL_OPTIONS: ChannelOptions = {
   "grpc.keepalive_time_ms": 10_000,
   "grpc.keepalive_timeout_ms": 5_000,
   "grpc.keepalive_permit_without_calls": 1,
-  // The dialer's receive window: a last stage's logits (vocab × rows × 4 bytes) must not wait for
-  // window updates halfway.
-  "grpc-node.flow_control_window": 64 * 1024 * 1024,
+  // The dialer's receive window (the acceptor's is set where it binds, member-server.ts).
+  "grpc-node.flow_control_window": LINK_RECEIVE_WINDOW,
   // While a group forms, peers come up at different times: retry connecting quickly.
   "grpc.initial_reconnect_backoff_ms": 100,
   "grpc.max_reconnect_backoff_ms": 1_000,

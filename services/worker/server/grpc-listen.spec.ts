@@ -43,6 +43,31 @@ describe("grpc-listen", () => {
     for (const options of seen) assert.equal((options as { noDelay?: boolean }).noDelay, true);
   });
 
+  it("opens accepted connections with the receive window it was given, per stream and per connection", async () => {
+    const window = 8 * 1024 * 1024;
+    const wide = new Server();
+    const plain = new Server();
+    const ports = [
+      await bind(wide, "127.0.0.1", 0, { flowControlWindow: window }),
+      await bind(plain, "127.0.0.1", 0),
+    ];
+    const sessions = ports.map((port) => http2.connect(`http://127.0.0.1:${port}`));
+    try {
+      // The server's SETTINGS (the stream window) come first; its connection WINDOW_UPDATE right after.
+      await Promise.all(sessions.map((s) => new Promise((r) => s.once("remoteSettings", r))));
+      await new Promise((r) => setTimeout(r, 50));
+      const [wideSession, plainSession] = sessions as [http2.ClientHttp2Session, http2.ClientHttp2Session];
+      assert.equal(wideSession.remoteSettings.initialWindowSize, window);
+      assert.equal(wideSession.state.remoteWindowSize, window);
+      assert.equal(plainSession.remoteSettings.initialWindowSize, 65_535);
+      assert.equal(plainSession.state.remoteWindowSize, 65_535);
+    } finally {
+      for (const s of sessions) s.destroy();
+      wide.forceShutdown();
+      plain.forceShutdown();
+    }
+  });
+
   it("gives the server and its service the same status", () => {
     assert.deepEqual(servingStatuses("NOT_SERVING", "tessera.v1.Inference"), {
       "": "NOT_SERVING",
