@@ -3,13 +3,15 @@
 // -> Ready -> Generate, on a worker and through the operator-managed router pod, equals `tessera
 // generate`; scale 1 -> 3 and the router sends traffic to the new shards about as soon as status
 // shows them; two router pods (routing.replicas) pick the same shard for each prompt, take API keys
-// from a Secret and, with a KV store, share their response cache in it; an engine change rolls out
+// from a Secret (and a rotated Secret without a restart) and, with a KV store, share their response
+// cache in it; an engine change rolls out
 // one replica at a time with no failed request, surviving an operator crash; a converged operator
 // stops reconciling; delete removes the pods (router included) and the model's Redis keys. The dev cluster has no Service DNS or cluster IPs: the
 // router is called on its pod IP, read from its Service's EndpointSlice.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import { RespConnection } from "../../operator/reconcile/resp-client.ts";
 import { RedisServer } from "../../services/worker/kv-transfer/redis-harness.ts";
 import { tinyCheckpoint } from "../checkpoint.ts";
@@ -258,7 +260,7 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
     assert.deepEqual(await generateIds(router), expected);
   });
 
-  it("authenticates callers with the keys of routing.apiKeysSecret, on every router pod", async () => {
+  it("authenticates callers with the keys of routing.apiKeysSecret, on every router pod, and follows a rotation", async () => {
     const keys = "keys:\n  - {name: team-a, key: sk-team-a-0001, requestsPerSecond: 50}\n";
     const secret = `apiVersion: v1\nkind: Secret\nmetadata: {name: router-keys}\nstringData:\n  api-keys.yaml: ${JSON.stringify(keys)}\n`;
     await f.ok("apply", "-n", ns, "-f", f.file("router-keys.yaml", secret));
@@ -293,6 +295,26 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
       await assert.rejects(generate(router, { apiKey: "sk-wrong-0001" }), { code: 16 });
       assert.deepEqual((await generate(router, { apiKey: "sk-team-a-0001" })).ids, expected);
     }
+    // Rotation without a restart: the kubelet rewrites the mounted file from the Secret's new version
+    // and each router's next reload of it (admission.apiKeysReloadMs) puts the new keys in force.
+    const rotated = "keys:\n  - {name: team-b, key: sk-team-b-0002, requestsPerSecond: 50}\n";
+    const secretB = `apiVersion: v1\nkind: Secret\nmetadata: {name: router-keys}\nstringData:\n  api-keys.yaml: ${JSON.stringify(rotated)}\n`;
+    await f.ok("apply", "-n", ns, "-f", f.file("router-keys-rotated.yaml", secretB));
+    for (const router of routers) {
+      await eventually(
+        `${router} refuses the rotated-out key`,
+        async () => {
+          await delay(250);
+          return generate(router, { apiKey: "sk-team-a-0001" }).then(
+            () => false,
+            (err: { code?: number }) => err.code === 16,
+          );
+        },
+        45_000,
+      );
+      assert.deepEqual((await generate(router, { apiKey: "sk-team-b-0002" })).ids, expected);
+    }
+    assert.deepEqual(await routerAddresses(), routers, "the same router pods, not restarted ones");
     // Open again for the tests after this one.
     const open = await roll(null, false);
     assert.deepEqual(await generateIds(open[0]!), expected);

@@ -53,6 +53,12 @@ export const kubeletConfigSchema = z.object({
     .default({ initialMs: 10_000, maxMs: 300_000, resetAfterMs: 600_000 }),
   /** How soon a container whose env or volumes could not be prepared is tried again. */
   configRetryMs: z.number().positive().default(2_000),
+  /**
+   * How often a running pod's configMap and secret volumes are brought up to date with their objects
+   * (a kubelet does it in its sync loop, about once a minute; a rotated API key file then reaches the
+   * container without a restart).
+   */
+  volumeRefreshMs: z.number().positive().default(2_000),
   /** Host environment variables every container gets (containers share the host's file system). */
   inheritEnv: z.array(z.string()).default(["PATH", "HOME", "LANG", "LC_ALL", "TZ", "USER"]),
   /** Variables every container gets (KUBECONFIG, KUBERNETES_SERVICE_HOST ...); pod env wins. */

@@ -19,7 +19,7 @@ import type { ProcessLauncher } from "./host-process.ts";
 import type { KubeletConfig } from "./kubelet-config.ts";
 import { podStatus } from "./pod-status.ts";
 import type { ProbeChecker } from "./probe-check.ts";
-import { prepareVolumes } from "./volume-paths.ts";
+import { prepareVolumes, refreshVolumes } from "./volume-paths.ts";
 
 export const KUBELET_MANAGER = "kubelet";
 
@@ -60,6 +60,7 @@ export class PodWorker {
   readonly #started = new Set<ContainerRunner>();
   #syncQueued = false;
   #terminating: Promise<void> | undefined;
+  #cancelRefresh: (() => void) | undefined;
 
   constructor(pod: Pod, address: PodAddress, deps: PodWorkerDeps) {
     this.#pod = pod;
@@ -97,8 +98,10 @@ export class PodWorker {
       { podDir: this.#dir, claimsDir: path.join(this.#deps.config.rootDir, "volumes") },
       this.#sources(),
     );
-    if (volumes.value) this.#volumes = volumes.value;
-    else this.#event("Warning", "FailedMount", volumes.error.message);
+    if (volumes.value) {
+      this.#volumes = volumes.value;
+      this.#refreshVolumesLater();
+    } else this.#event("Warning", "FailedMount", volumes.error.message);
     this.#init = (this.#pod.spec.initContainers ?? []).map((c) => this.#runner(c, true));
     this.#main = this.#pod.spec.containers.map((c) => this.#runner(c, false));
     this.#advance();
@@ -112,6 +115,8 @@ export class PodWorker {
 
   /** Stops every container (SIGTERM, SIGKILL after graceSeconds); resolves when all are gone. */
   terminate(graceSeconds: number): Promise<void> {
+    this.#cancelRefresh?.();
+    this.#cancelRefresh = undefined;
     if (!this.#terminating) {
       const graceMs = Math.max(0, graceSeconds) * 1000;
       for (const runner of [...this.#main, ...this.#init])
@@ -125,6 +130,7 @@ export class PodWorker {
 
   /** Removes the pod's folder (emptyDir volumes, logs). */
   cleanup(): void {
+    this.#cancelRefresh?.();
     rmSync(this.#dir, { recursive: true, force: true });
   }
 
@@ -163,6 +169,19 @@ export class PodWorker {
       },
       event: (type, reason, message) => this.#event(type, reason, message),
       onProcess: this.#deps.onProcess,
+    });
+  }
+
+  /** Keeps the pod's configMap and secret volumes up to date with their objects, until it terminates. */
+  #refreshVolumesLater(): void {
+    if (this.#terminating) return;
+    this.#cancelRefresh = this.#deps.clock.setTimer(this.#deps.config.volumeRefreshMs, () => {
+      try {
+        refreshVolumes(this.#pod, this.#volumes, this.#sources());
+      } catch (err) {
+        this.#deps.log.warn({ pod: this.name, err: String(err) }, "volume refresh failed");
+      }
+      this.#refreshVolumesLater();
     });
   }
 

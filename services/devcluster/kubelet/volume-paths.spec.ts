@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Pod } from "../objects/pod-types.ts";
 import type { EnvSources } from "./env-resolver.ts";
-import { containerMounts, mapPaths, prepareVolumes } from "./volume-paths.ts";
+import { containerMounts, mapPaths, prepareVolumes, refreshVolumes } from "./volume-paths.ts";
 
 const sources: EnvSources = {
   configMap: (name) => (name === "cfg" ? { "app.conf": "x=1", other: "y" } : undefined),
@@ -48,6 +48,30 @@ describe("volume-paths", () => {
     assert.equal(readFileSync(path.join(paths.get("conf") ?? "", "etc", "app.conf"), "utf8"), "x=1");
     assert.equal(existsSync(path.join(paths.get("conf") ?? "", "other")), false);
     assert.equal(readFileSync(path.join(paths.get("secret") ?? "", "token"), "utf8"), "t");
+  });
+
+  it("keeps configMap and secret files up to date with their objects while the pod runs", () => {
+    let secret: Record<string, string> | undefined = { "api-keys.yaml": "keys: [a]", old: "o" };
+    const live: EnvSources = { configMap: sources.configMap, secret: () => secret };
+    const p = pod([
+      { name: "keys", secret: { secretName: "router-keys" } },
+      { name: "conf", configMap: { name: "cfg", items: [{ key: "app.conf", path: "etc/app.conf" }] } },
+      { name: "scratch", emptyDir: {} },
+    ]);
+    const volumes = prepareVolumes(p, dirs(), live).value!;
+    const file = (volume: string, ...rel: string[]) => path.join(volumes.get(volume)!, ...rel);
+    assert.deepEqual(refreshVolumes(p, volumes, live), [], "nothing changed");
+
+    secret = { "api-keys.yaml": "keys: [b]", added: "n" };
+    assert.deepEqual(refreshVolumes(p, volumes, live), ["keys"]);
+    assert.equal(readFileSync(file("keys", "api-keys.yaml"), "utf8"), "keys: [b]");
+    assert.equal(readFileSync(file("keys", "added"), "utf8"), "n");
+    assert.equal(existsSync(file("keys", "old")), false, "a key gone from the Secret goes from the folder");
+    assert.equal(readFileSync(file("conf", "etc", "app.conf"), "utf8"), "x=1");
+
+    secret = undefined; // deleted: the files stay, as on a kubelet
+    assert.deepEqual(refreshVolumes(p, volumes, live), []);
+    assert.equal(readFileSync(file("keys", "api-keys.yaml"), "utf8"), "keys: [b]");
   });
 
   it("fails for a missing configMap unless optional", () => {

@@ -3,9 +3,19 @@
 // working dir (an argument `/models/llama` under a mount at `/models` becomes `<host>/llama`, inside a
 // JSON argument too).
 // emptyDir: a folder of the pod, removed with it. configMap/secret: a folder with one file per
-// key. hostPath: the path itself. persistentVolumeClaim: a folder per claim under the kubelet's
+// key, kept up to date while the pod runs (refreshVolumes), as a kubelet's sync loop does; unlike a
+// kubelet's, a subPath mount of one follows the updates too. hostPath: the path itself. persistentVolumeClaim: a folder per claim under the kubelet's
 // root, kept across pods (so a StatefulSet's replica finds its data again).
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { type Result, TesseraError } from "../../common/errors.ts";
 import type { Container, KeyToPath, Pod } from "../objects/pod-types.ts";
@@ -70,6 +80,50 @@ export function prepareVolumes(pod: Pod, dirs: VolumeDirs, sources: EnvSources):
     }
   }
   return { value: paths };
+}
+
+/**
+ * Brings the files of the pod's configMap and secret volumes (`volumes`: as prepareVolumes returned)
+ * up to date with their objects: a changed or new key is written beside its file and renamed over it
+ * (a reader sees the old text or the new, never a mix), a key gone from the object goes from the
+ * folder. A volume whose object is gone keeps its files, as on a kubelet. Returns the names of the
+ * volumes that changed.
+ */
+export function refreshVolumes(
+  pod: Pod,
+  volumes: ReadonlyMap<string, string>,
+  sources: EnvSources,
+): string[] {
+  const changed: string[] = [];
+  for (const volume of pod.spec.volumes ?? []) {
+    const source = volume.configMap ?? volume.secret;
+    const dir = volumes.get(volume.name);
+    if (!source || dir === undefined) continue;
+    const name = volume.configMap?.name ?? volume.secret?.secretName ?? "";
+    const data = volume.configMap ? sources.configMap(name) : sources.secret(name);
+    if (!data) continue;
+    const wanted = new Map<string, string>();
+    for (const item of source.items ?? Object.keys(data).map((key) => ({ key, path: key })))
+      if (Object.hasOwn(data, item.key)) wanted.set(path.normalize(item.path), data[item.key] ?? "");
+    let touched = false;
+    for (const [relative, text] of wanted) {
+      const file = path.join(dir, relative);
+      if (existsSync(file) && readFileSync(file, "utf8") === text) continue;
+      mkdirSync(path.dirname(file), { recursive: true });
+      const next = `${file}.${process.pid}.next`;
+      writeFileSync(next, text);
+      renameSync(next, file);
+      touched = true;
+    }
+    for (const relative of readdirSync(dir, { recursive: true }) as string[]) {
+      const file = path.join(dir, relative);
+      if (wanted.has(path.normalize(relative)) || !statSync(file).isFile()) continue;
+      rmSync(file, { force: true });
+      touched = true;
+    }
+    if (touched) changed.push(volume.name);
+  }
+  return changed;
 }
 
 /** The container's mounts as host folders, longest mount path first. */
