@@ -78,7 +78,7 @@ export class InferenceServer {
         methods: ["generate"],
       }),
     );
-    const relay = new RelayService(inference, inFlight, options.log, metrics);
+    const relay = new RelayService(inference, inFlight);
     server.addService(grpcServiceDefinition(Relay), relay.handlers());
     if (options.load)
       server.addService(

@@ -63,28 +63,65 @@ export class InferenceService {
   }
 
   async generate(call: GenerateCall): Promise<void> {
+    await this.serveGeneration(
+      call.request.requestId,
+      {},
+      {
+        run: async (controller, requestId, log) => {
+          const onCancelled = () => controller.abort(CANCELLED_BY_CLIENT);
+          call.on("cancelled", onCancelled);
+          try {
+            return await this.#stream(call, requestId, controller.signal, log);
+          } finally {
+            call.off("cancelled", onCancelled);
+          }
+        },
+        failed: (error, log) => {
+          if (call.cancelled) {
+            log.info("generate cancelled by the client");
+            return Code.CANCELLED;
+          }
+          log.warn({ code: error.code, err: error.message }, "generate failed");
+          // Unless the call has already ended (then its status is on its way).
+          if (!call.writableEnded) call.emit("error", toStatus(error));
+          return error.code;
+        },
+      },
+    );
+  }
+
+  /**
+   * One generation's lifecycle, the same for a Generate call and for each generation of a Relay
+   * stream: a place in the in-flight set (a drain waits for it; UNAVAILABLE once draining), the
+   * request id (the caller's, else a new one), its log, and its status counted in the RPC metrics.
+   * `run` resolves with the status (OK, or CANCELLED when its reader went away); what it throws (the
+   * abort's reason once the signal aborted) goes to `failed`, which ends the call with it and answers
+   * the status to count.
+   */
+  async serveGeneration(
+    requested: string,
+    logFields: Record<string, unknown>,
+    hooks: {
+      run(controller: AbortController, requestId: string, log: Logger): Promise<Code>;
+      failed(error: TesseraError, log: Logger): Code;
+    },
+  ): Promise<void> {
     const started = performance.now();
+    const requestId = requested || randomUUID();
+    const log = this.#log.child({ requestId, method: "Generate", ...logFields });
     const controller = this.#inFlight.begin();
-    if (controller === undefined) return this.#fail(call, unavailable(), started);
-    const requestId = call.request.requestId || randomUUID();
-    const log = this.#log.child({ requestId, method: "Generate" });
-    const onCancelled = () => controller.abort(CANCELLED_BY_CLIENT);
-    call.on("cancelled", onCancelled);
+    if (controller === undefined) {
+      this.#finished("Generate", hooks.failed(unavailable(), log), started);
+      return;
+    }
+    let code: Code = Code.OK;
     try {
-      const code = await this.#stream(call, requestId, controller.signal, log);
-      this.#finished("Generate", code, started);
+      code = await hooks.run(controller, requestId, log);
     } catch (err) {
-      const error = TesseraError.from(controller.signal.aborted ? controller.signal.reason : err);
-      if (call.cancelled) {
-        log.info("generate cancelled by the client");
-        this.#finished("Generate", Code.CANCELLED, started);
-      } else {
-        log.warn({ code: error.code, err: error.message }, "generate failed");
-        this.#fail(call, error, started);
-      }
+      code = hooks.failed(TesseraError.from(controller.signal.aborted ? controller.signal.reason : err), log);
     } finally {
-      call.off("cancelled", onCancelled);
       this.#inFlight.end(controller);
+      this.#finished("Generate", code, started);
     }
   }
 
@@ -177,12 +214,6 @@ export class InferenceService {
       if (controller) this.#inFlight.end(controller);
       this.#finished(method, code, started);
     }
-  }
-
-  /** Fails a Generate call unless it has already ended (then its status is on its way). */
-  #fail(call: GenerateCall, error: TesseraError, started: number): void {
-    if (!call.writableEnded) call.emit("error", toStatus(error));
-    this.#finished("Generate", error.code, started);
   }
 
   #finished(method: string, code: Code, started: number): void {

@@ -1,11 +1,10 @@
 // The tessera.v1.Relay service: many generations over one stream from a router. Each RelayOpen runs
-// the same generation an Inference.Generate call would (InferenceService.run: validation, engine,
-// messages), counted in the same in-flight set (a drain waits for it) and the same metrics; its
+// the same generation an Inference.Generate call would, with the same lifecycle
+// (InferenceService.serveGeneration: in-flight set, request id, logs, metrics) and run; its
 // messages become frames, and the frames of all generations produced in one turn of the event loop
 // (one engine step hands every running request its tokens in one turn) leave as one RelayGenerateResponse.
 // With tracing on, each generation runs in a SERVER span named as a Generate call's, child of the
 // trace context its RelayOpen carries.
-import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import type { ServerDuplexStream } from "@grpc/grpc-js";
 import { context } from "@opentelemetry/api";
@@ -22,13 +21,11 @@ import {
   RelayGenerateResponseSchema,
 } from "../../../proto/gen/tessera/v1/relay_pb.js";
 import { Code, TesseraError } from "../../common/errors.ts";
-import type { Logger } from "../../common/log.ts";
 import { extractFromCarrier, startServerSpan } from "../../common/telemetry/grpc-tracing.ts";
 import { tracingEnabled } from "../../common/telemetry/tracing.ts";
 import { type GrpcHandlers, grpcPath } from "./grpc-service.ts";
 import type { InFlight } from "./in-flight.ts";
 import type { InferenceService } from "./inference-service.ts";
-import type { RpcMetrics } from "./rpc-metrics.ts";
 
 type RelayMethods = typeof Relay extends { method: infer M } ? M : never;
 const GENERATE_PATH = grpcPath(Inference.method.generate);
@@ -37,21 +34,18 @@ type RelayCall = ServerDuplexStream<RelayGenerateRequest, RelayGenerateResponse>
 export class RelayService {
   readonly #inference: InferenceService;
   readonly #inFlight: InFlight;
-  readonly #log: Logger;
-  readonly #metrics: RpcMetrics | undefined;
   readonly #streams = new Set<RelayStream>();
 
-  constructor(inference: InferenceService, inFlight: InFlight, log: Logger, metrics?: RpcMetrics) {
+  /** `inference` runs each generation (its lifecycle, logs and metrics are Generate's). */
+  constructor(inference: InferenceService, inFlight: InFlight) {
     this.#inference = inference;
     this.#inFlight = inFlight;
-    this.#log = log;
-    this.#metrics = metrics;
   }
 
   handlers(): GrpcHandlers<RelayMethods> {
     return {
       generate: (call) => {
-        const stream = new RelayStream(call, this.#inference, this.#inFlight, this.#log, this.#metrics);
+        const stream = new RelayStream(call, this.#inference, this.#inFlight);
         this.#streams.add(stream);
         stream.closed.then(() => this.#streams.delete(stream));
       },
@@ -69,8 +63,6 @@ class RelayStream {
   readonly #call: RelayCall;
   readonly #inference: InferenceService;
   readonly #inFlight: InFlight;
-  readonly #log: Logger;
-  readonly #metrics: RpcMetrics | undefined;
   /** The generations running on this stream, by stream id. */
   readonly #running = new Map<bigint, AbortController>();
   #frames: RelayFrame[] = [];
@@ -79,18 +71,10 @@ class RelayStream {
   #blocked = false;
   #ended = false;
 
-  constructor(
-    call: RelayCall,
-    inference: InferenceService,
-    inFlight: InFlight,
-    log: Logger,
-    metrics: RpcMetrics | undefined,
-  ) {
+  constructor(call: RelayCall, inference: InferenceService, inFlight: InFlight) {
     this.#call = call;
     this.#inference = inference;
     this.#inFlight = inFlight;
-    this.#log = log;
-    this.#metrics = metrics;
     let close = () => {};
     this.closed = new Promise((resolve) => {
       close = resolve;
@@ -138,54 +122,57 @@ class RelayStream {
     deadline: number,
     traceContext: Record<string, string>,
   ): Promise<void> {
-    const started = performance.now();
-    const controller = this.#inFlight.begin();
-    if (controller === undefined) {
-      this.#end(streamId, new TesseraError(Code.UNAVAILABLE, "the server is shutting down"));
-      this.#metrics?.finished("Generate", Code.UNAVAILABLE, 0);
-      return;
-    }
-    this.#running.set(streamId, controller);
-    const requestId = message?.requestId || randomUUID();
-    const log = this.#log.child({ requestId, method: "Generate", relay: true });
-    // Traced as a Generate call would be (traceHandlers), under the router's call span it carries.
-    const traced = tracingEnabled()
-      ? startServerSpan("worker", GENERATE_PATH, extractFromCarrier(traceContext), requestId)
-      : undefined;
-    const timer =
-      deadline > 0
-        ? setTimeout(
-            () => controller.abort(new TesseraError(Code.DEADLINE_EXCEEDED, "the request's deadline passed")),
-            Math.max(0, deadline - Date.now()),
-          )
-        : undefined;
-    let code: Code = Code.OK;
-    try {
-      if (message === undefined) throw new TesseraError(Code.INVALID_ARGUMENT, "request: missing");
-      const run = () =>
-        this.#inference.run(message, requestId, controller.signal, log, (response) => {
-          this.#push(frame(streamId, response));
-          return true;
-        });
-      await (traced ? context.with(traced.context, run) : run());
-      // An aborted generation may end with a "cancelled" finish: it still ends with the abort's status.
-      if (controller.signal.aborted) throw controller.signal.reason;
-      this.#end(streamId);
-    } catch (err) {
-      const error = TesseraError.from(controller.signal.aborted ? controller.signal.reason : err);
-      code = error.code;
-      if (code === Code.CANCELLED) log.info("generate cancelled by the router");
-      else log.warn({ code: error.code, err: error.message }, "generate failed");
-      traced?.end(code, error.message);
-      this.#end(streamId, error);
-    } finally {
-      traced?.end(code);
-      clearTimeout(timer);
-      this.#running.delete(streamId);
-      this.#inFlight.end(controller);
-      this.#metrics?.finished("Generate", code, (performance.now() - started) / 1000);
-      if (this.#inFlight.draining) this.endIfIdle();
-    }
+    await this.#inference.serveGeneration(
+      message?.requestId ?? "",
+      { relay: true },
+      {
+        run: async (controller, requestId, log) => {
+          this.#running.set(streamId, controller);
+          // Traced as a Generate call would be (traceHandlers), under the router's call span it carries.
+          const traced = tracingEnabled()
+            ? startServerSpan("worker", GENERATE_PATH, extractFromCarrier(traceContext), requestId)
+            : undefined;
+          const timer =
+            deadline > 0
+              ? setTimeout(
+                  () =>
+                    controller.abort(
+                      new TesseraError(Code.DEADLINE_EXCEEDED, "the request's deadline passed"),
+                    ),
+                  Math.max(0, deadline - Date.now()),
+                )
+              : undefined;
+          try {
+            if (message === undefined) throw new TesseraError(Code.INVALID_ARGUMENT, "request: missing");
+            const run = () =>
+              this.#inference.run(message, requestId, controller.signal, log, (response) => {
+                this.#push(frame(streamId, response));
+                return true;
+              });
+            await (traced ? context.with(traced.context, run) : run());
+            // An aborted generation may end with a "cancelled" finish: it still ends with the abort's status.
+            if (controller.signal.aborted) throw controller.signal.reason;
+            traced?.end(Code.OK);
+            this.#end(streamId);
+            return Code.OK;
+          } catch (err) {
+            const error = TesseraError.from(controller.signal.aborted ? controller.signal.reason : err);
+            traced?.end(error.code, error.message);
+            throw error;
+          } finally {
+            clearTimeout(timer);
+            this.#running.delete(streamId);
+          }
+        },
+        failed: (error, log) => {
+          if (error.code === Code.CANCELLED) log.info("generate cancelled by the router");
+          else log.warn({ code: error.code, err: error.message }, "generate failed");
+          this.#end(streamId, error);
+          return error.code;
+        },
+      },
+    );
+    if (this.#inFlight.draining) this.endIfIdle();
   }
 
   #end(streamId: bigint, error?: TesseraError): void {
