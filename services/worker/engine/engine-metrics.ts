@@ -6,6 +6,7 @@ import { LATENCY_BUCKETS, type Metrics } from "../../common/telemetry/metrics.ts
 import type { BlockPool } from "../kv/block-pool.ts";
 import type { EngineRequest } from "./request.ts";
 import type { Scheduler } from "./scheduler.ts";
+import { totalRunning, totalWaiting } from "./virtual-engines.ts";
 
 /** Why a remote KV block was not used (see remote-kv.ts). */
 const KV_FALLBACK_REASONS = ["unavailable", "miss", "no_free_blocks", "store_failed"] as const;
@@ -84,11 +85,9 @@ export class EngineMetrics {
       meter
         .createObservableGauge(name, { description, ...(unit ? { unit } : {}) })
         .addCallback((r) => r.observe(read(), this.labels));
-    const total = (queue: (s: Scheduler) => readonly unknown[]) =>
-      schedulers.reduce((n, s) => n + queue(s).length, 0);
-    gauge("tessera_running_requests", "Requests running.", () => total((s) => s.running));
+    gauge("tessera_running_requests", "Requests running.", () => totalRunning(schedulers));
     gauge("tessera_waiting_requests", "Requests waiting (including preempted).", () =>
-      total((s) => s.waiting),
+      totalWaiting(schedulers),
     );
     gauge("tessera_kv_cache_used_blocks", "KV blocks in use.", () => pool.numUsed, "{block}");
     gauge("tessera_kv_cache_total_blocks", "KV blocks in the pool.", () => pool.numBlocks, "{block}");

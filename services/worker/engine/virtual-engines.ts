@@ -28,11 +28,11 @@ export class VirtualEngines {
   }
 
   get numRunning(): number {
-    return sum(this.schedulers, (s) => s.running.length);
+    return totalRunning(this.schedulers);
   }
 
   get numWaiting(): number {
-    return sum(this.schedulers, (s) => s.waiting.length);
+    return totalWaiting(this.schedulers);
   }
 
   get numPreemptions(): number {
@@ -59,6 +59,16 @@ export function leastLoaded(
     }
   }
   return best;
+}
+
+/** Requests running in all of `schedulers` (the engine's gauge and load report). */
+export function totalRunning(schedulers: readonly Scheduler[]): number {
+  return sum(schedulers, (s) => s.running.length);
+}
+
+/** Requests waiting (preempted ones included) in all of `schedulers`. */
+export function totalWaiting(schedulers: readonly Scheduler[]): number {
+  return sum(schedulers, (s) => s.waiting.length);
 }
 
 function sum<T>(items: readonly T[], value: (item: T) => number): number {
