@@ -168,7 +168,9 @@ async function throughput(address: string): Promise<{ tokPerS: number; tokens: n
 /**
  * ms per decode step of 16 sequences at 48 cached tokens, 1 thread: the whole graph as one session vs
  * the same weights cut at the all-reduce points (2 sessions per layer and a head, identity
- * all-reduces); alternating rounds, best of each.
+ * all-reduces), and vs the shard of one rank of a TP=2 group (half the heads and MLP columns, cut the
+ * same way): its compute alone, with no link, no wait and no other process; alternating rounds, best
+ * of each.
  */
 async function cutOverhead(): Promise<Record<string, number>> {
   const checkpoint = describeCheckpoint(MODEL_DIR);
@@ -179,6 +181,8 @@ async function cutOverhead(): Promise<Record<string, number>> {
   const whole = await StepExecutor.create(checkpoint, weights, onnxOpsAttention, kv, pool.blockSize, 1);
   const spec = { layers: { start: 0, end: config.numLayers }, tensor: { rank: 0, size: 1 } };
   const cut = await ShardExecutor.create(checkpoint, weights, onnxOpsAttention, spec, pool, true);
+  const rankSpec = { layers: spec.layers, tensor: { rank: 0, size: 2 } };
+  const rank = await ShardExecutor.create(checkpoint, weights, onnxOpsAttention, rankSpec, pool, true);
   const seqs: SequenceStep[] = Array.from({ length: CONCURRENT }, (_, s) => ({
     numPast: 48,
     numNew: 1,
@@ -190,8 +194,11 @@ async function cutOverhead(): Promise<Record<string, number>> {
   const runs: Record<string, () => Promise<unknown>> = {
     whole: () => whole.run(tokens, seqs),
     cut: () => cut.run(seqs, { tokens }, identity),
+    tensorRank: () => rank.run(seqs, { tokens }, identity),
   };
-  const best: Record<string, number> = { whole: Number.POSITIVE_INFINITY, cut: Number.POSITIVE_INFINITY };
+  const best: Record<string, number> = Object.fromEntries(
+    Object.keys(runs).map((name) => [name, Number.POSITIVE_INFINITY]),
+  );
   for (const run of Object.values(runs)) for (let i = 0; i < 10; i++) await run();
   for (let round = 0; round < 5; round++)
     for (const [name, run] of Object.entries(runs)) {
@@ -201,11 +208,14 @@ async function cutOverhead(): Promise<Record<string, number>> {
     }
   await whole.release();
   await cut.release();
+  await rank.release();
   return {
     wholeStepMs: best["whole"]!,
     cutStepMs: best["cut"]!,
     sessionsPerStep: cut.numSegments,
     cutOverhead: best["cut"]! / best["whole"]!,
+    tensorRankStepMs: best["tensorRank"]!,
+    tensorRankOverWhole: best["tensorRank"]! / best["whole"]!,
   };
 }
 
@@ -246,7 +256,7 @@ export async function run(): Promise<void> {
   const tp = bestOf("TP=2");
   writeResult({
     suite: "parallel",
-    description: `Parallel replicas of the small preset (llama, 4 layers, hidden 256, fp32) as tessera serve processes over gRPC, all on this machine's ${os.cpus().length} cores: ${CONCURRENT} concurrent requests (${PROMPT}-token prompts, ${OUTPUT} tokens each) through one process, PP=2 and TP=2 groups, each with 1 or 2 onnxruntime threads per member, 1 or 2 micro-batches and 1 to 3 virtual engines (figures.layouts), best of ${ROUNDS} alternating rounds, the best configuration of each compared; bytes the members sent each other per generated token; one session vs the graph cut at the all-reduce points (decode batch of 16, 1 thread)`,
+    description: `Parallel replicas of the small preset (llama, 4 layers, hidden 256, fp32) as tessera serve processes over gRPC, all on this machine's ${os.cpus().length} cores: ${CONCURRENT} concurrent requests (${PROMPT}-token prompts, ${OUTPUT} tokens each) through one process, PP=2 and TP=2 groups, each with 1 or 2 onnxruntime threads per member, 1 or 2 micro-batches and 1 to 3 virtual engines (figures.layouts), best of ${ROUNDS} alternating rounds, the best configuration of each compared; bytes the members sent each other per generated token; one session vs the graph cut at the all-reduce points and vs one TP=2 rank's shard alone (decode batch of 16, 1 thread)`,
     figures,
     checks: [
       check(
