@@ -109,7 +109,10 @@ export class StageWorker {
       group.send(to, { case: "reduce", value: { ...key, data: floatBytes(data) } }, data.byteLength),
     );
     group.onFrame((from, frame) => this.dispatch(from, frame));
-    group.failed.then((err) => this.reducer.fail(err));
+    group.failed.then((err) => {
+      this.reducer.fail(err);
+      this.gathering.clear();
+    });
   }
 
   /**
