@@ -223,6 +223,16 @@ describe("Sampler", () => {
     assert.ok(Math.abs(s.logSumExp - (1000 + Math.LN2)) < 1e-9);
   });
 
+  it("at temperature 1 reports the same log-softmax, bit for bit, from the weights it drew with", () => {
+    for (const [i, overrides] of [{}, { topP: 0.9 }, { topK: 5000 }, { logprobs: 4 }].entries()) {
+      const logits = randomLogits(3000, BigInt(40 + i), 6);
+      const { logSumExp } = logitStats(logits);
+      const token = new Sampler(params({ temperature: 1, logprobs: 3, ...overrides })).sample(logits);
+      assert.equal(token.logprob, logits[token.tokenId]! - logSumExp);
+      for (const alt of token.top) assert.equal(alt.logprob, logits[alt.tokenId]! - logSumExp);
+    }
+  });
+
   it("is fast enough for a 150k vocabulary", function () {
     const logits = randomLogits(151_936, 12n, 8);
     const configs: [string, Partial<SamplingParams>][] = [

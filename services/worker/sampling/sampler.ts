@@ -77,10 +77,16 @@ function noFiniteMaximum(): TesseraError {
   return new TesseraError(Code.INTERNAL, "sampler: logits have no finite maximum");
 }
 
+/** Maximum and its first index; throws on NaN, +Infinity or no finite value. */
+function finiteMax(logits: Float32Array): { max: number; argmax: number } {
+  const found = scanMax(logits);
+  if (found.argmax < 0 || found.max === Number.POSITIVE_INFINITY) throw noFiniteMaximum();
+  return found;
+}
+
 /** Maximum, its first index, and log(sum(exp(x))) of the logits; throws on NaN, +Infinity or no finite value. */
 export function logitStats(logits: Float32Array): { max: number; argmax: number; logSumExp: number } {
-  const { max, argmax } = scanMax(logits);
-  if (argmax < 0 || max === Number.POSITIVE_INFINITY) throw noFiniteMaximum();
+  const { max, argmax } = finiteMax(logits);
   return { max, argmax, logSumExp: max + Math.log(sumExp(logits, max)) };
 }
 
@@ -218,10 +224,28 @@ function isGreedy(temperature: number): boolean {
 /** Picks a token with `u` as the step's draw; `touched` ids of penaltyScratch are penalized. */
 function sampleKnobs(logits: Float32Array, knobs: Knobs, u: number, touched: number): GeneratedToken {
   if (touched > 0) return samplePenalized(logits, knobs, u, touched);
-  const stats = logitStats(logits);
-  const tokenId = choose(logits, stats.max, stats.argmax, knobs, u);
-  return result(logits, tokenId, stats.logSumExp, knobs.logprobs);
+  const { max, argmax } = finiteMax(logits);
+  if (weighsEveryLogit(knobs, logits.length)) {
+    // The weights `choose` adds up are exp(logit - max), the terms of the log-sum-exp, in the same
+    // order: their sum is it, bit for bit, and a second exp pass over the vocabulary is saved.
+    const tokenId = choose(logits, max, argmax, knobs, u);
+    return result(logits, tokenId, max + Math.log(weightsSum), knobs.logprobs);
+  }
+  const tokenId = choose(logits, max, argmax, knobs, u);
+  return result(logits, tokenId, max + Math.log(sumExp(logits, max)), knobs.logprobs);
 }
+
+/**
+ * Whether `choose` weighs every logit with exp(logit - max): temperature 1 (the default of OpenAI-style
+ * APIs), no min_p, no top-k. It then leaves their sum in `weightsSum`.
+ */
+function weighsEveryLogit(knobs: Knobs, vocab: number): boolean {
+  const { temperature, minP, topK } = knobs;
+  return temperature === 1 && minP === 0 && !(topK > 0 && topK < vocab);
+}
+
+/** The sum of every weight of the last `choose` over the whole vocabulary (see weighsEveryLogit). */
+let weightsSum = Number.NaN;
 
 /**
  * `sampleKnobs` with the `n` touched ids of penaltyScratch. Same two passes over the vocabulary as
@@ -320,6 +344,7 @@ function choose(logits: Float32Array, max: number, argmax: number, knobs: Knobs,
         n++;
       }
     }
+    weightsSum = total;
   }
   if (topP < 1) {
     n = selectNucleus(ids, weights, n, topP * total);
