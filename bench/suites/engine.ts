@@ -18,6 +18,7 @@ import { BACKENDS } from "../../services/worker/runtime/attention-selection.ts";
 import { allocateKvPool, StepExecutor } from "../../services/worker/runtime/step-executor.ts";
 import { greedySampling } from "../../services/worker/sampling/params.ts";
 import { check, writeResult } from "../report.ts";
+import { samplerSpeed } from "./sampler-speed.ts";
 
 const MODEL_DIR = path.resolve(import.meta.dirname, "../../.tessera/bench/llama-base");
 const GREEDY: SamplingParams = greedySampling({ maxTokens: 64, ignoreEos: true });
@@ -253,10 +254,13 @@ export async function run(): Promise<void> {
   figures["weightBytesPerToken"] = bytesPerToken;
   figures["bandwidthBoundTokPerS"] = bound;
 
+  // e. The sampler alone, per row at a 152k vocabulary.
+  figures["samplerMsPerRowVocab152k"] = samplerSpeed();
+
   writeResult({
     suite: "engine",
     description:
-      "Engine on the base preset (llama, 88M params, fp32, 2 threads): batch-1 decode vs a bare onnxruntime loop (best of 3 alternating rounds); 16 concurrent vs one at a time (32-token prompts, 64 tokens each); 64 requests with exponential output lengths (mean 64) continuously batched 32-wide vs static batches of 32 that run to their longest member (best of 2 alternating rounds); TTFT with a cached 1,000-token prefix vs cold (median of 3); batch-1 decode vs read bandwidth (fastest streaming read in onnxruntime) ÷ weight bytes per token",
+      "Engine on the base preset (llama, 88M params, fp32, 2 threads): batch-1 decode vs a bare onnxruntime loop (best of 3 alternating rounds); 16 concurrent vs one at a time (32-token prompts, 64 tokens each); 64 requests with exponential output lengths (mean 64) continuously batched 32-wide vs static batches of 32 that run to their longest member (best of 2 alternating rounds); TTFT with a cached 1,000-token prefix vs cold (median of 3); batch-1 decode vs read bandwidth (fastest streaming read in onnxruntime) ÷ weight bytes per token; the sampler alone per row at a 151,936-token vocabulary by setting (best of 5 rounds of 50)",
     figures,
     checks: [
       check("engine batch-1 decode / bare loop", engineDecode / bare, ">=", 0.9),
