@@ -4,8 +4,9 @@
 // JSON argument too).
 // emptyDir: a folder of the pod, removed with it. configMap/secret: a folder with one file per
 // key, kept up to date while the pod runs (refreshVolumes), as a kubelet's sync loop does; unlike a
-// kubelet's, a subPath mount of one follows the updates too. hostPath: the path itself. persistentVolumeClaim: a folder per claim under the kubelet's
-// root, kept across pods (so a StatefulSet's replica finds its data again).
+// kubelet's, a subPath mount of one follows the updates too. hostPath: the path itself.
+// persistentVolumeClaim: a folder per claim under the kubelet's root, kept across pods (so a
+// StatefulSet's replica finds its data again).
 import {
   existsSync,
   mkdirSync,
@@ -18,7 +19,7 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { type Result, TesseraError } from "../../common/errors.ts";
-import type { Container, KeyToPath, Pod } from "../objects/pod-types.ts";
+import type { Container, KeyToPath, Pod, Volume } from "../objects/pod-types.ts";
 import type { EnvSources } from "./env-resolver.ts";
 
 export interface VolumeDirs {
@@ -33,21 +34,45 @@ export interface Mount {
   hostPath: string;
 }
 
-function writeKeys(dir: string, data: Record<string, string>, items: KeyToPath[] | undefined): string[] {
+/** A configMap or secret volume: which kind, its object's name, settings, and data (undefined: no such object). */
+function keyedSource(volume: Volume, sources: EnvSources) {
+  const source = volume.configMap ?? volume.secret;
+  if (!source) return undefined;
+  const name = volume.configMap?.name ?? volume.secret?.secretName ?? "";
+  return {
+    what: volume.configMap ? "configmap" : "secret",
+    name,
+    items: source.items,
+    optional: source.optional === true,
+    data: volume.configMap ? sources.configMap(name) : sources.secret(name),
+  };
+}
+
+/**
+ * The files of a keyed volume (relative path -> text: `items`, else one per key) and the keys `items`
+ * names that `data` lacks.
+ */
+function keyFiles(
+  data: Record<string, string>,
+  items: KeyToPath[] | undefined,
+): { files: Map<string, string>; missing: string[] } {
+  const files = new Map<string, string>();
+  const missing: string[] = [];
+  for (const item of items ?? Object.keys(data).map((key) => ({ key, path: key }))) {
+    if (Object.hasOwn(data, item.key)) files.set(path.normalize(item.path), data[item.key] ?? "");
+    else missing.push(item.key);
+  }
+  return { files, missing };
+}
+
+function writeKeys(dir: string, files: ReadonlyMap<string, string>): void {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const missing: string[] = [];
-  const wanted = items ?? Object.keys(data).map((key) => ({ key, path: key }));
-  for (const item of wanted) {
-    if (!Object.hasOwn(data, item.key)) {
-      missing.push(item.key);
-      continue;
-    }
-    const file = path.join(dir, item.path);
+  for (const [relative, text] of files) {
+    const file = path.join(dir, relative);
     mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, data[item.key] ?? "");
+    writeFileSync(file, text);
   }
-  return missing;
 }
 
 /** Creates the host folder of every volume of the pod; returns volume name -> host path. */
@@ -65,12 +90,10 @@ export function prepareVolumes(pod: Pod, dirs: VolumeDirs, sources: EnvSources):
       mkdirSync(dir, { recursive: true });
       paths.set(volume.name, dir);
     } else if (volume.configMap || volume.secret) {
-      const name = volume.configMap?.name ?? volume.secret?.secretName ?? "";
-      const data = volume.configMap ? sources.configMap(name) : sources.secret(name);
-      const optional = (volume.configMap ?? volume.secret)?.optional === true;
-      const what = volume.configMap ? "configmap" : "secret";
+      const { what, name, items, optional, data } = keyedSource(volume, sources)!;
       if (!data && !optional) return { error: TesseraError.notFound(`${what} "${name}" not found`) };
-      const missing = writeKeys(own, data ?? {}, (volume.configMap ?? volume.secret)?.items);
+      const { files, missing } = keyFiles(data ?? {}, items);
+      writeKeys(own, files);
       if (missing.length > 0 && data && !optional)
         return { error: TesseraError.notFound(`${what} "${name}" has no key ${missing.join(", ")}`) };
       paths.set(volume.name, own);
@@ -96,15 +119,10 @@ export function refreshVolumes(
 ): string[] {
   const changed: string[] = [];
   for (const volume of pod.spec.volumes ?? []) {
-    const source = volume.configMap ?? volume.secret;
+    const source = keyedSource(volume, sources);
     const dir = volumes.get(volume.name);
-    if (!source || dir === undefined) continue;
-    const name = volume.configMap?.name ?? volume.secret?.secretName ?? "";
-    const data = volume.configMap ? sources.configMap(name) : sources.secret(name);
-    if (!data) continue;
-    const wanted = new Map<string, string>();
-    for (const item of source.items ?? Object.keys(data).map((key) => ({ key, path: key })))
-      if (Object.hasOwn(data, item.key)) wanted.set(path.normalize(item.path), data[item.key] ?? "");
+    if (!source?.data || dir === undefined) continue;
+    const wanted = keyFiles(source.data, source.items).files;
     let touched = false;
     for (const [relative, text] of wanted) {
       const file = path.join(dir, relative);
