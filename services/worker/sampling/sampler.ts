@@ -225,27 +225,18 @@ function isGreedy(temperature: number): boolean {
 function sampleKnobs(logits: Float32Array, knobs: Knobs, u: number, touched: number): GeneratedToken {
   if (touched > 0) return samplePenalized(logits, knobs, u, touched);
   const { max, argmax } = finiteMax(logits);
-  if (weighsEveryLogit(knobs, logits.length)) {
-    // The weights `choose` adds up are exp(logit - max), the terms of the log-sum-exp, in the same
-    // order: their sum is it, bit for bit, and a second exp pass over the vocabulary is saved.
-    const tokenId = choose(logits, max, argmax, knobs, u);
-    return result(logits, tokenId, max + Math.log(weightsSum), knobs.logprobs);
-  }
   const tokenId = choose(logits, max, argmax, knobs, u);
-  return result(logits, tokenId, max + Math.log(sumExp(logits, max)), knobs.logprobs);
+  // When `choose` weighed every logit with exp(logit - max), its sum of them is the log-sum-exp's,
+  // the same terms in the same order, bit for bit: a second exp pass over the vocabulary is saved.
+  const sum = Number.isNaN(fullWeightSum) ? sumExp(logits, max) : fullWeightSum;
+  return result(logits, tokenId, max + Math.log(sum), knobs.logprobs);
 }
 
 /**
- * Whether `choose` weighs every logit with exp(logit - max): temperature 1 (the default of OpenAI-style
- * APIs), no min_p, no top-k. It then leaves their sum in `weightsSum`.
+ * Left by the last `choose`: the sum of exp(logit - max) over the whole vocabulary when it computed
+ * exactly that (temperature 1, the default of OpenAI-style APIs, no min_p, no top-k), else NaN.
  */
-function weighsEveryLogit(knobs: Knobs, vocab: number): boolean {
-  const { temperature, minP, topK } = knobs;
-  return temperature === 1 && minP === 0 && !(topK > 0 && topK < vocab);
-}
-
-/** The sum of every weight of the last `choose` over the whole vocabulary (see weighsEveryLogit). */
-let weightsSum = Number.NaN;
+let fullWeightSum = Number.NaN;
 
 /**
  * `sampleKnobs` with the `n` touched ids of penaltyScratch. Same two passes over the vocabulary as
@@ -304,6 +295,7 @@ function result(logits: Float32Array, tokenId: number, logSumExp: number, logpro
 
 function choose(logits: Float32Array, max: number, argmax: number, knobs: Knobs, u: number): number {
   const { temperature, topK, topP, minP } = knobs;
+  fullWeightSum = Number.NaN;
   if (isGreedy(temperature)) return argmax;
   const invT = 1 / temperature;
 
@@ -344,7 +336,7 @@ function choose(logits: Float32Array, max: number, argmax: number, knobs: Knobs,
         n++;
       }
     }
-    weightsSum = total;
+    if (invT === 1 && minP === 0) fullWeightSum = total;
   }
   if (topP < 1) {
     n = selectNucleus(ids, weights, n, topP * total);
