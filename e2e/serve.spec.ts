@@ -11,9 +11,9 @@ import {
   type ModelInfo,
 } from "../proto/gen/tessera/v1/inference_pb.js";
 import { runTessera, type Served, startServe } from "../services/cli/child-process.ts";
-import { Code } from "../services/common/errors.ts";
-import { GrpcClient } from "../services/worker/server/grpc-client.ts";
-import { checkHealth, waitUntilServing } from "../services/worker/server/health-client.ts";
+import { Code } from "../services/kernel/errors.ts";
+import { GrpcClient } from "../services/rpc/grpc-client.ts";
+import { checkHealth, waitUntilServing } from "../services/rpc/health-client.ts";
 import { tinyCheckpoint } from "./checkpoint.ts";
 import { listServices } from "./reflection-client.ts";
 

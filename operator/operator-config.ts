@@ -4,8 +4,12 @@ import { existsSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
-import { type Result, TesseraError } from "../services/common/errors.ts";
-import { type ClusterConnection, connectionFromKubeconfig, inClusterConnection } from "./kube/kubeconfig.ts";
+import { type Result, TesseraError } from "../services/kernel/errors.ts";
+import {
+  type ClusterConnection,
+  connectionFromKubeconfig,
+  inClusterConnection,
+} from "../services/kube/kubeconfig.ts";
 
 const port = z.int().min(0).max(65_535);
 

@@ -1,8 +1,8 @@
 // The whole control loop against the dev cluster over HTTPS (a simulated kubelet makes pods Ready).
 import assert from "node:assert/strict";
-import { LABELS } from "./api/group.ts";
-import type { KubeObject } from "./kube/kube-object.ts";
-import { DEPLOYMENTS, SECRETS, SERVICES } from "./kube/resources.ts";
+import { LABELS } from "../services/api/group.ts";
+import type { KubeObject } from "../services/kube/kube-object.ts";
+import { DEPLOYMENTS, SECRETS, SERVICES } from "../services/kube/resources.ts";
 import { MODELS_CONTROLLER } from "./operator.ts";
 import { observePod } from "./placement/pod-state.ts";
 import { FakeRedis } from "./testing/fake-redis.ts";

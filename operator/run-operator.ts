@@ -2,11 +2,11 @@
 // SIGINT (then stop cleanly, releasing the Lease, exit code 0) or until leadership is lost (exit
 // code 1, so the pod restarts and campaigns again).
 import type { Server } from "node:http";
-import type { Logger } from "../services/common/log.ts";
-import { listeningPort, Metrics } from "../services/common/telemetry/metrics.ts";
-import { FIELD_MANAGER } from "./api/group.ts";
+import { FIELD_MANAGER } from "../services/api/group.ts";
+import type { Logger } from "../services/kernel/log.ts";
+import { listeningPort, Metrics } from "../services/kernel/telemetry/metrics.ts";
+import { HttpsKubeClient } from "../services/kube/https-client.ts";
 import { serveHealth } from "./controller/health-server.ts";
-import { HttpsKubeClient } from "./kube/https-client.ts";
 import { Operator } from "./operator.ts";
 import { type OperatorConfig, resolveConnection } from "./operator-config.ts";
 

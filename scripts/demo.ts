@@ -5,8 +5,8 @@ import path from "node:path";
 import type { GenerateResponse } from "../proto/gen/tessera/v1/inference_pb.js";
 import { FinishReason, Inference } from "../proto/gen/tessera/v1/inference_pb.js";
 import { runTessera, startServe } from "../services/cli/child-process.ts";
-import { GrpcClient } from "../services/worker/server/grpc-client.ts";
-import { waitUntilServing } from "../services/worker/server/health-client.ts";
+import { GrpcClient } from "../services/rpc/grpc-client.ts";
+import { waitUntilServing } from "../services/rpc/health-client.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const modelDir = path.join(root, ".tessera", "demo", "llama-small");

@@ -22,13 +22,16 @@ describe("code quality", () => {
     assert.equal(r.code, 0, r.output);
   });
 
-  it("has generated protobuf code in step with proto/", () => {
-    const r = run(bin("buf"), ["lint", "proto"]);
-    assert.equal(r.code, 0, r.output);
-    const gen = run("bash", [
-      "-c",
-      `cd proto && d=$(mktemp -d) && PATH="${path.dirname(bin("x"))}:$PATH" buf generate -o "$d" && diff -r "$d/gen" gen && rm -rf "$d"`,
-    ]);
-    assert.equal(gen.code, 0, `proto/gen is stale; run npm run proto\n${gen.output}`);
-  });
+  // The public contract (proto/) and the dev cluster's Kubernetes messages (devtools/devcluster/proto).
+  for (const dir of ["proto", "devtools/devcluster/proto"]) {
+    it(`has generated protobuf code in step with ${dir}/`, () => {
+      const r = run(bin("buf"), ["lint", dir]);
+      assert.equal(r.code, 0, r.output);
+      const gen = run("bash", [
+        "-c",
+        `cd ${dir} && d=$(mktemp -d) && PATH="${path.dirname(bin("x"))}:$PATH" buf generate -o "$d" && diff -r "$d/gen" gen && rm -rf "$d"`,
+      ]);
+      assert.equal(gen.code, 0, `${dir}/gen is stale; run npm run proto\n${gen.output}`);
+    });
+  }
 });

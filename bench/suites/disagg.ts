@@ -10,9 +10,10 @@
 // setups use the same two cores and the same number of workers.
 import fs from "node:fs";
 import path from "node:path";
-import { createCheckpoint } from "../../services/model-factory/create-checkpoint.ts";
+import { createCheckpoint } from "../../devtools/model-factory/create-checkpoint.ts";
+import { greedySampling } from "../../services/inference/sampling-params.ts";
+import type { GenerateEvent, SamplingParams } from "../../services/inference/types.ts";
 import { Engine } from "../../services/worker/engine/engine.ts";
-import type { GenerateEvent, SamplingParams } from "../../services/worker/engine/types.ts";
 import { testBlocks } from "../../services/worker/kv-transfer/kv-test-blocks.ts";
 import { RedisServer } from "../../services/worker/kv-transfer/redis-harness.ts";
 import { parseRedisKvConfig } from "../../services/worker/kv-transfer/redis-kv-config.ts";
@@ -20,7 +21,6 @@ import { RedisKvStore } from "../../services/worker/kv-transfer/redis-kv-store.t
 import { RedisKvTier } from "../../services/worker/kv-transfer/redis-kv-tier.ts";
 import { measureRawRedis, measureStore } from "../../services/worker/kv-transfer/redis-throughput.ts";
 import { describeCheckpoint } from "../../services/worker/model/checkpoint.ts";
-import { greedySampling } from "../../services/worker/sampling/params.ts";
 import { check, writeResult } from "../report.ts";
 
 const MODEL_DIR = path.resolve(import.meta.dirname, "../../.tessera/bench/llama-base");

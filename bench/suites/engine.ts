@@ -8,15 +8,15 @@
 import fs from "node:fs";
 import path from "node:path";
 import * as ort from "onnxruntime-node";
-import { createCheckpoint } from "../../services/model-factory/create-checkpoint.ts";
+import { createCheckpoint } from "../../devtools/model-factory/create-checkpoint.ts";
+import { greedySampling } from "../../services/inference/sampling-params.ts";
+import type { GenerateEvent, SamplingParams } from "../../services/inference/types.ts";
 import { Engine } from "../../services/worker/engine/engine.ts";
-import type { GenerateEvent, SamplingParams } from "../../services/worker/engine/types.ts";
 import { GraphBuilder } from "../../services/worker/graph/onnx-builder.ts";
 import { describeCheckpoint } from "../../services/worker/model/checkpoint.ts";
 import { WeightStore } from "../../services/worker/model/weights.ts";
 import { BACKENDS } from "../../services/worker/runtime/attention-selection.ts";
 import { allocateKvPool, StepExecutor } from "../../services/worker/runtime/step-executor.ts";
-import { greedySampling } from "../../services/worker/sampling/params.ts";
 import { check, writeResult } from "../report.ts";
 import { samplerSpeed } from "./sampler-speed.ts";
 

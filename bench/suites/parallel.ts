@@ -12,18 +12,18 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { createCheckpoint } from "../../devtools/model-factory/create-checkpoint.ts";
 import { Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
 import { type Served, startServe } from "../../services/cli/child-process.ts";
-import { freePort } from "../../services/common/free-port.ts";
-import { createCheckpoint } from "../../services/model-factory/create-checkpoint.ts";
+import { freePort } from "../../services/kernel/free-port.ts";
+import { GrpcClient } from "../../services/rpc/grpc-client.ts";
+import { waitUntilServing } from "../../services/rpc/health-client.ts";
 import { onnxOpsAttention } from "../../services/worker/graph/attention-onnx-ops.ts";
 import { describeCheckpoint } from "../../services/worker/model/checkpoint.ts";
 import { WeightStore } from "../../services/worker/model/weights.ts";
 import { ShardExecutor } from "../../services/worker/runtime/shard-executor.ts";
 import { allocateKvPool, StepExecutor } from "../../services/worker/runtime/step-executor.ts";
 import type { SequenceStep } from "../../services/worker/runtime/step-inputs.ts";
-import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
-import { waitUntilServing } from "../../services/worker/server/health-client.ts";
 import { check, writeResult } from "../report.ts";
 
 const MODEL_DIR = path.resolve(import.meta.dirname, "../../.tessera/bench/llama-small");

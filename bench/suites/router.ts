@@ -9,7 +9,7 @@
 import { existsSync } from "node:fs";
 import { loadavg } from "node:os";
 import path from "node:path";
-import { createCheckpoint } from "../../services/model-factory/create-checkpoint.ts";
+import { createCheckpoint } from "../../devtools/model-factory/create-checkpoint.ts";
 import { type Check, writeResult } from "../report.ts";
 import { boundedLoads } from "./router/bounded-loads.ts";
 import { cacheAware } from "./router/cache-aware.ts";

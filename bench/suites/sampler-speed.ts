@@ -1,8 +1,9 @@
 // Sampler cost per row at a 151,936-token vocabulary (Qwen2's), for the sampling settings users pick,
 // with a 4,000-token prompt and 1,000 generated tokens in the penalty history: best of 5 rounds of 50.
 // (Was a timed assertion in sampler.spec.ts; speed belongs here, the spec keeps the behaviour.)
-import type { SamplingParams } from "../../services/worker/engine/types.ts";
-import { greedySampling } from "../../services/worker/sampling/params.ts";
+
+import { greedySampling } from "../../services/inference/sampling-params.ts";
+import type { SamplingParams } from "../../services/inference/types.ts";
 import { TokenHistory } from "../../services/worker/sampling/penalties.ts";
 import { Rng } from "../../services/worker/sampling/rng.ts";
 import { Sampler } from "../../services/worker/sampling/sampler.ts";

@@ -3,11 +3,11 @@
 // status and scale subresources, Table responses and protobuf request bodies.
 import assert from "node:assert/strict";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { SecretSchema } from "../../proto/gen/k8s/core_pb.js";
-import { ObjectMetaSchema } from "../../proto/gen/k8s/meta_pb.js";
-import { UnknownSchema } from "../../proto/gen/k8s/runtime_pb.js";
-import { createLogger } from "../../services/common/log.ts";
-import { type ApiServer, startApiServer } from "../../services/devcluster/apiserver/api-server.ts";
+import { type ApiServer, startApiServer } from "../../devtools/devcluster/apiserver/api-server.ts";
+import { SecretSchema } from "../../devtools/devcluster/proto/gen/k8s/core_pb.js";
+import { ObjectMetaSchema } from "../../devtools/devcluster/proto/gen/k8s/meta_pb.js";
+import { UnknownSchema } from "../../devtools/devcluster/proto/gen/k8s/runtime_pb.js";
+import { createLogger } from "../../services/kernel/log.ts";
 import { KubeHttp } from "./http-client.ts";
 
 const NS = "/api/v1/namespaces/default";

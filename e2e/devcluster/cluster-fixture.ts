@@ -5,12 +5,12 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createLogger } from "../../services/common/log.ts";
 import {
   type ApiServer,
   type ApiServerConfig,
   startApiServer,
-} from "../../services/devcluster/apiserver/api-server.ts";
+} from "../../devtools/devcluster/apiserver/api-server.ts";
+import { createLogger } from "../../services/kernel/log.ts";
 
 export interface RunResult {
   code: number;

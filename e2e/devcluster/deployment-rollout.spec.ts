@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import type { Pod } from "../../services/devcluster/objects/pod-types.ts";
-import type { EndpointSlice } from "../../services/devcluster/objects/workload-types.ts";
+import type { Pod } from "../../devtools/devcluster/objects/pod-types.ts";
+import type { EndpointSlice } from "../../devtools/devcluster/objects/workload-types.ts";
 import { clientBinaries } from "./client-binaries.ts";
 import {
   type DevClusterFixture,

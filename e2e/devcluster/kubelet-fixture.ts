@@ -7,9 +7,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { createLogger } from "../../services/common/log.ts";
-import { type DevCluster, startDevCluster } from "../../services/devcluster/dev-cluster.ts";
-import type { Pod } from "../../services/devcluster/objects/pod-types.ts";
+import { type DevCluster, startDevCluster } from "../../devtools/devcluster/dev-cluster.ts";
+import type { Pod } from "../../devtools/devcluster/objects/pod-types.ts";
+import { createLogger } from "../../services/kernel/log.ts";
 import { type ClientRelease, clientBinaries } from "./client-binaries.ts";
 
 export interface ClientRun {

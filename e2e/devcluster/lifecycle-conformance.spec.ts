@@ -2,8 +2,8 @@
 // ownerReference garbage collection (background, foreground, orphan), namespace deletion, and
 // custom resource validation errors (422 causes naming the field).
 import assert from "node:assert/strict";
-import { createLogger } from "../../services/common/log.ts";
-import { type ApiServer, startApiServer } from "../../services/devcluster/apiserver/api-server.ts";
+import { type ApiServer, startApiServer } from "../../devtools/devcluster/apiserver/api-server.ts";
+import { createLogger } from "../../services/kernel/log.ts";
 import { KubeHttp } from "./http-client.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: the assertions read deep into JSON replies

@@ -1,8 +1,8 @@
 // Conformance-style checks of watch over HTTPS: event order, resuming from a resourceVersion,
 // selector transitions, initial events and bookmarks, timeoutSeconds, and 410 Expired + relist.
 import assert from "node:assert/strict";
-import { createLogger } from "../../services/common/log.ts";
-import { type ApiServer, startApiServer } from "../../services/devcluster/apiserver/api-server.ts";
+import { type ApiServer, startApiServer } from "../../devtools/devcluster/apiserver/api-server.ts";
+import { createLogger } from "../../services/kernel/log.ts";
 import { KubeHttp } from "./http-client.ts";
 
 const CM = "/api/v1/namespaces/default/configmaps";

@@ -6,8 +6,8 @@ import { setTimeout as delay } from "node:timers/promises";
 import { Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
 import { WorkerLoad } from "../../proto/gen/tessera/v1/load_pb.js";
 import { runTessera, type Served, startServe } from "../../services/cli/child-process.ts";
-import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
-import { waitUntilServing } from "../../services/worker/server/health-client.ts";
+import { GrpcClient } from "../../services/rpc/grpc-client.ts";
+import { waitUntilServing } from "../../services/rpc/health-client.ts";
 import { tinyCheckpoint } from "../checkpoint.ts";
 import type { Request } from "../router/grpc-stream.ts";
 

@@ -7,10 +7,10 @@
 import assert from "node:assert/strict";
 import { Redis } from "ioredis";
 import type { Served } from "../../services/cli/child-process.ts";
-import { Code } from "../../services/common/errors.ts";
+import { Code } from "../../services/kernel/errors.ts";
+import { GrpcClient } from "../../services/rpc/grpc-client.ts";
+import { checkHealth } from "../../services/rpc/health-client.ts";
 import { RedisServer } from "../../services/worker/kv-transfer/redis-harness.ts";
-import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
-import { checkHealth } from "../../services/worker/server/health-client.ts";
 import { type FleetWorker, type RunningRouter, startRouter, stopAll } from "../router/fleet.ts";
 import { generate, idsOf, textOf } from "../router/grpc-stream.ts";
 import {

@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { FinishReason } from "../../proto/gen/tessera/v1/inference_pb.js";
 import type { Served } from "../../services/cli/child-process.ts";
+import { GrpcClient } from "../../services/rpc/grpc-client.ts";
 import { RedisServer } from "../../services/worker/kv-transfer/redis-harness.ts";
-import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
 import { metricValue, type RunningRouter, startRouter, stopAll } from "../router/fleet.ts";
 import { generate, idsOf, type Request, type Streamed, textOf } from "../router/grpc-stream.ts";
 import {

@@ -7,9 +7,9 @@ import { Redis } from "ioredis";
 import type { GenerateRequestSchema, GenerateResponse } from "../../proto/gen/tessera/v1/inference_pb.js";
 import { Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
 import { type Served, startServe } from "../../services/cli/child-process.ts";
+import { GrpcClient } from "../../services/rpc/grpc-client.ts";
+import { checkHealth, waitUntilServing } from "../../services/rpc/health-client.ts";
 import { RedisServer } from "../../services/worker/kv-transfer/redis-harness.ts";
-import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
-import { checkHealth, waitUntilServing } from "../../services/worker/server/health-client.ts";
 import { tinyCheckpoint } from "../checkpoint.ts";
 
 type Request = MessageInitShape<typeof GenerateRequestSchema>;

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
-import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
+import { GrpcClient } from "../../services/rpc/grpc-client.ts";
 import { tinyCheckpoint } from "../checkpoint.ts";
 import {
   type DevClusterFixture,

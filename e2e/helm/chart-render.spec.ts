@@ -7,10 +7,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import os from "node:os";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
-import { workerPoolSpecSchema } from "../../operator/api/worker-pool.ts";
 import { OPERATOR_PERMISSIONS } from "../../operator/deploy/permissions.ts";
-import type { KubeObject } from "../../operator/kube/kube-object.ts";
 import { restrictedViolations } from "../../operator/testing/pod-security.ts";
+import { workerPoolSpecSchema } from "../../services/api/worker-pool.ts";
+import type { KubeObject } from "../../services/kube/kube-object.ts";
 import { parseRouterConfig } from "../../services/router/config/router-config.ts";
 import { CHART, containersOf, DEV_VALUES, find, must, podOf, render, runHelm } from "./chart-tool.ts";
 

@@ -3,7 +3,7 @@
 import { execFile } from "node:child_process";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
-import type { KubeObject } from "../../operator/kube/kube-object.ts";
+import type { KubeObject } from "../../services/kube/kube-object.ts";
 import { type ClientRelease, clientBinaries } from "../devcluster/client-binaries.ts";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");

@@ -8,8 +8,8 @@ import {
   Inference,
   type ListModelsResponse,
 } from "../../proto/gen/tessera/v1/inference_pb.js";
-import { Code } from "../../services/common/errors.ts";
-import { grpcServiceDefinition } from "../../services/worker/server/grpc-service.ts";
+import { Code } from "../../services/kernel/errors.ts";
+import { grpcServiceDefinition } from "../../services/rpc/grpc-service.ts";
 
 export interface FailingWorker {
   address: string;

@@ -11,7 +11,7 @@ import path from "node:path";
 import { Metadata } from "@grpc/grpc-js";
 import { stringify } from "yaml";
 import { type GenerateResponse, Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
-import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
+import { GrpcClient } from "../../services/rpc/grpc-client.ts";
 import { eventually } from "../devcluster/kubelet-fixture.ts";
 import { CHART, must, render } from "../helm/chart-tool.ts";
 import { dashboardQueries, variableQueries } from "./dashboard-queries.ts";

@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { stringify } from "yaml";
-import { freePort } from "../../services/common/free-port.ts";
+import { freePort } from "../../services/kernel/free-port.ts";
 
 export interface ScrapeJob {
   job: string;

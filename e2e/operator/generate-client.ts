@@ -3,7 +3,7 @@
 import { Metadata } from "@grpc/grpc-js";
 import { Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
 import { runTessera } from "../../services/cli/child-process.ts";
-import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
+import { GrpcClient } from "../../services/rpc/grpc-client.ts";
 
 export const PROMPT = "Once upon a time";
 export const MAX_TOKENS = 8;

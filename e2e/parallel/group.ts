@@ -7,8 +7,8 @@ import { once } from "node:events";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { type Served, startServe } from "../../services/cli/child-process.ts";
-import { freePort } from "../../services/common/free-port.ts";
-import { waitUntilServing } from "../../services/worker/server/health-client.ts";
+import { freePort } from "../../services/kernel/free-port.ts";
+import { waitUntilServing } from "../../services/rpc/health-client.ts";
 
 export interface Group {
   /** Rank 0: serves tessera.v1.Inference. */

@@ -7,12 +7,12 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import type { ServiceError } from "@grpc/grpc-js";
 import { type GenerateResponse, Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
-import { Code } from "../../services/common/errors.ts";
+import { greedySampling } from "../../services/inference/sampling-params.ts";
+import type { GeneratedToken, SamplingParams } from "../../services/inference/types.ts";
+import { Code } from "../../services/kernel/errors.ts";
+import { GrpcClient } from "../../services/rpc/grpc-client.ts";
+import { checkHealth } from "../../services/rpc/health-client.ts";
 import { Engine } from "../../services/worker/engine/engine.ts";
-import type { GeneratedToken, SamplingParams } from "../../services/worker/engine/types.ts";
-import { greedySampling } from "../../services/worker/sampling/params.ts";
-import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
-import { checkHealth } from "../../services/worker/server/health-client.ts";
 import { REFERENCE_DIR, REFERENCE_MODELS, referenceCases } from "../../services/worker/testdata/reference.ts";
 import { type Group, startGroup } from "./group.ts";
 

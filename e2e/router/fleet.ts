@@ -10,7 +10,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as delay } from "node:timers/promises";
 import { type Served, startServe } from "../../services/cli/child-process.ts";
-import { waitUntilServing } from "../../services/worker/server/health-client.ts";
+import { waitUntilServing } from "../../services/rpc/health-client.ts";
 import { tinyCheckpoint } from "../checkpoint.ts";
 
 const main = path.resolve(import.meta.dirname, "../../services/cli/main.ts");

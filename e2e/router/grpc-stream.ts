@@ -6,7 +6,7 @@ import {
   type GenerateResponse,
   Inference,
 } from "../../proto/gen/tessera/v1/inference_pb.js";
-import type { GrpcClient } from "../../services/worker/server/grpc-client.ts";
+import type { GrpcClient } from "../../services/rpc/grpc-client.ts";
 
 export type Request = MessageInitShape<typeof GenerateRequestSchema>;
 

@@ -3,7 +3,7 @@
 // the endpoint names, the model revision and the prompt's tokens.
 import assert from "node:assert/strict";
 import type { Served } from "../../services/cli/child-process.ts";
-import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
+import { GrpcClient } from "../../services/rpc/grpc-client.ts";
 import { type RunningRouter, sharedWorkers, startRouter } from "./fleet.ts";
 import { generate } from "./grpc-stream.ts";
 

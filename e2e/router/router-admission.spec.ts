@@ -8,8 +8,8 @@ import path from "node:path";
 import OpenAI from "openai";
 import { Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
 import type { Served } from "../../services/cli/child-process.ts";
-import { Code } from "../../services/common/errors.ts";
-import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
+import { Code } from "../../services/kernel/errors.ts";
+import { GrpcClient } from "../../services/rpc/grpc-client.ts";
 import { type RunningRouter, sharedWorkers, startRouter } from "./fleet.ts";
 import { generate } from "./grpc-stream.ts";
 

@@ -6,8 +6,8 @@ import assert from "node:assert/strict";
 import type { Metadata, ServiceError } from "@grpc/grpc-js";
 import { FinishReason, type GenerateResponse, Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
 import type { Served } from "../../services/cli/child-process.ts";
-import { Code } from "../../services/common/errors.ts";
-import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
+import { Code } from "../../services/kernel/errors.ts";
+import { GrpcClient } from "../../services/rpc/grpc-client.ts";
 import { metricValue, type RunningRouter, startRouter, startWorkers, stopAll } from "./fleet.ts";
 import { generate } from "./grpc-stream.ts";
 

@@ -8,7 +8,7 @@ import { Template } from "@huggingface/jinja";
 import OpenAI from "openai";
 import { Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
 import type { Served } from "../../services/cli/child-process.ts";
-import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
+import { GrpcClient } from "../../services/rpc/grpc-client.ts";
 import { tinyCheckpoint } from "../checkpoint.ts";
 import { type RunningRouter, sharedWorkers, startRouter } from "./fleet.ts";
 import { generate, textOf } from "./grpc-stream.ts";

@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Served } from "../../services/cli/child-process.ts";
+import { GrpcClient } from "../../services/rpc/grpc-client.ts";
 import { RedisServer } from "../../services/worker/kv-transfer/redis-harness.ts";
-import { GrpcClient } from "../../services/worker/server/grpc-client.ts";
 import { type RunningRouter, sharedWorkers, startRouter } from "./fleet.ts";
 import { generate, idsOf, type Request } from "./grpc-stream.ts";
 

@@ -2,10 +2,10 @@
 // RBAC (from its permission list). `npm run crds` writes them; a spec fails when a file is stale.
 import path from "node:path";
 import { stringify } from "yaml";
+import { crdOf } from "../../services/api/crd-builder.ts";
+import { GROUP } from "../../services/api/group.ts";
+import { KINDS } from "../../services/api/kinds.ts";
 import { rbacManifests } from "../deploy/rbac.ts";
-import { crdOf } from "./crd-builder.ts";
-import { GROUP } from "./group.ts";
-import { KINDS } from "./kinds.ts";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { Shard } from "./inference-model-status.ts";
+import type { Shard } from "../../services/api/inference-model-status.ts";
 import { servingEndpoints } from "./shard-registry.ts";
 
 const shard = (pod: string, extra: Partial<Shard>): Shard => ({

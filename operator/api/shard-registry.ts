@@ -2,7 +2,7 @@
 // shards (stage 0, rank 0: the pod that serves tessera.v1.Inference for its replica) that are Ready
 // and have an endpoint take requests; they are named by pod, so a hash ring keyed by name keeps a
 // replica's place when its pod's IP changes.
-import type { InferenceModelStatus, Role } from "./inference-model-status.ts";
+import type { InferenceModelStatus, Role } from "../../services/api/inference-model-status.ts";
 
 export interface ServingEndpoint {
   /** The pod name. */

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import { createLogger } from "../../services/common/log.ts";
-import { Metrics } from "../../services/common/telemetry/metrics.ts";
-import { KubeApiError } from "../kube/api-error.ts";
-import { ManualClock, settle } from "../testing/manual-clock.ts";
+import { createLogger } from "../../services/kernel/log.ts";
+import { ManualClock, settle } from "../../services/kernel/manual-clock.ts";
+import { Metrics } from "../../services/kernel/telemetry/metrics.ts";
+import { KubeApiError } from "../../services/kube/api-error.ts";
+import { WorkQueue } from "../../services/kube/work-queue.ts";
 import { Controller, type Reconcile } from "./controller.ts";
 import { OperatorMetrics } from "./operator-metrics.ts";
-import { WorkQueue } from "./work-queue.ts";
 
 describe("controller", () => {
   const setup = (reconcile: Reconcile) => {

@@ -2,11 +2,12 @@
 // queued again after requeueAfterMs when asked); a 409 conflict is retried at once with backoff
 // and no alarm (someone else wrote first; the next reconcile reads the newer object); any other
 // error is logged, counted and retried with the queue's per-key backoff.
-import type { Logger } from "../../services/common/log.ts";
-import { isConflict } from "../kube/api-error.ts";
-import type { Clock } from "./clock.ts";
+
+import type { Clock } from "../../services/kernel/clock.ts";
+import type { Logger } from "../../services/kernel/log.ts";
+import { isConflict } from "../../services/kube/api-error.ts";
+import type { WorkQueue } from "../../services/kube/work-queue.ts";
 import type { OperatorMetrics, ReconcileResult } from "./operator-metrics.ts";
-import type { WorkQueue } from "./work-queue.ts";
 
 export interface ReconcileOutcome {
   /** Reconcile again after this long even if nothing changes (e.g. a cleanup deadline). */

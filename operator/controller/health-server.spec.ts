@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { listeningPort } from "../../services/common/telemetry/metrics.ts";
+import { listeningPort } from "../../services/kernel/telemetry/metrics.ts";
 import { serveHealth } from "./health-server.ts";
 
 describe("health server", () => {

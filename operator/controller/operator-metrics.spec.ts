@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { listeningPort, Metrics } from "../../services/common/telemetry/metrics.ts";
-import type { InferenceModel } from "../api/kinds.ts";
+import type { InferenceModel } from "../../services/api/kinds.ts";
+import { listeningPort, Metrics } from "../../services/kernel/telemetry/metrics.ts";
 import { OperatorMetrics } from "./operator-metrics.ts";
 
 async function scrape(metrics: Metrics): Promise<string> {

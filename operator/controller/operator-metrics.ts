@@ -1,11 +1,11 @@
-// The operator's metrics (Prometheus via services/common/telemetry): reconciles by controller and
+// The operator's metrics (Prometheus via services/kernel/telemetry): reconciles by controller and
 // result, their duration, the work-queue depth, and each InferenceModel's desired and ready replicas
 // as its informer cache sees them. Counts are also kept as plain numbers, which tests read to check
 // that a converged operator stops reconciling. Error counters start at 0 for every controller, so
 // alerts and dashboards see the series before the first error.
 import type { Meter } from "@opentelemetry/api";
-import { LATENCY_BUCKETS } from "../../services/common/telemetry/metrics.ts";
-import type { InferenceModel } from "../api/kinds.ts";
+import type { InferenceModel } from "../../services/api/kinds.ts";
+import { LATENCY_BUCKETS } from "../../services/kernel/telemetry/metrics.ts";
 
 export type ReconcileResult = "success" | "error" | "conflict";
 

@@ -1,6 +1,6 @@
 // Every API call the operator makes, as RBAC rules: the one list the Role is generated from and that
 // tests check the operator's calls against (least privilege: nothing here goes unused).
-import { GROUP } from "../api/group.ts";
+import { GROUP } from "../../services/api/group.ts";
 
 export interface PermissionRule {
   apiGroups: string[];

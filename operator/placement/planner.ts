@@ -21,10 +21,10 @@
 // 5. Surge. A role has surge room when its pool still fits one more group after placement: its
 //    rollout may then start a new group before stopping the old one (see rollout.ts).
 
-import { WORKER_GRPC_PORT } from "../api/group.ts";
-import type { InferenceModelSpec } from "../api/inference-model-spec.ts";
-import type { Role } from "../api/inference-model-status.ts";
-import type { WorkerPoolSpec } from "../api/worker-pool.ts";
+import { WORKER_GRPC_PORT } from "../../services/api/group.ts";
+import type { InferenceModelSpec } from "../../services/api/inference-model-spec.ts";
+import type { Role } from "../../services/api/inference-model-status.ts";
+import type { WorkerPoolSpec } from "../../services/api/worker-pool.ts";
 import { type LayerRange, splitLayers } from "./layer-ranges.ts";
 import { shortHash } from "./revision.ts";
 

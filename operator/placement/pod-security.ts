@@ -2,7 +2,7 @@
 // Security Standard: non-root, seccomp RuntimeDefault, no privilege escalation, every capability
 // dropped and a read-only root file system, with an emptyDir at /scratch (also TMPDIR) as the only
 // writable space; and the model's PVC, read-only, when the model comes from one.
-import type { InferenceModelSpec } from "../api/inference-model-spec.ts";
+import type { InferenceModelSpec } from "../../services/api/inference-model-spec.ts";
 import { MODELS_MOUNT, SCRATCH_MOUNT } from "./shard-env.ts";
 
 /** The user and group our image runs as (any non-zero id satisfies runAsNonRoot). */

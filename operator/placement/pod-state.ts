@@ -1,7 +1,7 @@
 // What the operator reads back from a worker pod: its shard identity (labels) and its state.
-import { LABELS } from "../api/group.ts";
-import { ROLES, type Role } from "../api/inference-model-status.ts";
-import type { KubeObject } from "../kube/kube-object.ts";
+import { LABELS } from "../../services/api/group.ts";
+import { ROLES, type Role } from "../../services/api/inference-model-status.ts";
+import type { KubeObject } from "../../services/kube/kube-object.ts";
 import type { PodGroup, ShardAssignment } from "./planner.ts";
 import { GROUP_SIZE_ANNOTATION } from "./pod-template.ts";
 

@@ -2,7 +2,7 @@
 // shared with the router's pods) and get no service-account token (workers never call the API). Probes use the worker's grpc.health.v1 service; the startup probe allows 10 minutes of
 // weight loading before liveness applies.
 
-import type { ResourceRequirements } from "../api/common-types.ts";
+import type { ResourceRequirements } from "../../services/api/common-types.ts";
 import {
   API_VERSION,
   LABELS,
@@ -10,10 +10,10 @@ import {
   WORKER_APP,
   WORKER_GRPC_PORT,
   WORKER_METRICS_PORT,
-} from "../api/group.ts";
-import type { InferenceModelSpec } from "../api/inference-model-spec.ts";
-import type { WorkerPoolSpec } from "../api/worker-pool.ts";
-import type { KubeObject } from "../kube/kube-object.ts";
+} from "../../services/api/group.ts";
+import type { InferenceModelSpec } from "../../services/api/inference-model-spec.ts";
+import type { WorkerPoolSpec } from "../../services/api/worker-pool.ts";
+import type { KubeObject } from "../../services/kube/kube-object.ts";
 import { headlessServiceName, type ModelRef, type PodGroup, type ShardAssignment } from "./planner.ts";
 import {
   modelVolumeMounts,

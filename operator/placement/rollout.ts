@@ -10,7 +10,7 @@
 //   per role. With surge room in the pool the new group starts beside the old one, which is
 //   deleted once every new pod is Ready (no serving gap); without room the old group goes first.
 //   An old group that does not serve anyway (incomplete or not Ready) is replaced at once.
-import type { Role } from "../api/inference-model-status.ts";
+import type { Role } from "../../services/api/inference-model-status.ts";
 import type { PlacementPlan, PodGroup, ShardAssignment } from "./planner.ts";
 import { groupKey, type ObservedPod } from "./pod-state.ts";
 

@@ -1,8 +1,8 @@
 // What a worker pod is told: its shard and KV store through env variables (`tessera serve` reads
 // them where no flag is given), its model and engine settings as `tessera serve` flags.
-import { WORKER_GRPC_PORT, WORKER_METRICS_PORT } from "../api/group.ts";
-import type { InferenceModelSpec } from "../api/inference-model-spec.ts";
-import type { Role } from "../api/inference-model-status.ts";
+import { WORKER_GRPC_PORT, WORKER_METRICS_PORT } from "../../services/api/group.ts";
+import type { InferenceModelSpec } from "../../services/api/inference-model-spec.ts";
+import type { Role } from "../../services/api/inference-model-status.ts";
 import type { ModelRef, ShardAssignment } from "./planner.ts";
 
 export const MODELS_MOUNT = "/models";

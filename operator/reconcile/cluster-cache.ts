@@ -1,10 +1,10 @@
 // What the reconcilers read: the informers' caches of models, pools, worker pods, services and
 // router deployments,
 // with the model -> pods and pool -> pods lookups they need. Reads never call the API.
-import { LABELS } from "../api/group.ts";
-import type { InferenceModel, WorkerPool } from "../api/kinds.ts";
-import type { Informer } from "../controller/informer.ts";
-import type { KubeObject } from "../kube/kube-object.ts";
+import { LABELS } from "../../services/api/group.ts";
+import type { InferenceModel, WorkerPool } from "../../services/api/kinds.ts";
+import type { Informer } from "../../services/kube/informer.ts";
+import type { KubeObject } from "../../services/kube/kube-object.ts";
 
 export interface ClusterCache {
   model(namespace: string, name: string): InferenceModel | undefined;

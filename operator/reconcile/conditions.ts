@@ -1,7 +1,7 @@
 // Status conditions (Ready, Progressing, Degraded) as metav1.Condition: a condition's
 // lastTransitionTime changes only when its status does, so re-computing an unchanged condition
 // leaves the status object equal (no write, no watch event, no hot loop).
-import type { Condition } from "../api/common-types.ts";
+import type { Condition } from "../../services/api/common-types.ts";
 
 export type ConditionType = "Ready" | "Progressing" | "Degraded";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
+import { ManualClock } from "../../services/kernel/manual-clock.ts";
 import type { ObservedPod } from "../placement/pod-state.ts";
-import { ManualClock } from "../testing/manual-clock.ts";
 import { Expectations } from "./expectations.ts";
 
 const pod = (name: string, extra: Partial<ObservedPod> = {}): ObservedPod => ({

@@ -2,7 +2,7 @@
 // until its informer cache shows it. A reconcile that runs before the cache caught up then sees
 // its own writes (a created pod as pending, a deleted one as terminating) instead of creating or
 // deleting again. An expectation the cache never confirms lapses after ttlMs.
-import type { Clock } from "../controller/clock.ts";
+import type { Clock } from "../../services/kernel/clock.ts";
 import type { ObservedPod } from "../placement/pod-state.ts";
 
 interface Expected {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { InferenceModelStatus } from "../api/inference-model-status.ts";
+import type { InferenceModelStatus } from "../../services/api/inference-model-status.ts";
 import { type PlacementPlan, planPlacement } from "../placement/planner.ts";
 import type { ObservedPod } from "../placement/pod-state.ts";
 import { planRollout } from "../placement/rollout.ts";

@@ -1,9 +1,9 @@
 // InferenceModel status from the plan and the observed pods (pure): replica counts with gang
 // readiness (a replica is Ready only when every pod of its group is), the shard registry the router
 // reads, the router's endpoint, and the conditions (Ready needs a ready replica and an available router).
-import { LABELS, WORKER_GRPC_PORT } from "../api/group.ts";
-import type { InferenceModelSpec } from "../api/inference-model-spec.ts";
-import type { InferenceModelStatus, Role, Shard } from "../api/inference-model-status.ts";
+import { LABELS, WORKER_GRPC_PORT } from "../../services/api/group.ts";
+import type { InferenceModelSpec } from "../../services/api/inference-model-spec.ts";
+import type { InferenceModelStatus, Role, Shard } from "../../services/api/inference-model-status.ts";
 import type { PlacementPlan, Shortfall } from "../placement/planner.ts";
 import type { ObservedPod } from "../placement/pod-state.ts";
 import { type RolloutActions, servingRevision } from "../placement/rollout.ts";

@@ -1,8 +1,9 @@
 // What the reconcilers work with: the API, the informer caches, Events, the clock and settings.
-import type { Logger } from "../../services/common/log.ts";
-import type { Clock } from "../controller/clock.ts";
-import type { EventRecorder } from "../controller/event-recorder.ts";
-import type { KubeClient } from "../kube/kube-client.ts";
+
+import type { Clock } from "../../services/kernel/clock.ts";
+import type { Logger } from "../../services/kernel/log.ts";
+import type { EventRecorder } from "../../services/kube/event-recorder.ts";
+import type { KubeClient } from "../../services/kube/kube-client.ts";
 import type { ClusterCache } from "./cluster-cache.ts";
 import type { KvStoreCleaner } from "./kv-cleanup.ts";
 

@@ -2,7 +2,7 @@
 // replies parsed (simple strings, errors, integers, bulk strings, arrays). No pipelining beyond
 // one command at a time; every command has a deadline.
 import net from "node:net";
-import { Code, TesseraError } from "../../services/common/errors.ts";
+import { Code, TesseraError } from "../../services/kernel/errors.ts";
 
 export type RespValue = string | number | null | RespValue[];
 

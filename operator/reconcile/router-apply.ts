@@ -3,9 +3,9 @@
 // annotation), so one deleted by hand comes back; the ServiceAccount, Role, RoleBinding and
 // PodDisruptionBudget, which no informer watches, are applied once per operator process and
 // whenever they change.
-import type { InferenceModelSpec } from "../api/inference-model-spec.ts";
-import type { WorkerPoolSpec } from "../api/worker-pool.ts";
-import type { KubeObject } from "../kube/kube-object.ts";
+import type { InferenceModelSpec } from "../../services/api/inference-model-spec.ts";
+import type { WorkerPoolSpec } from "../../services/api/worker-pool.ts";
+import type { KubeObject } from "../../services/kube/kube-object.ts";
 import {
   DEPLOYMENTS,
   POD_DISRUPTION_BUDGETS,
@@ -14,7 +14,7 @@ import {
   ROLES,
   SERVICE_ACCOUNTS,
   SERVICES,
-} from "../kube/resources.ts";
+} from "../../services/kube/resources.ts";
 import type { ModelRef } from "../placement/planner.ts";
 import { routerAvailable, routerEndpoint, routerName, routerObjects } from "../router/router-objects.ts";
 import type { ReconcilerDeps } from "./reconciler-deps.ts";

@@ -1,8 +1,8 @@
 // The headless Service of a model's worker pods: it gives every pod a stable DNS name
 // (<hostname>.<model>-workers.<namespace>.svc) that its group peers are told before any pod has an
 // IP, so it publishes pods that are not Ready yet.
-import { LABELS, MANAGED_BY, SPEC_HASH_ANNOTATION, WORKER_GRPC_PORT } from "../api/group.ts";
-import type { KubeObject } from "../kube/kube-object.ts";
+import { LABELS, MANAGED_BY, SPEC_HASH_ANNOTATION, WORKER_GRPC_PORT } from "../../services/api/group.ts";
+import type { KubeObject } from "../../services/kube/kube-object.ts";
 import { headlessServiceName, type ModelRef } from "../placement/planner.ts";
 import { ownerReference } from "../placement/pod-template.ts";
 import { shortHash } from "../placement/revision.ts";

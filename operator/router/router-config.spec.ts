@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
+import { ROUTING_STRATEGIES } from "../../services/api/inference-model-spec.ts";
 import { parseRouterConfig } from "../../services/router/config/router-config.ts";
-import { ROUTING_STRATEGIES } from "../api/inference-model-spec.ts";
 import { MODEL_REF, modelSpec } from "../testing/fixtures.ts";
 import { routerConfig, routingPipeline } from "./router-config.ts";
 

@@ -13,6 +13,7 @@
 // The router takes it as `tessera router --config-json JSON` (services/router/config/router-config.ts
 // validates it at start-up), so a routing change changes the pod template and rolls the router.
 
+import type { InferenceModelSpec } from "../../services/api/inference-model-spec.ts";
 import { CONSISTENT_HASH } from "../../services/router/routing/plugins/consistent-hash-scorer.ts";
 import { LEAST_LATENCY } from "../../services/router/routing/plugins/latency-scorer.ts";
 import { LOAD } from "../../services/router/routing/plugins/load-scorer.ts";
@@ -22,7 +23,6 @@ import {
   RANDOM,
   ROUND_ROBIN,
 } from "../../services/router/routing/plugins/pickers.ts";
-import type { InferenceModelSpec } from "../api/inference-model-spec.ts";
 import type { ModelRef } from "../placement/planner.ts";
 import { kvKeyPrefix, kvStoreUrl, modelDir } from "../placement/shard-env.ts";
 

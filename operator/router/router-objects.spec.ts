@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { KubeObject } from "../kube/kube-object.ts";
+import type { KubeObject } from "../../services/kube/kube-object.ts";
 import { MODEL_REF, modelSpec, poolSpec } from "../testing/fixtures.ts";
 import { restrictedViolations } from "../testing/pod-security.ts";
 import {

@@ -11,10 +11,10 @@
 //                                        routing changes
 //   Service                              ports grpc, http and metrics; status.routerEndpoint names it
 //   PodDisruptionBudget                  at most one router pod voluntarily disrupted at a time
-import { LABELS, MANAGED_BY, SPEC_HASH_ANNOTATION } from "../api/group.ts";
-import type { InferenceModelSpec } from "../api/inference-model-spec.ts";
-import type { WorkerPoolSpec } from "../api/worker-pool.ts";
-import type { KubeObject } from "../kube/kube-object.ts";
+import { LABELS, MANAGED_BY, SPEC_HASH_ANNOTATION } from "../../services/api/group.ts";
+import type { InferenceModelSpec } from "../../services/api/inference-model-spec.ts";
+import type { WorkerPoolSpec } from "../../services/api/worker-pool.ts";
+import type { KubeObject } from "../../services/kube/kube-object.ts";
 import type { ModelRef } from "../placement/planner.ts";
 import {
   modelVolumeMounts,

@@ -4,14 +4,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createLogger } from "../../services/common/log.ts";
-import { type ApiServer, startApiServer } from "../../services/devcluster/apiserver/api-server.ts";
-import type { KubeObject as DevObject } from "../../services/devcluster/apiserver/core/kube-object.ts";
-import { crdOf } from "../api/crd-builder.ts";
-import { FIELD_MANAGER } from "../api/group.ts";
-import { KINDS } from "../api/kinds.ts";
-import { HttpsKubeClient } from "../kube/https-client.ts";
-import { type ClusterConnection, connectionFromKubeconfig } from "../kube/kubeconfig.ts";
+import { type ApiServer, startApiServer } from "../../devtools/devcluster/apiserver/api-server.ts";
+import type { KubeObject as DevObject } from "../../devtools/devcluster/apiserver/core/kube-object.ts";
+import { crdOf } from "../../services/api/crd-builder.ts";
+import { FIELD_MANAGER } from "../../services/api/group.ts";
+import { KINDS } from "../../services/api/kinds.ts";
+import { createLogger } from "../../services/kernel/log.ts";
+import { HttpsKubeClient } from "../../services/kube/https-client.ts";
+import { type ClusterConnection, connectionFromKubeconfig } from "../../services/kube/kubeconfig.ts";
 
 export const CRDS = { group: "apiextensions.k8s.io", version: "v1", resource: "customresourcedefinitions" };
 

@@ -1,9 +1,12 @@
 // Small builders for specs: a parsed (defaulted) spec from the fields a test cares about.
-import { API_VERSION } from "../api/group.ts";
-import { type InferenceModelSpecInput, inferenceModelSpecSchema } from "../api/inference-model-spec.ts";
-import type { InferenceModelSpec, WorkerPoolSpec } from "../api/kinds.ts";
-import { workerPoolSpecSchema } from "../api/worker-pool.ts";
-import type { KubeObject } from "../kube/kube-object.ts";
+import { API_VERSION } from "../../services/api/group.ts";
+import {
+  type InferenceModelSpecInput,
+  inferenceModelSpecSchema,
+} from "../../services/api/inference-model-spec.ts";
+import type { InferenceModelSpec, WorkerPoolSpec } from "../../services/api/kinds.ts";
+import { workerPoolSpecSchema } from "../../services/api/worker-pool.ts";
+import type { KubeObject } from "../../services/kube/kube-object.ts";
 import type { PoolView } from "../placement/planner.ts";
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };

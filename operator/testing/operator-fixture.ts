@@ -1,11 +1,12 @@
 // An operator running against a dev cluster over HTTPS, with a simulated kubelet, for specs of the
 // whole control loop. Each spec gets its own namespace.
-import { createLogger } from "../../services/common/log.ts";
-import type { KubeObject as DevObject } from "../../services/devcluster/apiserver/core/kube-object.ts";
-import type { InferenceModel } from "../api/kinds.ts";
-import type { HttpsKubeClient } from "../kube/https-client.ts";
-import type { KubeObject } from "../kube/kube-object.ts";
-import { INFERENCE_MODELS, PODS, WORKER_POOLS } from "../kube/resources.ts";
+
+import type { KubeObject as DevObject } from "../../devtools/devcluster/apiserver/core/kube-object.ts";
+import type { InferenceModel } from "../../services/api/kinds.ts";
+import { createLogger } from "../../services/kernel/log.ts";
+import type { HttpsKubeClient } from "../../services/kube/https-client.ts";
+import type { KubeObject } from "../../services/kube/kube-object.ts";
+import { INFERENCE_MODELS, PODS, WORKER_POOLS } from "../../services/kube/resources.ts";
 import { Operator, type OperatorOptions } from "../operator.ts";
 import type { KvStoreCleaner } from "../reconcile/kv-cleanup.ts";
 import { type DevCluster, startDevCluster } from "./dev-cluster.ts";

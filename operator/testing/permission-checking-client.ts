@@ -1,9 +1,10 @@
 // Wraps a KubeClient and records every call as (API group, resource[/subresource], RBAC verb),
 // flagging those the operator's Role does not grant: specs fail when the code needs a permission
 // operator/deploy/permissions.ts lacks.
+
+import type { KubeClient } from "../../services/kube/kube-client.ts";
+import type { ResourceRef } from "../../services/kube/resources.ts";
 import { allows, OPERATOR_PERMISSIONS } from "../deploy/permissions.ts";
-import type { KubeClient } from "../kube/kube-client.ts";
-import type { ResourceRef } from "../kube/resources.ts";
 
 const VERBS: Record<string, string[]> = {
   get: ["get"],

@@ -1,6 +1,6 @@
 // The checks of the "restricted" Pod Security Standard (v1.31) that apply to the pods the operator
 // makes, returning what a pod violates (empty = admitted under enforce=restricted).
-import { isObject, type KubeObject } from "../kube/kube-object.ts";
+import { isObject, type KubeObject } from "../../services/kube/kube-object.ts";
 
 const ALLOWED_VOLUMES = new Set([
   "configMap",

@@ -3,9 +3,9 @@
 // a Deployment reports all its replicas available (the router the operator runs per model). Works
 // on the dev cluster's in-process API.
 
-import type { WatchHandle } from "../../services/devcluster/apiserver/cluster/api-types.ts";
-import type { ClusterApi } from "../../services/devcluster/apiserver/cluster/cluster-api-delete.ts";
-import type { JsonValue } from "../../services/devcluster/apiserver/core/kube-object.ts";
+import type { WatchHandle } from "../../devtools/devcluster/apiserver/cluster/api-types.ts";
+import type { ClusterApi } from "../../devtools/devcluster/apiserver/cluster/cluster-api-delete.ts";
+import type { JsonValue } from "../../devtools/devcluster/apiserver/core/kube-object.ts";
 
 const PODS = { group: "", version: "v1", resource: "pods" };
 const DEPLOYMENTS = { group: "apps", version: "v1", resource: "deployments" };

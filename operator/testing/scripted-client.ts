@@ -1,7 +1,7 @@
 // A KubeClient for informer specs: lists answer from a script, watches are driven by the test.
-import { KubeApiError } from "../kube/api-error.ts";
-import type { KubeClient, ObjectList, WatchEvent, WatchHandle } from "../kube/kube-client.ts";
-import type { KubeObject } from "../kube/kube-object.ts";
+import { KubeApiError } from "../../services/kube/api-error.ts";
+import type { KubeClient, ObjectList, WatchEvent, WatchHandle } from "../../services/kube/kube-client.ts";
+import type { KubeObject } from "../../services/kube/kube-object.ts";
 
 export class ScriptedWatch {
   readonly resourceVersion: string;

@@ -4,7 +4,7 @@
 // every pod process it started.
 import path from "node:path";
 import { Command } from "commander";
-import { createLogger } from "../common/log.ts";
+import { createLogger } from "../kernel/log.ts";
 import { nonNegativeIntegerFlag, numberFlag } from "./flags.ts";
 
 interface ClusterFlags {
@@ -73,8 +73,8 @@ function daemonOptions(flags: ClusterFlags) {
 function upCommand(): Command {
   return withClusterFlags(new Command("up").summary("Start the dev cluster in the background")).action(
     async (flags: ClusterFlags) => {
-      const { devUp } = await import("../devcluster/dev/dev-control.ts");
-      const { usageText } = await import("../devcluster/dev/dev-daemon.ts");
+      const { devUp } = await import("../../devtools/devcluster/dev/dev-control.ts");
+      const { usageText } = await import("../../devtools/devcluster/dev/dev-daemon.ts");
       const main = path.join(import.meta.dirname, "main.ts");
       const result = await devUp(flags.dir, process.execPath, [main, "dev", "run", ...runArgs(flags)]);
       if (result.alreadyRunning) process.stdout.write("The dev cluster is already running.\n");
@@ -87,7 +87,7 @@ function runCommand(): Command {
   return withClusterFlags(
     new Command("run").summary("Run the dev cluster in the foreground until SIGINT/SIGTERM"),
   ).action(async (flags: ClusterFlags) => {
-    const { runDevCluster, usageText } = await import("../devcluster/dev/dev-daemon.ts");
+    const { runDevCluster, usageText } = await import("../../devtools/devcluster/dev/dev-daemon.ts");
     const running = await runDevCluster(daemonOptions(flags), createLogger("devcluster"));
     let stopping = false;
     const stop = () => {
@@ -109,7 +109,7 @@ function downCommand(): Command {
     .summary("Stop the dev cluster and every process it started")
     .option("--dir <dir>", DIR_HELP, ".tessera/dev")
     .action(async (flags: { dir: string }) => {
-      const { devDown } = await import("../devcluster/dev/dev-control.ts");
+      const { devDown } = await import("../../devtools/devcluster/dev/dev-control.ts");
       const result = await devDown(flags.dir);
       if (result.stopped !== undefined)
         process.stdout.write(`Stopped the dev cluster (pid ${result.stopped}).\n`);
@@ -124,7 +124,7 @@ function statusCommand(): Command {
     .summary("Say whether the dev cluster runs, and where")
     .option("--dir <dir>", DIR_HELP, ".tessera/dev")
     .action(async (flags: { dir: string }) => {
-      const { devStatus } = await import("../devcluster/dev/dev-control.ts");
+      const { devStatus } = await import("../../devtools/devcluster/dev/dev-control.ts");
       const state = devStatus(flags.dir);
       if (!state) {
         process.stdout.write("No dev cluster is running.\n");

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { InvalidArgumentError } from "commander";
-import { TesseraError } from "../common/errors.ts";
+import { TesseraError } from "../kernel/errors.ts";
 import { asFlagError, idListFlag, integerFlag, numberFlag, seedFlag } from "./flags.ts";
 
 describe("flag parsers", () => {

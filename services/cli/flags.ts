@@ -1,7 +1,7 @@
 // Parsers for flag values: each throws commander's InvalidArgumentError, which commander reports as
 // a one-line error naming the flag ("option '--top-k <k>' argument 'x' is invalid. ...").
 import { InvalidArgumentError } from "commander";
-import type { TesseraError } from "../common/errors.ts";
+import type { TesseraError } from "../kernel/errors.ts";
 
 export function integerFlag(value: string): number {
   const n = Number(value);

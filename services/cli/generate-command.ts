@@ -1,8 +1,8 @@
 // `tessera generate`: loads a checkpoint in this process and streams one completion to stdout.
 import { Command, Option } from "commander";
-import type { Result } from "../common/errors.ts";
-import type { FinishReason, GenerateEvent, GenerateRequest } from "../worker/engine/types.ts";
-import type { RawSamplingParams } from "../worker/sampling/params.ts";
+import type { RawSamplingParams } from "../inference/sampling-params.ts";
+import type { FinishReason, GenerateEvent, GenerateRequest } from "../inference/types.ts";
+import type { Result } from "../kernel/errors.ts";
 import { asFlagError, idListFlag, integerFlag, numberFlag, positiveIntegerFlag, seedFlag } from "./flags.ts";
 
 interface GenerateFlags {
@@ -100,8 +100,8 @@ export function generateCommand(): Command {
 
 async function generate(flags: GenerateFlags, command: Command): Promise<void> {
   const { Engine } = await import("../worker/engine/engine.ts");
-  const { parseSamplingParams } = await import("../worker/sampling/params.ts");
-  const { checkPromptIds, promptIdsFromText } = await import("../worker/server/generate-request.ts");
+  const { parseSamplingParams } = await import("../inference/sampling-params.ts");
+  const { checkPromptIds, promptIdsFromText } = await import("../inference/generate-request.ts");
   const engine = await Engine.load(
     flags.model,
     flags.threads === undefined ? {} : { threads: flags.threads },

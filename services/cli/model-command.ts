@@ -4,8 +4,8 @@ import {
   CHECKPOINT_DTYPES,
   type CreateCheckpointOptions,
   createCheckpoint,
-} from "../model-factory/create-checkpoint.ts";
-import { ARCHS, PRESETS } from "../model-factory/presets.ts";
+} from "../../devtools/model-factory/create-checkpoint.ts";
+import { ARCHS, PRESETS } from "../../devtools/model-factory/presets.ts";
 import { nonNegativeIntegerFlag } from "./flags.ts";
 
 type CreateFlags = Pick<CreateCheckpointOptions, "arch" | "preset" | "seed" | "out" | "dtype">;

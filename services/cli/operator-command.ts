@@ -1,7 +1,7 @@
 // `tessera operator`: runs the Kubernetes operator (InferenceModel and WorkerPool controllers)
 // against the cluster of a kubeconfig, or in-cluster. SIGTERM or SIGINT stops it cleanly (exit 0).
 import { Command } from "commander";
-import { createLogger } from "../common/log.ts";
+import { createLogger } from "../kernel/log.ts";
 import { nonNegativeIntegerFlag, positiveIntegerFlag } from "./flags.ts";
 
 interface OperatorFlags {

@@ -1,7 +1,7 @@
 // The `tessera` command line: model create, generate, serve. runCli returns the exit code:
 // 0 done, 1 failed (e.g. a missing model folder), 2 bad flags.
 import { Command, CommanderError } from "commander";
-import { TesseraError } from "../common/errors.ts";
+import { TesseraError } from "../kernel/errors.ts";
 import { devCommand } from "./dev-command.ts";
 import { generateCommand } from "./generate-command.ts";
 import { modelCommand } from "./model-command.ts";

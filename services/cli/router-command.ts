@@ -2,7 +2,7 @@
 // it runs for each InferenceModel): routes gRPC (tessera.v1.Inference) and OpenAI-compatible HTTP
 // requests to worker endpoints until SIGTERM or SIGINT, then drains and exits 0.
 import { Command } from "commander";
-import { createLogger } from "../common/log.ts";
+import { createLogger } from "../kernel/log.ts";
 
 export function routerCommand(): Command {
   return new Command("router")

@@ -1,6 +1,6 @@
 // `tessera serve`: serves one checkpoint over gRPC until SIGTERM or SIGINT, then drains and exits 0.
 import { Command, InvalidArgumentError, Option } from "commander";
-import { createLogger } from "../common/log.ts";
+import { createLogger } from "../kernel/log.ts";
 import type { ModelFlags } from "../worker/server/serve-model-flags.ts";
 import { parseLayerRange, type ShardFlags } from "../worker/server/serve-shard-flags.ts";
 import { asFlagError, integerFlag, nonNegativeIntegerFlag, positiveIntegerFlag } from "./flags.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { Command, CommanderError } from "commander";
-import { tracingEnabled } from "../common/telemetry/tracing.ts";
+import { tracingEnabled } from "../kernel/telemetry/tracing.ts";
 import { withTracing } from "./tracing-options.ts";
 
 function command(seen: boolean[]): Command {

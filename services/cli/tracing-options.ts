@@ -2,8 +2,8 @@
 // standard OTEL_EXPORTER_OTLP_ENDPOINT is its default), --trace-sample-ratio keeps a fraction of new
 // traces. Tracing starts before the command's action and is flushed and stopped after it.
 import { type Command, Option } from "commander";
-import { startTracing, type Tracing } from "../common/telemetry/tracing.ts";
-import { parseTracingConfig } from "../common/telemetry/tracing-config.ts";
+import { startTracing, type Tracing } from "../kernel/telemetry/tracing.ts";
+import { parseTracingConfig } from "../kernel/telemetry/tracing-config.ts";
 import { numberFlag } from "./flags.ts";
 
 interface TracingFlags {

@@ -2,8 +2,8 @@
 // the endpoint pool fed by discovery, the core, and the gRPC, HTTP and metrics servers.
 import type { Server as HttpServer } from "node:http";
 import { setTimeout as delay } from "node:timers/promises";
-import type { Logger } from "../common/log.ts";
-import { listeningPort, Metrics } from "../common/telemetry/metrics.ts";
+import type { Logger } from "../kernel/log.ts";
+import { listeningPort, Metrics } from "../kernel/telemetry/metrics.ts";
 import { ApiKeys } from "./admission/api-keys.ts";
 import { redisPassword, SharedResponseCache } from "./cache/shared-response-cache.ts";
 import { type Clock, systemClock } from "./clock.ts";

@@ -5,7 +5,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Metadata } from "@grpc/grpc-js";
 import type { GenerateRequestSchema } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { type GenerateRequest, Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import { GrpcClient } from "../../../services/worker/server/grpc-client.ts";
+import { GrpcClient } from "../../../services/rpc/grpc-client.ts";
 
 export type Request = MessageInitShape<typeof GenerateRequestSchema> & { session?: string };
 

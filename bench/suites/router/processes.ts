@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as delay } from "node:timers/promises";
-import { waitUntilServing } from "../../../services/worker/server/health-client.ts";
+import { waitUntilServing } from "../../../services/rpc/health-client.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../../..");
 

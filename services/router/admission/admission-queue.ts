@@ -2,8 +2,8 @@
 // in arrival order; any more are refused at once with RESOURCE_EXHAUSTED and a retry hint, so an
 // overloaded router sheds load instead of growing an unbounded backlog. A waiting request leaves the
 // queue when its caller cancels or its deadline passes.
-import { Code, TesseraError } from "../../common/errors.ts";
-import { tesseraTracer } from "../../common/telemetry/tracing.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import { tesseraTracer } from "../../kernel/telemetry/tracing.ts";
 
 export interface AdmissionOptions {
   /** Requests that may run at once (read at each decision: it follows the healthy endpoints). */

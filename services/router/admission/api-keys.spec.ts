@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { Code, type Result } from "../../common/errors.ts";
+import { Code, type Result } from "../../kernel/errors.ts";
 import { ManualClock } from "../testing/manual-clock.ts";
 import { ApiKeys, chargeCaller, parseApiKeys } from "./api-keys.ts";
 

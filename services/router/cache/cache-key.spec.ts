@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import type { SamplingParams } from "../../worker/engine/types.ts";
-import { greedySampling } from "../../worker/sampling/params.ts";
+import { greedySampling } from "../../inference/sampling-params.ts";
+import type { SamplingParams } from "../../inference/types.ts";
 import { cacheKey, isDeterministic } from "./cache-key.ts";
 
 const greedy: SamplingParams = greedySampling();

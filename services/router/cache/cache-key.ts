@@ -3,7 +3,7 @@
 // sampling parameters then give the same tokens. The key covers every validated sampling field, so
 // requests that differ only in how they spelled a default share an entry.
 import { hash } from "node:crypto";
-import type { SamplingParams } from "../../worker/engine/types.ts";
+import type { SamplingParams } from "../../inference/types.ts";
 import type { RouterEvent } from "../core/router-events.ts";
 
 export function isDeterministic(sampling: SamplingParams): boolean {

@@ -4,8 +4,8 @@
 // optimisation here, never a dependency: a lookup that fails or takes longer than `timeoutMs` is a
 // miss, a store that fails is dropped, and both are logged (at most once a minute).
 import { Redis } from "ioredis";
-import { Code, TesseraError } from "../../common/errors.ts";
-import type { Logger } from "../../common/log.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import type { Logger } from "../../kernel/log.ts";
 import type { RouterEvent } from "../core/router-events.ts";
 
 export interface SharedCacheConfig {

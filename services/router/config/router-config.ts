@@ -5,8 +5,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { Code, type Result, TesseraError } from "../../common/errors.ts";
-import { createLogger } from "../../common/log.ts";
+import { Code, type Result, TesseraError } from "../../kernel/errors.ts";
+import { createLogger } from "../../kernel/log.ts";
 import { createPlugins, routingConfigSchema } from "../routing/routing-config.ts";
 
 const port = z.int().min(0).max(65_535);

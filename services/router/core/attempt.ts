@@ -11,10 +11,10 @@ import {
   Inference,
   SamplingParamsSchema,
 } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import { Code, TesseraError } from "../../common/errors.ts";
-import { startClientSpan } from "../../common/telemetry/grpc-tracing.ts";
-import type { SamplingParams } from "../../worker/engine/types.ts";
-import { grpcPath } from "../../worker/server/grpc-service.ts";
+import type { SamplingParams } from "../../inference/types.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import { grpcPath } from "../../rpc/grpc-service.ts";
+import { startClientSpan } from "../../rpc/grpc-tracing.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
 import { RelayUnsupportedError } from "../endpoints/relay-channel.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";

@@ -13,7 +13,7 @@ import {
   type KvTransferSchema,
   type TokenInfo,
 } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import type { SamplingParams } from "../../worker/engine/types.ts";
+import type { SamplingParams } from "../../inference/types.ts";
 import { Detokenizer } from "./detokenizer.ts";
 import type { RouterEvent } from "./router-events.ts";
 import type { PreparedRequest } from "./router-request.ts";

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import type { SamplingParams } from "../../worker/engine/types.ts";
-import { greedySampling } from "../../worker/sampling/params.ts";
-import { Tokenizer } from "../../worker/tokenizer/tokenizer.ts";
+import { greedySampling } from "../../inference/sampling-params.ts";
+import type { SamplingParams } from "../../inference/types.ts";
+import { Tokenizer } from "../../tokenizer/tokenizer.ts";
 import { Detokenizer } from "./detokenizer.ts";
 
 const tokenizer = Tokenizer.fromFile(

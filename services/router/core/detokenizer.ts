@@ -6,9 +6,9 @@
 // across the workers that produce it (prefill, decode, a migration), so the router, not a worker, sees
 // every stop string, including one that straddles the point where a worker took over.
 import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import type { SamplingParams } from "../../worker/engine/types.ts";
-import { StopStringMatcher } from "../../worker/sampling/stop-strings.ts";
-import type { TextStream, Tokenizer } from "../../worker/tokenizer/tokenizer.ts";
+import { StopStringMatcher } from "../../inference/stop-strings.ts";
+import type { SamplingParams } from "../../inference/types.ts";
+import type { TextStream, Tokenizer } from "../../tokenizer/tokenizer.ts";
 
 export class Detokenizer {
   readonly #text: TextStream;

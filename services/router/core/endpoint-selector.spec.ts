@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { create } from "@bufbuild/protobuf";
 import { ModelInfoSchema } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import { createLogger } from "../../common/log.ts";
+import { createLogger } from "../../kernel/log.ts";
 import { EndpointPool } from "../endpoints/endpoint-pool.ts";
 import { createPlugins, routingConfigSchema } from "../routing/routing-config.ts";
 import { RoutingPipeline } from "../routing/routing-pipeline.ts";

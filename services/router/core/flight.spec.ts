@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import { Flight } from "./flight.ts";
 import type { RouterEvent } from "./router-events.ts";
 

@@ -7,7 +7,7 @@
 // push-based (no promise per event): this is the router's hot path, run once per token per request.
 // When the last reader leaves before the end, the producer's signal aborts, so the worker frees the
 // request.
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { RouterEvent } from "./router-events.ts";
 
 export interface FlightReader {

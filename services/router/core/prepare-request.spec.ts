@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { prefixBlockHashes } from "../../common/block-hash.ts";
-import { Code } from "../../common/errors.ts";
+import { prefixBlockHashes } from "../../inference/block-hash.ts";
+import { Code } from "../../kernel/errors.ts";
 import { ModelRegistry } from "../models/model-registry.ts";
 import { positionOfHex } from "../routing/hash-ring.ts";
 import { testModel } from "../testing/models.ts";

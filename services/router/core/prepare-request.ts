@@ -1,9 +1,10 @@
 // Validation before any work: the model exists and has reported in, the prompt tokenizes and fits
 // the context, max_tokens is within the cap, every sampling field is in range. Errors are
 // INVALID_ARGUMENT naming the field (as the workers word them), NOT_FOUND for an unknown model.
-import { Code, type Result, TesseraError } from "../../common/errors.ts";
-import { parseSamplingParams } from "../../worker/sampling/params.ts";
-import { checkPromptIds } from "../../worker/server/generate-request.ts";
+
+import { checkPromptIds } from "../../inference/generate-request.ts";
+import { parseSamplingParams } from "../../inference/sampling-params.ts";
+import { Code, type Result, TesseraError } from "../../kernel/errors.ts";
 import type { ModelRegistry } from "../models/model-registry.ts";
 import type { RouterModel } from "../models/router-model.ts";
 import { routingKey } from "../routing/routing-key.ts";

@@ -1,8 +1,8 @@
 // A request as the router core takes it, whichever front door it came through, and the same request
 // once validated, tokenized and keyed.
 
-import type { SamplingParams } from "../../worker/engine/types.ts";
-import type { RawSamplingParams } from "../../worker/sampling/params.ts";
+import type { RawSamplingParams } from "../../inference/sampling-params.ts";
+import type { SamplingParams } from "../../inference/types.ts";
 import type { ChatMessage } from "../models/chat-template.ts";
 import type { RouterModel, WorkerModelInfo } from "../models/router-model.ts";
 import type { RoutingKey } from "../routing/routing-key.ts";
@@ -19,7 +19,7 @@ export interface RouterRequest {
   /** "" means the router's only model. */
   model: string;
   prompt: RouterPrompt;
-  /** Proto3 semantics: zero or unset means the default (see services/worker/sampling/params.ts). */
+  /** Proto3 semantics: zero or unset means the default (see services/inference/sampling-params.ts). */
   sampling: RawSamplingParams;
   /** Keeps a conversation on one replica. */
   sessionKey?: string | undefined;

@@ -4,8 +4,8 @@
 // resolves once the first event is there, so every failure before it (bad request, overload, no
 // endpoint) is a status the front door can still send; later failures end the event stream.
 import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import { Code, TesseraError } from "../../common/errors.ts";
-import type { Logger } from "../../common/log.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import type { Logger } from "../../kernel/log.ts";
 import { AdmissionQueue } from "../admission/admission-queue.ts";
 import { type ApiKeys, type Caller, chargeCaller, refundCaller } from "../admission/api-keys.ts";
 import { cacheKey, isDeterministic, responseBytes } from "../cache/cache-key.ts";

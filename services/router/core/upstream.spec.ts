@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import { Code } from "../../common/errors.ts";
-import { createLogger } from "../../common/log.ts";
+import { Code } from "../../kernel/errors.ts";
+import { createLogger } from "../../kernel/log.ts";
 import type { EndpointSpec } from "../endpoints/endpoint.ts";
 import { EndpointPool } from "../endpoints/endpoint-pool.ts";
 import { ModelRegistry } from "../models/model-registry.ts";

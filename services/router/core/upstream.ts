@@ -14,8 +14,8 @@
 // failures (the request's own fault, its deadline) end it as they are.
 
 import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import { Code, TesseraError } from "../../common/errors.ts";
-import type { Logger } from "../../common/log.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import type { Logger } from "../../kernel/log.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
 import { AttemptError, attempt, isEndpointFailure } from "./attempt.ts";

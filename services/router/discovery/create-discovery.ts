@@ -1,5 +1,5 @@
 // The discovery named by the config.
-import type { Logger } from "../../common/log.ts";
+import type { Logger } from "../../kernel/log.ts";
 import type { RouterConfig } from "../config/router-config.ts";
 import type { EndpointDiscovery } from "./discovery.ts";
 import { KubernetesDiscovery } from "./kubernetes-discovery.ts";

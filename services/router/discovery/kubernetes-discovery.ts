@@ -1,6 +1,6 @@
 // Kubernetes discovery: the endpoints are the shards the operator registers in one InferenceModel's
 // status (shard-endpoints.ts). It lists and watches InferenceModels in the namespace through the API
-// server with the operator's own client and informer (operator/kube, operator/controller/informer.ts:
+// server with the operator's own client and informer (services/kube, services/kube/informer.ts:
 // a watch resumes from its last version, 410 Gone relists at once, other errors back off from 1 s to
 // 30 s), so a status change reaches the router's rings as soon as the watch event arrives. The
 // connection is the config's kubeconfig, else $KUBECONFIG, else the pod's service account, else
@@ -10,18 +10,18 @@
 import { existsSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { InferenceModel } from "../../../operator/api/kinds.ts";
-import { type Clock, systemClock } from "../../../operator/controller/clock.ts";
-import { Informer } from "../../../operator/controller/informer.ts";
-import { HttpsKubeClient } from "../../../operator/kube/https-client.ts";
+import type { InferenceModel } from "../../api/kinds.ts";
+import { type Clock, systemClock } from "../../kernel/clock.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import type { Logger } from "../../kernel/log.ts";
+import { HttpsKubeClient } from "../../kube/https-client.ts";
+import { Informer } from "../../kube/informer.ts";
 import {
   type ClusterConnection,
   connectionFromKubeconfig,
   inClusterConnection,
-} from "../../../operator/kube/kubeconfig.ts";
-import { INFERENCE_MODELS } from "../../../operator/kube/resources.ts";
-import { Code, TesseraError } from "../../common/errors.ts";
-import type { Logger } from "../../common/log.ts";
+} from "../../kube/kubeconfig.ts";
+import { INFERENCE_MODELS } from "../../kube/resources.ts";
 import type { EndpointDiscovery, EndpointSpec } from "./discovery.ts";
 import { shardEndpoints } from "./shard-endpoints.ts";
 

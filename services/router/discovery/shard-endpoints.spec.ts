@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import type { Shard } from "../../../operator/api/inference-model-status.ts";
-import type { InferenceModel } from "../../../operator/api/kinds.ts";
+import type { Shard } from "../../api/inference-model-status.ts";
+import type { InferenceModel } from "../../api/kinds.ts";
 import { shardEndpoints } from "./shard-endpoints.ts";
 
 const shard = (fields: Partial<Shard>): Shard => ({

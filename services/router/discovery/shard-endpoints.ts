@@ -1,8 +1,8 @@
 // The endpoints an InferenceModel's status registers (the operator's shard registry,
-// operator/api/inference-model-status.ts): one per replica, its entry shard (stage 0, rank 0: the
+// services/api/inference-model-status.ts): one per replica, its entry shard (stage 0, rank 0: the
 // others are its peers), once the pod is Ready and has an address. Named by pod, so the hash ring
 // stays put when a pod's IP changes; with the shard's role (prefill, decode or both).
-import type { InferenceModel } from "../../../operator/api/kinds.ts";
+import type { InferenceModel } from "../../api/kinds.ts";
 import type { EndpointSpec } from "./discovery.ts";
 
 export function shardEndpoints(model: InferenceModel | undefined): EndpointSpec[] {

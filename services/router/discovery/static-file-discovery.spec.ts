@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createLogger } from "../../common/log.ts";
+import { createLogger } from "../../kernel/log.ts";
 import { ManualClock } from "../testing/manual-clock.ts";
 import type { EndpointSpec } from "./discovery.ts";
 import { parseEndpointsFile, StaticFileDiscovery } from "./static-file-discovery.ts";

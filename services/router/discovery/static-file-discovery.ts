@@ -11,8 +11,8 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { Code, type Result, TesseraError } from "../../common/errors.ts";
-import type { Logger } from "../../common/log.ts";
+import { Code, type Result, TesseraError } from "../../kernel/errors.ts";
+import type { Logger } from "../../kernel/log.ts";
 import { type Clock, systemClock, type Timer } from "../clock.ts";
 import { ENDPOINT_ROLES } from "../endpoints/endpoint.ts";
 import type { EndpointDiscovery, EndpointSpec } from "./discovery.ts";

@@ -4,8 +4,8 @@
 // since it may have restarted with other weights). Endpoints removed by discovery are closed;
 // requests in flight on them finish. A role change keeps the endpoint and its channel.
 import { Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import type { Logger } from "../../common/log.ts";
-import { checkHealth } from "../../worker/server/health-client.ts";
+import type { Logger } from "../../kernel/log.ts";
+import { checkHealth } from "../../rpc/health-client.ts";
 import type { Clock, Timer } from "../clock.ts";
 import { Backoff, type BackoffConfig } from "./backoff.ts";
 import { Endpoint, type EndpointOptions, type EndpointSpec } from "./endpoint.ts";

@@ -10,7 +10,7 @@ import {
   type ServiceError,
 } from "@grpc/grpc-js";
 import { service as healthService } from "grpc-health-check";
-import { Code } from "../../common/errors.ts";
+import { Code } from "../../kernel/errors.ts";
 import type { Clock, Timer } from "../clock.ts";
 import { Backoff, type BackoffConfig } from "./backoff.ts";
 

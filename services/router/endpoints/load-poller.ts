@@ -2,8 +2,8 @@
 // the service (UNIMPLEMENTED) is not asked again.
 
 import { WorkerLoad } from "../../../proto/gen/tessera/v1/load_pb.js";
-import { Code } from "../../common/errors.ts";
-import type { GrpcClient } from "../../worker/server/grpc-client.ts";
+import { Code } from "../../kernel/errors.ts";
+import type { GrpcClient } from "../../rpc/grpc-client.ts";
 import type { Clock, Timer } from "../clock.ts";
 import type { LoadReport } from "../routing/plugin.ts";
 

@@ -12,12 +12,12 @@ import {
   RelayGenerateRequestSchema,
   type RelayGenerateResponse,
 } from "../../../proto/gen/tessera/v1/relay_pb.js";
-import { Code, type TesseraError } from "../../common/errors.ts";
-import { createLogger } from "../../common/log.ts";
+import { Code, type TesseraError } from "../../kernel/errors.ts";
+import { createLogger } from "../../kernel/log.ts";
+import { GrpcClient } from "../../rpc/grpc-client.ts";
+import { bind } from "../../rpc/grpc-listen.ts";
+import { grpcServiceDefinition } from "../../rpc/grpc-service.ts";
 import { FakeModel, until } from "../../worker/server/fake-served-model.ts";
-import { GrpcClient } from "../../worker/server/grpc-client.ts";
-import { bind } from "../../worker/server/grpc-listen.ts";
-import { grpcServiceDefinition } from "../../worker/server/grpc-service.ts";
 import { InferenceServer } from "../../worker/server/inference-server.ts";
 import { RelayChannel, RelayUnsupportedError } from "./relay-channel.ts";
 

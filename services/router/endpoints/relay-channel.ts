@@ -14,8 +14,8 @@ import {
   RelayGenerateRequestSchema,
   type RelayGenerateResponse,
 } from "../../../proto/gen/tessera/v1/relay_pb.js";
-import { Code, TesseraError } from "../../common/errors.ts";
-import type { GrpcClient } from "../../worker/server/grpc-client.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import type { GrpcClient } from "../../rpc/grpc-client.ts";
 
 export interface RelayHandlers {
   message(message: GenerateResponse): void;

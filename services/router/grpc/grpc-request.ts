@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import type { Metadata } from "@grpc/grpc-js";
 import type { GenerateRequest } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import { type Result, TesseraError } from "../../common/errors.ts";
+import { type Result, TesseraError } from "../../kernel/errors.ts";
 import type { RouterPrompt, RouterRequest } from "../core/router-request.ts";
 
 export function fromGrpc(

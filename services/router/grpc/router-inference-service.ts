@@ -13,10 +13,10 @@ import {
   ListModelsResponseSchema,
   TokenizeResponseSchema,
 } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import { Code, TesseraError } from "../../common/errors.ts";
-import type { Logger } from "../../common/log.ts";
-import type { GrpcHandlers } from "../../worker/server/grpc-service.ts";
-import type { InFlight } from "../../worker/server/in-flight.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import type { Logger } from "../../kernel/log.ts";
+import type { GrpcHandlers } from "../../rpc/grpc-service.ts";
+import type { InFlight } from "../../rpc/in-flight.ts";
 import { CANCELLED_BY_CLIENT } from "../../worker/server/inference-service.ts";
 import type { Router } from "../core/router.ts";
 import type { RouterEvent } from "../core/router-events.ts";

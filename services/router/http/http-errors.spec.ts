@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import { errorBody, httpStatus } from "./http-errors.ts";
 
 describe("HTTP errors", () => {

@@ -2,7 +2,7 @@
 // { error: { message, type, param, code } }, and for 429/503 the retry hint as Retry-After (seconds)
 // and retry-after-ms (which the official OpenAI clients honour).
 import type { ServerResponse } from "node:http";
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import { PayloadTooLarge } from "./request-body.ts";
 
 const STATUS: Partial<Record<Code, number>> = {

@@ -4,7 +4,7 @@
 // it ends the stream with `data: {"error": ...}`, which the OpenAI clients raise as an APIError.
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Router } from "../core/router.ts";
 import type { RouterEvent } from "../core/router-events.ts";
 import { bearer } from "../grpc/grpc-request.ts";

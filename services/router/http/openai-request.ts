@@ -4,8 +4,8 @@
 // (temperature 1, max_tokens 16); vLLM's extra fields (top_k, min_p, repetition_penalty, ignore_eos,
 // stop_token_ids) are accepted too.
 import { z } from "zod";
-import { type Result, TesseraError } from "../../common/errors.ts";
-import type { RawSamplingParams } from "../../worker/sampling/params.ts";
+import type { RawSamplingParams } from "../../inference/sampling-params.ts";
+import { type Result, TesseraError } from "../../kernel/errors.ts";
 import type { RouterPrompt } from "../core/router-request.ts";
 
 const nullable = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);

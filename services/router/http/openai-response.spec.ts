@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { FinishReason, TokenInfoSchema } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import { Tokenizer } from "../../worker/tokenizer/tokenizer.ts";
+import { Tokenizer } from "../../tokenizer/tokenizer.ts";
 import type { RouterEvent } from "../core/router-events.ts";
 import {
   chunkBody,

@@ -1,6 +1,6 @@
 // OpenAI-compatible response bodies and stream chunks, built from the router's events.
 import { FinishReason, type TokenInfo } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import type { Tokenizer } from "../../worker/tokenizer/tokenizer.ts";
+import type { Tokenizer } from "../../tokenizer/tokenizer.ts";
 import type { RouterEvent, RouterUsage } from "../core/router-events.ts";
 
 export type Kind = "completion" | "chat";

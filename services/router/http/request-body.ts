@@ -1,7 +1,7 @@
 // Reads a JSON request body, bounded: a body over `maxBytes` is 413 (RESOURCE_EXHAUSTED with the
 // limit), bad JSON is 400.
 import type { IncomingMessage } from "node:http";
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 
 export class PayloadTooLarge extends TesseraError {
   constructor(maxBytes: number) {

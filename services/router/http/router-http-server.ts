@@ -4,11 +4,11 @@
 // request upstream. shutdown() refuses new requests and lets those in flight finish until a deadline.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { Code, TesseraError } from "../../common/errors.ts";
-import type { Logger } from "../../common/log.ts";
-import { traceHttpListener } from "../../common/telemetry/http-tracing.ts";
-import { tracingEnabled } from "../../common/telemetry/tracing.ts";
-import { InFlight } from "../../worker/server/in-flight.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import type { Logger } from "../../kernel/log.ts";
+import { traceHttpListener } from "../../kernel/telemetry/http-tracing.ts";
+import { tracingEnabled } from "../../kernel/telemetry/tracing.ts";
+import { InFlight } from "../../rpc/in-flight.ts";
 import type { Router } from "../core/router.ts";
 import { bearer } from "../grpc/grpc-request.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";

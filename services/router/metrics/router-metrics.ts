@@ -1,10 +1,10 @@
-// The router's metrics (Prometheus text through services/common/telemetry/metrics.ts): requests by
+// The router's metrics (Prometheus text through services/kernel/telemetry/metrics.ts): requests by
 // model and status, per-endpoint attempts, in flight, latency and time to first token, picks per
 // scorer and hash-home picks, time per routing plugin, ejections, retries, migrations, cache lookups,
 // queue depth and admission rejections. Labels come from small sets (models, endpoints, plugins, status codes).
 import type { Counter, Histogram, Meter } from "@opentelemetry/api";
-import { Code } from "../../common/errors.ts";
-import { LATENCY_BUCKETS } from "../../common/telemetry/metrics.ts";
+import { Code } from "../../kernel/errors.ts";
+import { LATENCY_BUCKETS } from "../../kernel/telemetry/metrics.ts";
 import type { RoutingObserver } from "../routing/routing-pipeline.ts";
 
 /** Plugin timings are microseconds: 1 µs to 10 ms. */

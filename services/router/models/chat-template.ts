@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Template } from "@huggingface/jinja";
-import { Code, type Result, TesseraError } from "../../common/errors.ts";
+import { Code, type Result, TesseraError } from "../../kernel/errors.ts";
 
 export interface ChatMessage {
   role: string;

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Code } from "../../common/errors.ts";
+import { Code } from "../../kernel/errors.ts";
 import { testModel } from "../testing/models.ts";
 import { ModelRegistry } from "./model-registry.ts";
 

@@ -1,7 +1,7 @@
 // The models of the router, found by the name a request gives ("" means the only model). Each model's
 // worker-reported info comes from the first endpoint by name that serves it, so every router over the
 // same endpoints uses the same revision (and so the same routing keys) even mid rolling update.
-import { type Result, TesseraError } from "../../common/errors.ts";
+import { type Result, TesseraError } from "../../kernel/errors.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
 import { type RouterModel, workerModelInfo } from "./router-model.ts";
 

@@ -2,7 +2,7 @@
 // config names) and what its workers report about it (revision, context, vocabulary, KV block size,
 // eos ids), which the router needs to validate requests and to compute the workers' block hashes.
 import type { ModelInfo } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import { Tokenizer } from "../../worker/tokenizer/tokenizer.ts";
+import { Tokenizer } from "../../tokenizer/tokenizer.ts";
 import { ChatTemplate } from "./chat-template.ts";
 
 export interface RouterModelConfig {

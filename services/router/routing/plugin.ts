@@ -8,7 +8,7 @@
 // Plugins read figures that producers computed earlier (router-side in-flight counts, the workers'
 // load reports, latency averages); they never call out.
 import type { z } from "zod";
-import type { Logger } from "../../common/log.ts";
+import type { Logger } from "../../kernel/log.ts";
 import type { RoutingKey } from "./routing-key.ts";
 
 /** What a worker reported through tessera.v1.WorkerLoad. */

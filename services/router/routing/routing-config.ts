@@ -2,7 +2,7 @@
 // name and weight. Each plugin's own parameters are validated by the plugin (plugins/registry.ts) when
 // the pipeline is built at start-up, so an error names the entry: `routing.scorers[0].epsilon: ...`.
 import { z } from "zod";
-import { type Result, TesseraError } from "../../common/errors.ts";
+import { type Result, TesseraError } from "../../kernel/errors.ts";
 import type { Filter, Picker, PluginContext, Scorer } from "./plugin.ts";
 import { CONSISTENT_HASH } from "./plugins/consistent-hash-scorer.ts";
 import { MAX_SCORE } from "./plugins/pickers.ts";

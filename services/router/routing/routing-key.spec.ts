@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { prefixBlockHashes } from "../../common/block-hash.ts";
+import { prefixBlockHashes } from "../../inference/block-hash.ts";
 import { positionOfHex } from "./hash-ring.ts";
 import { routingKey } from "./routing-key.ts";
 

@@ -1,10 +1,10 @@
 // The key a request is routed by. A session key, when the client sends one, keeps a conversation on
 // one replica. Otherwise the key is the KV-block hash chain of the prompt's first `prefixBlocks` full
-// blocks: the same hashes the workers' prefix caches use (services/common/block-hash.ts, salted with
+// blocks: the same hashes the workers' prefix caches use (services/inference/block-hash.ts, salted with
 // `${modelId}@${revision}`), so prompts that share those blocks, e.g. a tenant's long system prompt,
 // land on the replica that already holds them. A prompt shorter than one block is keyed by its tokens.
 import { hash } from "node:crypto";
-import { type BlockHash, prefixBlockHashes } from "../../common/block-hash.ts";
+import { type BlockHash, prefixBlockHashes } from "../../inference/block-hash.ts";
 import { positionOf, positionOfHex } from "./hash-ring.ts";
 
 export interface RoutingKey {

@@ -1,5 +1,5 @@
 // Builders for routing tests.
-import { createLogger } from "../../common/log.ts";
+import { createLogger } from "../../kernel/log.ts";
 import type { Candidate, LoadReport, PluginContext, RoutingRequest } from "../routing/plugin.ts";
 
 export function candidate(name: string, fields: Partial<Omit<Candidate, "name">> = {}): Candidate {

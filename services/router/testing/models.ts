@@ -1,6 +1,6 @@
 // A router model for unit tests: the reference tiny-llama tokenizer, with what a worker would report.
 import path from "node:path";
-import { Tokenizer } from "../../worker/tokenizer/tokenizer.ts";
+import { Tokenizer } from "../../tokenizer/tokenizer.ts";
 import { ChatTemplate } from "../models/chat-template.ts";
 import { RouterModel, type WorkerModelInfo } from "../models/router-model.ts";
 

@@ -21,7 +21,7 @@ import {
   Inference,
   ListModelsResponseSchema,
 } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import { grpcServiceDefinition } from "../../worker/server/grpc-service.ts";
+import { grpcServiceDefinition } from "../../rpc/grpc-service.ts";
 import type { WorkerModelInfo } from "../models/router-model.ts";
 
 export interface ScriptedWorkerOptions {

@@ -1,7 +1,7 @@
 // The normalized description of a decoder-only transformer, parsed from a Hugging Face config.json.
 // Every supported architecture maps its config onto this one shape; the graph builder reads only this.
 import { z } from "zod";
-import { Code, type Result, TesseraError } from "../../common/errors.ts";
+import { Code, type Result, TesseraError } from "../../kernel/errors.ts";
 
 export type RopeScaling =
   | { type: "default" }

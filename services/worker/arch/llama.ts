@@ -1,5 +1,5 @@
 // LlamaForCausalLM, and the tensor naming the whole Llama family shares.
-import type { Result } from "../../common/errors.ts";
+import type { Result } from "../../kernel/errors.ts";
 import { type DecoderConfig, parseHfConfig, toDecoderConfig } from "./decoder-config.ts";
 import type { ArchitectureDefinition, LayerWeightNames, WeightNames } from "./registry.ts";
 

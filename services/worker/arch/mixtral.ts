@@ -1,6 +1,6 @@
 // MixtralForCausalLM: Mistral attention with a sparse mixture-of-experts MLP. A router picks the top-k
 // of num_local_experts per token from a softmax, renormalizes their weights and sums the experts' outputs.
-import { Code, type Result, TesseraError } from "../../common/errors.ts";
+import { Code, type Result, TesseraError } from "../../kernel/errors.ts";
 import { type DecoderConfig, parseHfConfig, toDecoderConfig } from "./decoder-config.ts";
 import { llamaLayerNames, llamaWeightNames } from "./llama.ts";
 import type { ArchitectureDefinition } from "./registry.ts";

@@ -1,6 +1,6 @@
 // The architecture registry: each supported Hugging Face architecture registers a definition here
 // (see builtin.ts); the core only ever asks the registry. A new architecture is a new file.
-import { Code, type Result, TesseraError } from "../../common/errors.ts";
+import { Code, type Result, TesseraError } from "../../kernel/errors.ts";
 import type { DecoderConfig } from "./decoder-config.ts";
 
 /** Names of one layer's tensors in the checkpoint. */

@@ -1,10 +1,10 @@
 // Continuous batching, prefix caching and preemption must never change what a request generates.
 import assert from "node:assert/strict";
 import path from "node:path";
-import { greedySampling } from "../sampling/params.ts";
+import { greedySampling } from "../../inference/sampling-params.ts";
+import type { FinishReason, GenerateEvent, SamplingParams } from "../../inference/types.ts";
 import { REFERENCE_DIR, referenceCases } from "../testdata/reference.ts";
 import { Engine, type EngineOptions } from "./engine.ts";
-import type { FinishReason, GenerateEvent, SamplingParams } from "./types.ts";
 
 const GREEDY: SamplingParams = greedySampling({ maxTokens: 24, ignoreEos: true });
 

@@ -1,6 +1,6 @@
 // Engine settings, validated at start-up.
 import { z } from "zod";
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import { ATTENTION_BACKENDS } from "../graph/attention-backend.ts";
 
 export const engineConfigSchema = z

@@ -1,8 +1,10 @@
 // The engine loop: schedule -> run the model on the batch -> sample, stop checks, stream out.
 // It runs while there is work and sleeps otherwise; the model runs in its own thread, so the event
 // loop stays free to serve requests during a step.
-import { Code, TesseraError } from "../../common/errors.ts";
-import type { Logger } from "../../common/log.ts";
+
+import type { FinishReason, GeneratedToken } from "../../inference/types.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import type { Logger } from "../../kernel/log.ts";
 import type { KvCacheManager } from "../kv/kv-cache-manager.ts";
 import type { ModelRunner, SampledRow, StepResult } from "../runtime/model-runner.ts";
 import type { SequenceStep } from "../runtime/step-inputs.ts";
@@ -12,7 +14,6 @@ import type { RemoteKv } from "./remote-kv.ts";
 import { type EngineRequest, RequestStatus } from "./request.ts";
 import { recordPhases } from "./request-phases.ts";
 import type { Scheduler, SchedulerOutput } from "./scheduler.ts";
-import type { FinishReason, GeneratedToken } from "./types.ts";
 
 export interface EngineCoreParts {
   runner: ModelRunner;

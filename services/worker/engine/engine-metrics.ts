@@ -2,7 +2,7 @@
 // on the info metric; nothing per request, so cardinality stays bounded. Preemptions and the remote KV
 // tier's fallbacks (by reason) start at 0, so alerts and dashboards see them before the first one.
 import type { Attributes, Counter, Histogram } from "@opentelemetry/api";
-import { LATENCY_BUCKETS, type Metrics } from "../../common/telemetry/metrics.ts";
+import { LATENCY_BUCKETS, type Metrics } from "../../kernel/telemetry/metrics.ts";
 import type { BlockPool } from "../kv/block-pool.ts";
 import type { EngineRequest } from "./request.ts";
 import type { Scheduler } from "./scheduler.ts";

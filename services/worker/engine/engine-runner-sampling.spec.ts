@@ -4,13 +4,13 @@
 // penalties included), and a row the runner could not sample fails only its own request.
 import assert from "node:assert/strict";
 import path from "node:path";
-import { Code, TesseraError } from "../../common/errors.ts";
+import { greedySampling } from "../../inference/sampling-params.ts";
+import type { GeneratedToken, GenerateEvent, SamplingParams } from "../../inference/types.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import { sampleRows } from "../parallel/stage-worker.ts";
 import { ModelRunner } from "../runtime/model-runner.ts";
-import { greedySampling } from "../sampling/params.ts";
 import { REFERENCE_DIR, referenceCases } from "../testdata/reference.ts";
 import { Engine } from "./engine.ts";
-import type { GeneratedToken, GenerateEvent, SamplingParams } from "./types.ts";
 
 const MODEL = path.join(REFERENCE_DIR, "tiny-llama");
 const ENGINE = { attention: "onnx-ops" as const, blockSize: 4, kvCacheBlocks: 256 };

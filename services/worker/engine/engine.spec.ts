@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import path from "node:path";
-import { Code, TesseraError } from "../../common/errors.ts";
-import { greedySampling } from "../sampling/params.ts";
+import { greedySampling } from "../../inference/sampling-params.ts";
+import type { FinishReason, GenerateEvent, SamplingParams } from "../../inference/types.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import { isNearTie, REFERENCE_DIR, REFERENCE_MODELS, referenceCases } from "../testdata/reference.ts";
 import { Engine } from "./engine.ts";
-import type { FinishReason, GenerateEvent, SamplingParams } from "./types.ts";
 
 const GREEDY: SamplingParams = greedySampling({ maxTokens: 24 });
 

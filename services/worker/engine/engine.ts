@@ -2,15 +2,16 @@
 // scheduler and KV bookkeeping beside them, and the weights, onnxruntime session and KV numbers in
 // the model thread (ModelRunner).
 import path from "node:path";
-import { Code, TesseraError } from "../../common/errors.ts";
-import type { Logger } from "../../common/log.ts";
-import type { Metrics } from "../../common/telemetry/metrics.ts";
+import type { GenerateEvent, GenerateRequest, ModelDescription } from "../../inference/types.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import type { Logger } from "../../kernel/log.ts";
+import type { Metrics } from "../../kernel/telemetry/metrics.ts";
+import { Tokenizer } from "../../tokenizer/tokenizer.ts";
 import { BlockPool } from "../kv/block-pool.ts";
 import { KvCacheManager } from "../kv/kv-cache-manager.ts";
 import { describeCheckpoint } from "../model/checkpoint.ts";
 import type { ModelThreadOptions } from "../runtime/messages.ts";
 import { ModelRunner } from "../runtime/model-runner.ts";
-import { Tokenizer } from "../tokenizer/tokenizer.ts";
 import { type EngineConfig, type EngineConfigInput, parseEngineConfig, poolBlocks } from "./engine-config.ts";
 import { EngineCore } from "./engine-core.ts";
 import { EngineMetrics } from "./engine-metrics.ts";
@@ -18,7 +19,6 @@ import { KvShare, splitBlocks } from "./kv-share.ts";
 import { RemoteKv, type RemoteKvOptions } from "./remote-kv.ts";
 import { EngineRequest } from "./request.ts";
 import { Scheduler } from "./scheduler.ts";
-import type { GenerateEvent, GenerateRequest, ModelDescription } from "./types.ts";
 import { VirtualEngines } from "./virtual-engines.ts";
 
 export interface EngineOptions {

@@ -5,7 +5,7 @@
 // within its share always finds free blocks, whatever the others hold (a block held by two engines
 // counts against both). Past its share an engine preempts its own requests, as a single engine does
 // when its pool is full, and never takes blocks another engine's step in flight is using.
-import type { BlockHash } from "../../common/block-hash.ts";
+import type { BlockHash } from "../../inference/block-hash.ts";
 import type { BlockPool } from "../kv/block-pool.ts";
 import { KvCacheManager, type RequestKv } from "../kv/kv-cache-manager.ts";
 

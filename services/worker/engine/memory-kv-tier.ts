@@ -1,7 +1,7 @@
 // A remote KV tier held in this process's memory: the tier a single-process deployment (or a test of
 // two engines in one process) can share without Redis. Same contract as the Redis tier: blocks by hash,
 // confirmed against their tokens.
-import type { BlockHash } from "../../common/block-hash.ts";
+import type { BlockHash } from "../../inference/block-hash.ts";
 import type { RemoteBlockRef, RemoteKvTier } from "./remote-kv.ts";
 
 export class MemoryKvTier implements RemoteKvTier {

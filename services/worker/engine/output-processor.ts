@@ -1,7 +1,8 @@
 // After a step: append a request's sampled token, run the stop checks, and push its events.
 // Returns the finish reason when the request is done.
+
+import type { FinishReason, GeneratedToken } from "../../inference/types.ts";
 import type { EngineRequest } from "./request.ts";
-import type { FinishReason, GeneratedToken } from "./types.ts";
 
 export interface OutputLimits {
   maxContext: number;

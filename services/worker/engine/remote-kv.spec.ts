@@ -2,13 +2,13 @@
 // output is exactly the colocated one. Missing blocks are recomputed or fail, as the policy says.
 import assert from "node:assert/strict";
 import path from "node:path";
-import { Code, TesseraError } from "../../common/errors.ts";
-import { greedySampling } from "../sampling/params.ts";
+import { greedySampling } from "../../inference/sampling-params.ts";
+import type { GenerateEvent, SamplingParams } from "../../inference/types.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import { REFERENCE_DIR, referenceCases } from "../testdata/reference.ts";
 import { Engine } from "./engine.ts";
 import { MemoryKvTier } from "./memory-kv-tier.ts";
 import type { RemoteKvOptions } from "./remote-kv.ts";
-import type { GenerateEvent, SamplingParams } from "./types.ts";
 
 const GREEDY: SamplingParams = greedySampling({ maxTokens: 20, ignoreEos: true });
 

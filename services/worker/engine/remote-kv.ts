@@ -4,9 +4,9 @@
 // replica's shared prefix, or a migrated request's history). Write-through: every block a request fills
 // is exported and stored. A block that cannot be fetched is recomputed (policy "recompute") or fails the
 // request (policy "fail"); a fetched block is only used after the store verified its checksum.
-import { type BlockHash, blockHash } from "../../common/block-hash.ts";
-import { Code, TesseraError } from "../../common/errors.ts";
-import type { Logger } from "../../common/log.ts";
+import { type BlockHash, blockHash } from "../../inference/block-hash.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import type { Logger } from "../../kernel/log.ts";
 import type { BlockPool } from "../kv/block-pool.ts";
 import type { ModelRunner } from "../runtime/model-runner.ts";
 

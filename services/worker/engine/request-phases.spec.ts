@@ -2,12 +2,12 @@
 // engine's KV read, queue, (short) prefill and decode, in order in time.
 import assert from "node:assert/strict";
 import path from "node:path";
-import type { PhaseName, RequestPhases } from "../../common/telemetry/phase-spans.ts";
-import { greedySampling } from "../sampling/params.ts";
+import { greedySampling } from "../../inference/sampling-params.ts";
+import type { GenerateRequest, SamplingParams } from "../../inference/types.ts";
+import type { PhaseName, RequestPhases } from "../../kernel/telemetry/phase-spans.ts";
 import { REFERENCE_DIR, referenceCases } from "../testdata/reference.ts";
 import { Engine } from "./engine.ts";
 import { MemoryKvTier } from "./memory-kv-tier.ts";
-import type { GenerateRequest, SamplingParams } from "./types.ts";
 
 const GREEDY: SamplingParams = greedySampling({ maxTokens: 6, ignoreEos: true });
 

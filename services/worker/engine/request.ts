@@ -1,14 +1,15 @@
 // One request inside the engine: its tokens, its progress through the KV cache, its sampler and
 // output state, and the queue its events go out on.
-import type { TesseraError } from "../../common/errors.ts";
-import type { RequestPhases } from "../../common/telemetry/phase-spans.ts";
+
+import { StopStringMatcher } from "../../inference/stop-strings.ts";
+import type { FinishReason, GenerateEvent, SamplingParams } from "../../inference/types.ts";
+import type { TesseraError } from "../../kernel/errors.ts";
+import type { RequestPhases } from "../../kernel/telemetry/phase-spans.ts";
+import type { TextStream } from "../../tokenizer/text-stream.ts";
 import { emptyRequestKv, type RequestKv } from "../kv/kv-cache-manager.ts";
 import { TokenHistory } from "../sampling/penalties.ts";
 import { Sampler } from "../sampling/sampler.ts";
-import { StopStringMatcher } from "../sampling/stop-strings.ts";
-import type { TextStream } from "../tokenizer/text-stream.ts";
 import { EventQueue } from "./event-queue.ts";
-import type { FinishReason, GenerateEvent, SamplingParams } from "./types.ts";
 
 /** The lifecycle, in order: a request only moves forward, except RUNNING <-> PREEMPTED. */
 export const RequestStatus = { WAITING: 0, RUNNING: 1, PREEMPTED: 2, FINISHED: 3 } as const;

@@ -6,7 +6,7 @@
 //      preempted (its blocks freed, its progress reset: it is recomputed when it returns);
 //   2. if nobody was preempted, waiting requests are admitted in serving order (priority, then FCFS)
 //      while the budget, the running cap and the KV pool allow, reusing their cached prefix blocks.
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { KvCacheManager } from "../kv/kv-cache-manager.ts";
 import { type EngineRequest, RequestStatus, servesBefore } from "./request.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Code } from "../../common/errors.ts";
+import { Code } from "../../kernel/errors.ts";
 import { decodeKvBlock, type ExpectedKvBlock, encodeKvBlock } from "./kv-block-codec.ts";
 import { xxhash64 } from "./kv-checksum.ts";
 import { testBlock, testFormat } from "./kv-test-blocks.ts";

@@ -11,7 +11,7 @@
 // little-endian on every platform Tessera runs on). decode() verifies everything against what the
 // reader expects before it returns a block: corruption (truncation, bad magic, checksum) is DATA_LOSS,
 // a well-formed block of another kind (version, model, revision, layers, shape, hash) FAILED_PRECONDITION.
-import { Code, type Result, TesseraError } from "../../common/errors.ts";
+import { Code, type Result, TesseraError } from "../../kernel/errors.ts";
 import {
   type DecodedKvBlock,
   type KvBlock,

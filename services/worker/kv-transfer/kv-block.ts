@@ -1,10 +1,10 @@
 // A KV block as it leaves or enters the engine: for layers [start, end) of one model revision, the
 // keys then the values of the block's `blockSize` tokens, as one Float32Array laid out
 // [layers][2][blockSize][kvHeads][headDim] (token-major, as in the engine's pool). A full block is
-// named by its hash chain (services/common/block-hash.ts), and carries its token ids so that a reader
+// named by its hash chain (services/inference/block-hash.ts), and carries its token ids so that a reader
 // can confirm a hit against the tokens before trusting it.
-import type { BlockHash } from "../../common/block-hash.ts";
-import { Code, type Result, TesseraError } from "../../common/errors.ts";
+import type { BlockHash } from "../../inference/block-hash.ts";
+import { Code, type Result, TesseraError } from "../../kernel/errors.ts";
 
 /** Layers [start, end) of the model. */
 export interface KvLayerRange {

@@ -1,6 +1,6 @@
 // Builders of KV blocks for tests and benchmarks: a format and chains of blocks with deterministic
-// contents and real hash chains (services/common/block-hash.ts).
-import { blockHash } from "../../common/block-hash.ts";
+// contents and real hash chains (services/inference/block-hash.ts).
+import { blockHash } from "../../inference/block-hash.ts";
 import { type KvBlock, type KvBlockFormat, payloadFloats } from "./kv-block.ts";
 
 /** A tiny format (layers 2-4 of model "tiny"@"r1", blocks of 4 tokens, 2 KV heads of 8) unless told. */

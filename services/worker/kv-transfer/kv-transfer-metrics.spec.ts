@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { Code } from "../../common/errors.ts";
-import { listeningPort, Metrics } from "../../common/telemetry/metrics.ts";
+import { Code } from "../../kernel/errors.ts";
+import { listeningPort, Metrics } from "../../kernel/telemetry/metrics.ts";
 import { KvTransferMetrics } from "./kv-transfer-metrics.ts";
 
 describe("KvTransferMetrics", () => {

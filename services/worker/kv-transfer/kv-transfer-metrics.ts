@@ -2,8 +2,8 @@
 // mismatches, errors), bytes moved, failed operations by status code and operation latency. The same
 // counts are kept in memory (snapshot()) for tests and for callers that report fallbacks.
 import type { Attributes, Counter, Histogram, Meter } from "@opentelemetry/api";
-import { Code } from "../../common/errors.ts";
-import { LATENCY_BUCKETS } from "../../common/telemetry/metrics.ts";
+import { Code } from "../../kernel/errors.ts";
+import { LATENCY_BUCKETS } from "../../kernel/telemetry/metrics.ts";
 
 export type KvOp = "put" | "get" | "has" | "delete";
 export type KvBlockResult = "stored" | "hit" | "miss" | "checksum_failure" | "mismatch" | "error";

@@ -4,8 +4,8 @@
 // An operation that outlives its deadline rejects with DEADLINE_EXCEEDED; until its late reply comes,
 // Redis counts as hung (NOT_SERVING) so that later operations fail fast instead of waiting as well.
 import { Redis, type RedisOptions } from "ioredis";
-import { Code, TesseraError } from "../../common/errors.ts";
-import type { Logger } from "../../common/log.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import type { Logger } from "../../kernel/log.ts";
 import { isAuthError, redisError } from "./redis-errors.ts";
 import { describeAddress } from "./redis-kv-config.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import { isAuthError, redisError } from "./redis-errors.ts";
 
 function replyError(message: string): Error {

@@ -1,7 +1,7 @@
 // Errors of Redis and of ioredis as TesseraErrors. A reply error is the server's answer to one
 // command (OOM under noeviction, WRONGTYPE, NOAUTH); anything else (connection closed or reset,
 // refused, not writable) means Redis cannot be reached: UNAVAILABLE, and the caller falls back.
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 
 /** True for an error the server replied to one command (ioredis names them "ReplyError"). */
 export function isReplyError(err: unknown): err is Error {

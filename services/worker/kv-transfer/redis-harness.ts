@@ -8,7 +8,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import tls from "node:tls";
-import { freePort } from "../../common/free-port.ts";
+import { freePort } from "../../kernel/free-port.ts";
 
 export interface RedisServerOptions {
   /** `--requirepass`: clients must AUTH with this password (user `default`). */

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import type { RedisOptions } from "ioredis";
 import { z } from "zod";
-import { Code, type Result, TesseraError } from "../../common/errors.ts";
+import { Code, type Result, TesseraError } from "../../kernel/errors.ts";
 
 const MiB = 1024 * 1024;
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import { baseFormat, testBlocks, testFormat } from "./kv-test-blocks.ts";
 import { manualTimer, openTestStore, trackUnhandledRejections } from "./kv-test-store.ts";
 import type { KvStoreHealth } from "./redis-connection.ts";

@@ -15,10 +15,10 @@
 // A batch is split into pipelines of at most `maxPipelineBytes` (4 MiB), two in flight: encoding or
 // verifying one overlaps the transfer of the next. With 384 KiB blocks that matched or beat one raw
 // pipeline of the whole batch; one pipeline at a time of 8 MiB was 20-35% slower.
-import type { BlockHash } from "../../common/block-hash.ts";
-import { Code, TesseraError } from "../../common/errors.ts";
-import type { Logger } from "../../common/log.ts";
-import type { Metrics } from "../../common/telemetry/metrics.ts";
+import type { BlockHash } from "../../inference/block-hash.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import type { Logger } from "../../kernel/log.ts";
+import type { Metrics } from "../../kernel/telemetry/metrics.ts";
 import {
   type DecodedKvBlock,
   type KvBlockData,

@@ -3,7 +3,7 @@
 // its hash, so a later request with the same prefix can take it back (a prefix-cache hit). Allocation
 // takes from the head, evicting the least recently freed cached block first (LRU).
 // Only metadata lives here; the K/V numbers live in the model thread, addressed by block id.
-import type { BlockHash } from "../../common/block-hash.ts";
+import type { BlockHash } from "../../inference/block-hash.ts";
 
 interface BlockMeta {
   refCount: number;

@@ -1,7 +1,7 @@
 // Per-request KV blocks on top of the block pool: prefix lookup when a request is scheduled, slot
 // allocation as its tokens are computed, registration of blocks that became full, and release.
 // Running out of blocks is a return value (false), not an exception: the scheduler preempts and retries.
-import { type BlockHash, blockHash } from "../../common/block-hash.ts";
+import { type BlockHash, blockHash } from "../../inference/block-hash.ts";
 import type { BlockPool } from "./block-pool.ts";
 
 /** The KV state a request carries (owned by the manager, stored on the request). */

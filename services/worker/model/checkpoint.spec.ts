@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import { REFERENCE_DIR } from "../testdata/reference.ts";
 import { describeCheckpoint } from "./checkpoint.ts";
 import { SafetensorsFile } from "./safetensors.ts";

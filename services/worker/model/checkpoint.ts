@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import "../arch/builtin.ts";
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { DecoderConfig } from "../arch/decoder-config.ts";
 import { type ArchitectureDefinition, resolveArchitecture } from "../arch/registry.ts";
 import { WeightStore } from "./weights.ts";

@@ -2,7 +2,7 @@
 // {name: {dtype, shape, data_offsets: [begin, end]}}, then the tensor bytes. Tensors are read one at a
 // time from the file, so a checkpoint never needs to fit in memory twice.
 import fs from "node:fs";
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import { BYTES_PER_ELEMENT, isWeightDtype, toFloat32, type WeightDtype } from "./dtype.ts";
 import { type ByteRange, slicedShape, sliceRanges, type TensorSlice } from "./tensor-slice.ts";
 

@@ -2,7 +2,7 @@
 // projection (its output features: q/k/v, gate/up, lm_head) or columns (its input features: o_proj,
 // down_proj), or a range of a vector (biases). Planned as byte ranges of the file so a rank reads only
 // its part: one range for rows, one range per row for columns.
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 
 export interface TensorSlice {
   /** 0 = rows (or a vector's elements), 1 = columns of a matrix. */

@@ -2,7 +2,7 @@
 // model.safetensors.index.json ({"weight_map": {tensor name: shard file}}).
 import fs from "node:fs";
 import path from "node:path";
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { WeightDtype } from "./dtype.ts";
 import { SafetensorsFile, type Tensor } from "./safetensors.ts";
 import type { TensorSlice } from "./tensor-slice.ts";

@@ -10,7 +10,7 @@
 // two sums in the same tree, and float addition is commutative, so all ranks end with bit-identical
 // sums: the ranks' residual streams never drift apart. A group whose size is not a power of two
 // falls back to a direct exchange (every rank sends its part to every other and sums in rank order).
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 
 /** Names one all-reduce call: every rank of the group makes the same calls with the same keys. */
 export interface ReduceKey {

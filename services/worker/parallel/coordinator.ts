@@ -4,7 +4,7 @@
 // that needs logits says how to sample it) or as whole logits rows. KV export and import ask every
 // member for its part of the blocks. When the group fails, every waiting step fails with UNAVAILABLE.
 import type { ShardFrame } from "../../../proto/gen/tessera/v1/shard_pb.js";
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { SampledRow, StepResult } from "../runtime/model-runner.ts";
 import type { ShardExecutor } from "../runtime/shard-executor.ts";
 import type { SequenceStep } from "../runtime/step-inputs.ts";

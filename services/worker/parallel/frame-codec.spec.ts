@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ShardFrameSchema } from "../../../proto/gen/tessera/v1/shard_pb.js";
-import { greedySampling } from "../sampling/params.ts";
+import { greedySampling } from "../../inference/sampling-params.ts";
 import { TokenHistory } from "../sampling/penalties.ts";
 import { Sampler } from "../sampling/sampler.ts";
 import {

@@ -9,7 +9,7 @@ import {
   LinkResponseSchema,
   type ShardLink,
 } from "../../../proto/gen/tessera/v1/shard_pb.js";
-import type { GrpcHandlers } from "../server/grpc-service.ts";
+import type { GrpcHandlers } from "../../rpc/grpc-service.ts";
 import { PeerLink } from "./peer-link.ts";
 
 type ShardLinkMethods = typeof ShardLink extends { method: infer M } ? M : never;

@@ -19,8 +19,8 @@ import {
   ShardLink,
   StageActivationSchema,
 } from "../../../proto/gen/tessera/v1/shard_pb.js";
-import { grpcMethodDefinition } from "../server/grpc-service.ts";
-import { asBuffer } from "../server/stream-codecs.ts";
+import { grpcMethodDefinition } from "../../rpc/grpc-service.ts";
+import { asBuffer } from "../../rpc/stream-codecs.ts";
 
 /** Frame kinds that carry a tensor: their ShardFrame field, message and bytes field (all numbered below 16). */
 const TENSORS: Record<string, { frameField: number; schema: DescMessage; field: string; number: number }> = {

@@ -12,7 +12,7 @@ import {
   LinkRequestSchema,
   type LinkResponse,
 } from "../../../proto/gen/tessera/v1/shard_pb.js";
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import { LINK_METHOD } from "./link-codec.ts";
 import type { PeerResolver } from "./peer-hosts.ts";
 import { LINK_CHANNEL_OPTIONS, PeerLink } from "./peer-link.ts";

@@ -1,7 +1,7 @@
 // The event loop's handle on a member thread (member-thread.ts): starts it, learns where it listens,
 // when its group is ready and when it fails, and (rank 0) sends it steps and KV requests.
 import { Worker } from "node:worker_threads";
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { FromMember, MemberThreadOptions, ToMember } from "./member-messages.ts";
 import { type ShardCounter, ShardStats } from "./shard-stats.ts";
 

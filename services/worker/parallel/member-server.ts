@@ -6,7 +6,7 @@
 import { Server } from "@grpc/grpc-js";
 import { HealthImplementation, type ServingStatus } from "grpc-health-check";
 import { ShardLink } from "../../../proto/gen/tessera/v1/shard_pb.js";
-import { bind, servingStatuses } from "../server/grpc-listen.ts";
+import { bind, servingStatuses } from "../../rpc/grpc-listen.ts";
 import { shardLinkHandlers } from "./link-acceptor.ts";
 import { LINK_METHOD } from "./link-codec.ts";
 import { LINK_CHANNEL_OPTIONS, LINK_RECEIVE_WINDOW } from "./peer-link.ts";

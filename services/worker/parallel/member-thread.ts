@@ -3,8 +3,8 @@
 // coordinates steps for its event loop (coordinator.ts). Everything on a step's path lives here, so
 // a frame from a peer reaches the shard without a hop through another thread.
 import { parentPort, workerData } from "node:worker_threads";
-import { Code, TesseraError } from "../../common/errors.ts";
-import { createLogger } from "../../common/log.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import { createLogger } from "../../kernel/log.ts";
 import { onnxOpsAttention } from "../graph/attention-onnx-ops.ts";
 import { shardProblem } from "../graph/shard-graph.ts";
 import { describeCheckpoint } from "../model/checkpoint.ts";

@@ -1,7 +1,7 @@
 // Resolves a peer's `host:port` before it is dialed. On real Kubernetes a peer's name
 // (`<hostname>.<model>-workers.<namespace>.svc`) is cluster DNS and grpc-js resolves it itself. The dev
 // cluster has no DNS: its kubelet keeps a hosts-style file of the same records (the pods of headless
-// Services, services/devcluster/kubelet/cluster-hosts.ts) and names it in TESSERA_HOSTS_FILE. The file
+// Services, devtools/devcluster/kubelet/cluster-hosts.ts) and names it in TESSERA_HOSTS_FILE. The file
 // is read again at every dial attempt, so a replaced peer (a new pod IP) is found; a name not in it is
 // left to DNS.
 import { readFile } from "node:fs/promises";

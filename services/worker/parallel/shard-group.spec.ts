@@ -2,8 +2,8 @@
 // as the layout says, rank 0 learns every member's layers, frames flow both ways on a link, a member
 // with another group key is refused, and a member that leaves fails every other one.
 import assert from "node:assert/strict";
-import { freePort } from "../../common/free-port.ts";
-import { createLogger } from "../../common/log.ts";
+import { freePort } from "../../kernel/free-port.ts";
+import { createLogger } from "../../kernel/log.ts";
 import { type MemberServer, startMemberServer } from "./member-server.ts";
 import { ShardGroup } from "./shard-group.ts";
 

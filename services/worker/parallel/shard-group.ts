@@ -7,8 +7,8 @@
 // failed group never serves again; its pods exit and Kubernetes restarts them into a new group.
 
 import type { LinkHello, MemberReady, ShardFrame } from "../../../proto/gen/tessera/v1/shard_pb.js";
-import { Code, TesseraError } from "../../common/errors.ts";
-import type { Logger } from "../../common/log.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import type { Logger } from "../../kernel/log.ts";
 import { COORDINATOR, dialedPeers, type GroupLayout, groupSize, linkPeers } from "./group-layout.ts";
 import type { Acceptor } from "./link-acceptor.ts";
 import { dialLink } from "./link-dialer.ts";

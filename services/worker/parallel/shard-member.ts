@@ -1,7 +1,7 @@
 // A member of a parallel replica other than rank 0, as its process runs it: the member thread loads
 // the shard and serves the internal ShardLink streams and grpc.health.v1 on `port`; the event loop
 // only learns when the group is ready or gone, and closes it on shutdown.
-import type { Logger } from "../../common/log.ts";
+import type { Logger } from "../../kernel/log.ts";
 import type { AttentionBackendName } from "../graph/attention-backend.ts";
 import { MemberHandle } from "./member-handle.ts";
 import type { ShardPlacement } from "./shard-placement.ts";

@@ -4,13 +4,13 @@
 // (Groups of `tessera serve` processes are tested in e2e/parallel.)
 import assert from "node:assert/strict";
 import path from "node:path";
-import { Code, TesseraError } from "../../common/errors.ts";
-import { freePort } from "../../common/free-port.ts";
-import { createLogger } from "../../common/log.ts";
-import type { GeneratedToken } from "../engine/types.ts";
+import { greedySampling } from "../../inference/sampling-params.ts";
+import type { GeneratedToken } from "../../inference/types.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import { freePort } from "../../kernel/free-port.ts";
+import { createLogger } from "../../kernel/log.ts";
 import { ModelRunner } from "../runtime/model-runner.ts";
 import type { SequenceStep } from "../runtime/step-inputs.ts";
-import { greedySampling } from "../sampling/params.ts";
 import { TokenHistory } from "../sampling/penalties.ts";
 import { Sampler } from "../sampling/sampler.ts";
 import { REFERENCE_DIR } from "../testdata/reference.ts";

@@ -3,8 +3,8 @@
 // member thread, which coordinates it across the group (coordinator.ts) and answers with whole logits
 // rows, or with the tokens its last stage sampled (samplesRows: the engine sends each row's sampling
 // along). Once the group fails, every waiting and later call fails with UNAVAILABLE.
-import type { TesseraError } from "../../common/errors.ts";
-import type { Logger } from "../../common/log.ts";
+import type { TesseraError } from "../../kernel/errors.ts";
+import type { Logger } from "../../kernel/log.ts";
 import type { ModelThreadOptions } from "../runtime/messages.ts";
 import type { ModelRunner, StepResult } from "../runtime/model-runner.ts";
 import type { SequenceStep } from "../runtime/step-inputs.ts";

@@ -7,7 +7,7 @@
 // gets the tokens and their logprobs, a few bytes per row, instead of vocabulary-wide rows. It also
 // answers rank 0's KV export and import requests for its part of the blocks, in order with the runs.
 import type { BatchDescription, ShardFrame } from "../../../proto/gen/tessera/v1/shard_pb.js";
-import { TesseraError } from "../../common/errors.ts";
+import { TesseraError } from "../../kernel/errors.ts";
 import type { SampledRow } from "../runtime/model-runner.ts";
 import type { ShardEntry, ShardExecutor } from "../runtime/shard-executor.ts";
 import type { SequenceStep } from "../runtime/step-inputs.ts";

@@ -5,13 +5,13 @@
 // in both engines, with UNAVAILABLE.
 import assert from "node:assert/strict";
 import path from "node:path";
-import { Code, TesseraError } from "../../common/errors.ts";
-import { freePort } from "../../common/free-port.ts";
-import { createLogger } from "../../common/log.ts";
+import { greedySampling } from "../../inference/sampling-params.ts";
+import type { GenerateEvent, SamplingParams } from "../../inference/types.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import { freePort } from "../../kernel/free-port.ts";
+import { createLogger } from "../../kernel/log.ts";
 import { Engine } from "../engine/engine.ts";
-import type { GenerateEvent, SamplingParams } from "../engine/types.ts";
 import type { ModelRunner } from "../runtime/model-runner.ts";
-import { greedySampling } from "../sampling/params.ts";
 import { REFERENCE_DIR, referenceCases } from "../testdata/reference.ts";
 import { ShardMember } from "./shard-member.ts";
 import type { ShardPlacement } from "./shard-placement.ts";

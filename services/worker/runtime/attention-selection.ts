@@ -1,7 +1,7 @@
 // Picks the attention backend for the loaded model on this machine: each available backend builds its
 // session and runs the same representative steps (a decode batch and a prefill chunk); outputs must
 // agree with the first backend's, and the fastest wins. A forced backend skips the race.
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { AttentionBackend, AttentionBackendName } from "../graph/attention-backend.ts";
 import { msGqaAttention } from "../graph/attention-ms-gqa.ts";
 import { onnxOpsAttention } from "../graph/attention-onnx-ops.ts";

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { type CheckpointDtype, createCheckpoint } from "../../model-factory/create-checkpoint.ts";
+import { type CheckpointDtype, createCheckpoint } from "../../../devtools/model-factory/create-checkpoint.ts";
 import { describeCheckpoint } from "../model/checkpoint.ts";
 import { ModelRunner } from "./model-runner.ts";
 

@@ -4,8 +4,8 @@
 // thread, one at a time), and a parallel replica's ShardedRunner (services/worker/parallel) spreads it
 // over the pods of its group.
 import { Worker } from "node:worker_threads";
-import { Code, TesseraError } from "../../common/errors.ts";
-import type { GeneratedToken } from "../engine/types.ts";
+import type { GeneratedToken } from "../../inference/types.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { AttentionBackendName } from "../graph/attention-backend.ts";
 import type { FromModelThread, ModelThreadOptions, ThreadReady, ToModelThread } from "./messages.ts";
 import type { SequenceStep } from "./step-inputs.ts";

@@ -3,7 +3,7 @@
 // The thread owns the KV pool (one [slots, kvH, D] array per layer for keys and for values); the event
 // loop sends token ids and block tables and gets the logits back.
 import { parentPort, workerData } from "node:worker_threads";
-import { TesseraError } from "../../common/errors.ts";
+import { TesseraError } from "../../kernel/errors.ts";
 import { describeCheckpoint } from "../model/checkpoint.ts";
 import { WeightStore } from "../model/weights.ts";
 import { selectAttention } from "./attention-selection.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { TesseraError } from "../../common/errors.ts";
+import { TesseraError } from "../../kernel/errors.ts";
 import { hasPenalties, type Penalties, PenaltyScratch, TokenHistory } from "./penalties.ts";
 
 function history(prompt: number[], output: number[]): TokenHistory {

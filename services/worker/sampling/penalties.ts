@@ -8,7 +8,7 @@
 // Only the ids a request has seen are touched: the cost per step is O(distinct ids in the history)
 // (O(distinct output ids) when repetition_penalty is off), never O(vocabulary).
 
-import { Code, TesseraError } from "../../common/errors.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 
 /** Largest finite float32: penalized logits are clamped to it so a huge penalty cannot overflow to Infinity. */
 const FLOAT32_MAX = 3.4028234663852886e38;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { TesseraError } from "../../common/errors.ts";
-import type { SamplingParams } from "../engine/types.ts";
-import { greedySampling } from "./params.ts";
+import { greedySampling } from "../../inference/sampling-params.ts";
+import type { SamplingParams } from "../../inference/types.ts";
+import { TesseraError } from "../../kernel/errors.ts";
 import { TokenHistory } from "./penalties.ts";
 import { Rng } from "./rng.ts";
 import { logitStats, Sampler, sampleRow } from "./sampler.ts";

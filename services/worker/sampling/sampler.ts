@@ -18,11 +18,12 @@
 // few touched ids into the caller's `logits` for the duration of the call and writes the raw values
 // back before it returns or throws. The caller must not read that array concurrently (another thread
 // over a SharedArrayBuffer) while `sample` runs.
-import { Code, TesseraError } from "../../common/errors.ts";
-import type { GeneratedToken, SamplingParams, TokenLogprob } from "../engine/types.ts";
+
+import { MAX_PENALTY } from "../../inference/sampling-params.ts";
+import type { GeneratedToken, SamplingParams, TokenLogprob } from "../../inference/types.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import { expNonPositive } from "./fast-exp.ts";
 import { selectNucleus } from "./nucleus.ts";
-import { MAX_PENALTY } from "./params.ts";
 import {
   collectListed,
   hasPenalties,

@@ -1,8 +1,8 @@
 // A ServedModel for tests of the gRPC servers: token id i decodes to the letter i mod 26, generation
 // continues from the last prompt id, and the test paces every token.
 import assert from "node:assert/strict";
-import type { GenerateEvent, GenerateRequest, ModelDescription } from "../engine/types.ts";
-import type { ServedModel } from "./served-model.ts";
+import type { ServedModel } from "../../inference/served-model.ts";
+import type { GenerateEvent, GenerateRequest, ModelDescription } from "../../inference/types.ts";
 
 /** Token id i decodes to the letter i mod 26; generation continues from the last prompt id. */
 export class FakeModel implements ServedModel {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import type { ServedTokenizer } from "../../inference/served-model.ts";
 import { toGenerateResponse } from "./generate-response.ts";
-import type { ServedTokenizer } from "./served-model.ts";
 
 const tokenizer: ServedTokenizer = {
   vocabSize: 100,

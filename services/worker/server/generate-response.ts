@@ -7,8 +7,12 @@ import {
   type TokenInfo,
   TokenInfoSchema,
 } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import type { FinishReason as EngineFinishReason, GeneratedToken, GenerateEvent } from "../engine/types.ts";
-import type { ServedTokenizer } from "./served-model.ts";
+import type { ServedTokenizer } from "../../inference/served-model.ts";
+import type {
+  FinishReason as EngineFinishReason,
+  GeneratedToken,
+  GenerateEvent,
+} from "../../inference/types.ts";
 
 export function toGenerateResponse(
   event: GenerateEvent,

@@ -6,11 +6,11 @@ import {
   type GenerateResponse,
   Inference,
 } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import { Code } from "../../common/errors.ts";
-import { createLogger } from "../../common/log.ts";
+import { Code } from "../../kernel/errors.ts";
+import { createLogger } from "../../kernel/log.ts";
+import { GrpcClient } from "../../rpc/grpc-client.ts";
+import { checkHealth } from "../../rpc/health-client.ts";
 import { FakeModel, until } from "./fake-served-model.ts";
-import { GrpcClient } from "./grpc-client.ts";
-import { checkHealth } from "./health-client.ts";
 import { InferenceServer } from "./inference-server.ts";
 
 function collect(

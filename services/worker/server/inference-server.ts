@@ -8,18 +8,18 @@ import { HealthImplementation } from "grpc-health-check";
 import { Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { WorkerLoad } from "../../../proto/gen/tessera/v1/load_pb.js";
 import { Relay } from "../../../proto/gen/tessera/v1/relay_pb.js";
-import { Code, TesseraError } from "../../common/errors.ts";
-import type { Logger } from "../../common/log.ts";
-import { traceHandlers } from "../../common/telemetry/grpc-tracing.ts";
-import { tracingEnabled } from "../../common/telemetry/tracing.ts";
-import { bind, servingStatuses } from "./grpc-listen.ts";
-import { grpcServiceDefinition } from "./grpc-service.ts";
-import { InFlight } from "./in-flight.ts";
+import type { ServedModel, ServedModelInfo } from "../../inference/served-model.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import type { Logger } from "../../kernel/log.ts";
+import { tracingEnabled } from "../../kernel/telemetry/tracing.ts";
+import { bind, servingStatuses } from "../../rpc/grpc-listen.ts";
+import { grpcServiceDefinition } from "../../rpc/grpc-service.ts";
+import { traceHandlers } from "../../rpc/grpc-tracing.ts";
+import { InFlight } from "../../rpc/in-flight.ts";
+import { addReflection } from "../../rpc/reflection.ts";
 import { InferenceService } from "./inference-service.ts";
-import { addReflection } from "./reflection.ts";
 import { RelayService } from "./relay-service.ts";
 import { RpcMetrics } from "./rpc-metrics.ts";
-import type { ServedModel, ServedModelInfo } from "./served-model.ts";
 import { type LoadReport, workerLoadHandlers } from "./worker-load.ts";
 
 export interface InferenceServerOptions {

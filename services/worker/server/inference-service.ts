@@ -13,15 +13,15 @@ import {
   type TokenizeResponse,
   TokenizeResponseSchema,
 } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import { Code, TesseraError } from "../../common/errors.ts";
-import type { Logger } from "../../common/log.ts";
-import { phaseSpans } from "../../common/telemetry/phase-spans.ts";
-import { resolveModel, toEngineRequest } from "./generate-request.ts";
+import { resolveModel, toEngineRequest } from "../../inference/generate-request.ts";
+import type { ServedModel, ServedModelInfo } from "../../inference/served-model.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import type { Logger } from "../../kernel/log.ts";
+import { phaseSpans } from "../../kernel/telemetry/phase-spans.ts";
+import type { GrpcHandlers } from "../../rpc/grpc-service.ts";
+import type { InFlight } from "../../rpc/in-flight.ts";
 import { toGenerateResponse } from "./generate-response.ts";
-import type { GrpcHandlers } from "./grpc-service.ts";
-import type { InFlight } from "./in-flight.ts";
 import type { RpcMetrics } from "./rpc-metrics.ts";
-import type { ServedModel, ServedModelInfo } from "./served-model.ts";
 
 /**
  * The reason a call's work is aborted when grpc-js reports it cancelled, which it also does after

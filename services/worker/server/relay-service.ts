@@ -20,11 +20,11 @@ import {
   type RelayGenerateResponse,
   RelayGenerateResponseSchema,
 } from "../../../proto/gen/tessera/v1/relay_pb.js";
-import { Code, TesseraError } from "../../common/errors.ts";
-import { extractFromCarrier, startServerSpan } from "../../common/telemetry/grpc-tracing.ts";
-import { tracingEnabled } from "../../common/telemetry/tracing.ts";
-import { type GrpcHandlers, grpcPath } from "./grpc-service.ts";
-import type { InFlight } from "./in-flight.ts";
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import { tracingEnabled } from "../../kernel/telemetry/tracing.ts";
+import { type GrpcHandlers, grpcPath } from "../../rpc/grpc-service.ts";
+import { extractFromCarrier, startServerSpan } from "../../rpc/grpc-tracing.ts";
+import type { InFlight } from "../../rpc/in-flight.ts";
 import type { InferenceService } from "./inference-service.ts";
 
 type RelayMethods = typeof Relay extends { method: infer M } ? M : never;

@@ -1,8 +1,8 @@
 // Metrics of the Inference service: calls by method and status, calls in flight, tokens streamed,
 // time to first token and call duration. Exposed on /metrics when `tessera serve --metrics-port` is set.
 import type { Counter, Histogram, Meter } from "@opentelemetry/api";
-import { Code } from "../../common/errors.ts";
-import { LATENCY_BUCKETS } from "../../common/telemetry/metrics.ts";
+import { Code } from "../../kernel/errors.ts";
+import { LATENCY_BUCKETS } from "../../kernel/telemetry/metrics.ts";
 
 export class RpcMetrics {
   readonly #calls: Counter;

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Code } from "../../common/errors.ts";
+import { Code } from "../../kernel/errors.ts";
 import { parseServeConfig } from "./serve-config.ts";
 
 describe("parseServeConfig", () => {

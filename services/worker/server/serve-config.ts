@@ -1,6 +1,6 @@
 // The one config object of a serving process, validated at start-up.
 import { z } from "zod";
-import { type Result, TesseraError } from "../../common/errors.ts";
+import { type Result, TesseraError } from "../../kernel/errors.ts";
 import { engineConfigSchema } from "../engine/engine-config.ts";
 import { redisKvConfigSchema } from "../kv-transfer/redis-kv-config.ts";
 import { SERVE_DTYPES } from "./serve-model-flags.ts";

@@ -3,7 +3,7 @@
 // TESSERA_ARCHITECTURE, TESSERA_DTYPE, present only when the InferenceModel says other than auto).
 // Errors name where the bad value came from (the flag or the variable).
 import "../arch/builtin.ts";
-import { type Result, TesseraError } from "../../common/errors.ts";
+import { type Result, TesseraError } from "../../kernel/errors.ts";
 import {
   type ArchitectureDefinition,
   resolveArchitecture,

@@ -4,8 +4,8 @@
 // and stops on a stop signal, or, with exit code 1, when its group fails (Kubernetes then restarts it
 // into a new group, as every other member of the failed group does).
 import type { Server as HttpServer } from "node:http";
-import type { Logger } from "../../common/log.ts";
-import { listeningPort, Metrics } from "../../common/telemetry/metrics.ts";
+import type { Logger } from "../../kernel/log.ts";
+import { listeningPort, Metrics } from "../../kernel/telemetry/metrics.ts";
 import { parseEngineConfig, poolBlocks } from "../engine/engine-config.ts";
 import { ShardMember } from "../parallel/shard-member.ts";
 import { registerShardMetrics } from "../parallel/shard-metrics.ts";

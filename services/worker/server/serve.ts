@@ -2,8 +2,8 @@
 // drain and stop.
 import type { Server as HttpServer } from "node:http";
 import path from "node:path";
-import type { Logger } from "../../common/log.ts";
-import { listeningPort, Metrics } from "../../common/telemetry/metrics.ts";
+import type { Logger } from "../../kernel/log.ts";
+import { listeningPort, Metrics } from "../../kernel/telemetry/metrics.ts";
 import { Engine } from "../engine/engine.ts";
 import { RedisKvStore } from "../kv-transfer/redis-kv-store.ts";
 import { RedisKvTier } from "../kv-transfer/redis-kv-tier.ts";

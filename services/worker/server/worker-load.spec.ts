@@ -2,11 +2,11 @@
 import assert from "node:assert/strict";
 import { Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { WorkerLoad } from "../../../proto/gen/tessera/v1/load_pb.js";
-import { createLogger } from "../../common/log.ts";
-import type { GenerateEvent } from "../engine/types.ts";
-import { GrpcClient } from "./grpc-client.ts";
+import type { ServedModel } from "../../inference/served-model.ts";
+import type { GenerateEvent } from "../../inference/types.ts";
+import { createLogger } from "../../kernel/log.ts";
+import { GrpcClient } from "../../rpc/grpc-client.ts";
 import { InferenceServer } from "./inference-server.ts";
-import type { ServedModel } from "./served-model.ts";
 import { engineLoad } from "./worker-load.ts";
 
 const model: ServedModel = {

@@ -8,7 +8,7 @@ import {
   GetLoadResponseSchema,
   type WorkerLoad,
 } from "../../../proto/gen/tessera/v1/load_pb.js";
-import type { GrpcHandlers } from "./grpc-service.ts";
+import type { GrpcHandlers } from "../../rpc/grpc-service.ts";
 
 /** The engine's side of a load report (the Engine's virtual engines, summed, and block pool satisfy it). */
 export interface LoadSource {

@@ -1,0 +1,145 @@
+// The dev cluster's Kubernetes API server: an in-memory (optionally file-backed) object store,
+// the built-in kinds and CRDs, the garbage collector and namespace controller, served over HTTPS
+// with a generated certificate. `startApiServer` returns both the URL for real clients (kubectl,
+// helm, client-node) and `api`, the same API as method calls for in-process controllers.
+import { createServer, type Server } from "node:https";
+import type { AddressInfo } from "node:net";
+import { z } from "zod";
+import { TesseraError } from "../../../services/kernel/errors.ts";
+import { createLogger, type Logger } from "../../../services/kernel/log.ts";
+import { bootstrapCluster } from "./bootstrap.ts";
+import { ClusterApi } from "./cluster/cluster-api-delete.ts";
+import { GarbageCollector } from "./cluster/garbage-collector.ts";
+import { NamespaceController } from "./cluster/namespace-controller.ts";
+import { type Clock, systemClock } from "./core/clock.ts";
+import { createHttpHandler } from "./http/http-handler.ts";
+import type { PodLogSource } from "./http/pod-logs.ts";
+import { selfSignedCertificate, type TlsMaterial } from "./http/tls-certificate.ts";
+import { kubeconfigYaml, writeKubeconfig } from "./kubeconfig.ts";
+import { ResourceRegistry } from "./resources/registry.ts";
+import { ObjectStore } from "./store/object-store.ts";
+import { loadStateFile, StateFileWriter } from "./store/state-file.ts";
+
+export const apiServerConfigSchema = z.object({
+  /** Address to listen on; loopback by default. */
+  host: z.string().default("127.0.0.1"),
+  /** 0 picks a free port. */
+  port: z.number().int().min(0).max(65535).default(0),
+  /** Keep the cluster state in this JSON file (loaded at start, written on change). */
+  stateFile: z.string().optional(),
+  /** Write a kubeconfig for this server here. */
+  kubeconfigPath: z.string().optional(),
+  /** How many changes watches can resume from before they get 410 Gone. */
+  eventWindow: z.number().int().positive().default(10_000),
+  /** Upper bound of one watch request (clients reconnect). */
+  watchTimeoutSeconds: z.number().positive().default(1800),
+  bookmarkIntervalSeconds: z.number().positive().default(60),
+  /** Pods on a node wait for the kubelet to delete them (see ClusterApiOptions). */
+  gracefulPodDeletion: z.boolean().default(false),
+});
+
+export type ApiServerConfig = z.input<typeof apiServerConfigSchema>;
+
+export interface ApiServerDeps {
+  clock?: Clock;
+  log?: Logger;
+  tls?: TlsMaterial;
+  podLogs?: PodLogSource;
+}
+
+export interface ApiServer {
+  /** https://host:port */
+  readonly url: string;
+  /** PEM of the serving certificate, which is also its CA. */
+  readonly caCert: string;
+  /** The in-process API (same semantics as the REST API). */
+  readonly api: ClusterApi;
+  kubeconfig(namespace?: string): string;
+  writeKubeconfig(file: string, namespace?: string): Promise<void>;
+  /** Resolves when the garbage collector and namespace controller have nothing queued. */
+  controllersIdle(): Promise<void>;
+  setPodLogSource(source: PodLogSource | undefined): void;
+  close(): Promise<void>;
+}
+
+function parseConfig(config: ApiServerConfig) {
+  const parsed = apiServerConfigSchema.safeParse(config);
+  if (!parsed.success) throw TesseraError.invalidArgument("apiserver config", z.prettifyError(parsed.error));
+  return parsed.data;
+}
+
+export async function startApiServer(
+  config: ApiServerConfig = {},
+  deps: ApiServerDeps = {},
+): Promise<ApiServer> {
+  const settings = parseConfig(config);
+  const clock = deps.clock ?? systemClock;
+  const log = deps.log ?? createLogger("devcluster-apiserver");
+  const store = new ObjectStore({ eventWindow: settings.eventWindow });
+  const snapshot = settings.stateFile ? await loadStateFile(settings.stateFile) : undefined;
+  if (snapshot) store.restore(snapshot);
+  const api = new ClusterApi({
+    store,
+    registry: new ResourceRegistry(),
+    clock,
+    gracefulPodDeletion: settings.gracefulPodDeletion,
+  });
+  api.registerStoredCrds();
+  bootstrapCluster(api);
+  const gc = new GarbageCollector(api, { log });
+  const namespaces = new NamespaceController(api, { log });
+  gc.start();
+  namespaces.start();
+  const stateWriter = settings.stateFile ? new StateFileWriter(settings.stateFile, store, clock) : undefined;
+  stateWriter?.start();
+
+  const tls = deps.tls ?? (await selfSignedCertificate(["127.0.0.1", "localhost", "::1", settings.host]));
+  const handlerOptions = {
+    api,
+    clock,
+    log,
+    watchTimeoutMs: settings.watchTimeoutSeconds * 1000,
+    bookmarkIntervalMs: settings.bookmarkIntervalSeconds * 1000,
+    ...(deps.podLogs ? { podLogs: deps.podLogs } : {}),
+  };
+  const handler = createHttpHandler(handlerOptions);
+  const server: Server = createServer({ cert: tls.cert, key: tls.key }, (req, res) => void handler(req, res));
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(settings.port, settings.host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const url = `https://${host}:${address.port}`;
+  log.info({ url, stateFile: settings.stateFile }, "dev cluster API server listening");
+
+  const apiServer: ApiServer = {
+    url,
+    caCert: tls.cert,
+    api,
+    kubeconfig: (namespace) =>
+      kubeconfigYaml({ server: url, caCert: tls.cert, ...(namespace ? { namespace } : {}) }),
+    writeKubeconfig: (file, namespace) =>
+      writeKubeconfig(file, { server: url, caCert: tls.cert, ...(namespace ? { namespace } : {}) }),
+    controllersIdle: async () => {
+      do {
+        await Promise.all([gc.idle(), namespaces.idle()]);
+        await new Promise((resolve) => setImmediate(resolve));
+      } while (gc.busy || namespaces.busy);
+    },
+    setPodLogSource: (source) => {
+      if (source) handlerOptions.podLogs = source;
+      else delete (handlerOptions as { podLogs?: PodLogSource }).podLogs;
+    },
+    close: async () => {
+      gc.stop();
+      namespaces.stop();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await stateWriter?.stop();
+    },
+  };
+  if (settings.kubeconfigPath) await apiServer.writeKubeconfig(settings.kubeconfigPath);
+  return apiServer;
+}

@@ -1,0 +1,103 @@
+// The whole dev cluster in one process: the API server (graceful pod deletion on), the
+// scheduler, one process kubelet and the built-in controllers, all on the API server's
+// in-process ClusterApi; kubectl and helm reach it over HTTPS with the kubeconfig. Every
+// container gets KUBECONFIG (when one is written) and KUBERNETES_SERVICE_HOST/PORT, so programs
+// in pods, such as the operator, find the API.
+import { z } from "zod";
+import { TesseraError } from "../../services/kernel/errors.ts";
+import { createLogger, type Logger } from "../../services/kernel/log.ts";
+import { type ApiServer, startApiServer } from "./apiserver/api-server.ts";
+import { type Clock, systemClock } from "./apiserver/core/clock.ts";
+import { type ControllerManager, startControllers } from "./controllers/controller-manager.ts";
+import type { ProcessLauncher } from "./kubelet/host-process.ts";
+import { Kubelet } from "./kubelet/kubelet.ts";
+import type { KubeletConfigInput } from "./kubelet/kubelet-config.ts";
+import { PodScheduler } from "./kubelet/pod-scheduler.ts";
+
+export const devClusterConfigSchema = z.object({
+  host: z.string().default("127.0.0.1"),
+  /** 0 picks a free port. */
+  port: z.number().int().min(0).max(65535).default(0),
+  /** Keep the cluster's objects in this file; in memory only when absent. */
+  stateFile: z.string().optional(),
+  /** Write a kubeconfig here (and give it to every container as KUBECONFIG). */
+  kubeconfigPath: z.string().optional(),
+  /** The kubelet's settings (node name, capacity, pod CIDR, root dir, back-off ...). */
+  node: z.custom<KubeletConfigInput>((v) => typeof v === "object" && v !== null).default({}),
+});
+
+export type DevClusterConfig = z.input<typeof devClusterConfigSchema>;
+
+export interface DevClusterDeps {
+  clock?: Clock;
+  log?: Logger;
+  launcher?: ProcessLauncher;
+}
+
+export interface DevCluster {
+  readonly server: ApiServer;
+  readonly kubelet: Kubelet;
+  readonly scheduler: PodScheduler;
+  readonly controllers: ControllerManager;
+  readonly url: string;
+  /** Stops controllers, then every pod process (within graceSeconds when given, at most maxGraceSeconds), then the server. */
+  close(options?: { graceSeconds?: number; maxGraceSeconds?: number }): Promise<void>;
+}
+
+export async function startDevCluster(
+  config: DevClusterConfig = {},
+  deps: DevClusterDeps = {},
+): Promise<DevCluster> {
+  const parsed = devClusterConfigSchema.safeParse(config);
+  if (!parsed.success)
+    throw TesseraError.invalidArgument("dev cluster config", z.prettifyError(parsed.error));
+  const settings = parsed.data;
+  const clock = deps.clock ?? systemClock;
+  const log = (component: string) => deps.log?.child({ module: component }) ?? createLogger(component);
+  const server = await startApiServer(
+    {
+      host: settings.host,
+      port: settings.port,
+      gracefulPodDeletion: true,
+      ...(settings.stateFile ? { stateFile: settings.stateFile } : {}),
+      ...(settings.kubeconfigPath ? { kubeconfigPath: settings.kubeconfigPath } : {}),
+    },
+    { clock, log: log("devcluster-apiserver") },
+  );
+  const address = new URL(server.url);
+  const kubelet = new Kubelet(
+    {
+      ...settings.node,
+      podEnv: {
+        KUBERNETES_SERVICE_HOST: address.hostname.replace(/^\[|\]$/g, ""),
+        KUBERNETES_SERVICE_PORT: address.port,
+        ...(settings.kubeconfigPath ? { KUBECONFIG: settings.kubeconfigPath } : {}),
+        ...settings.node.podEnv,
+      },
+    },
+    {
+      api: server.api,
+      clock,
+      log: log("devcluster-kubelet"),
+      ...(deps.launcher ? { launcher: deps.launcher } : {}),
+    },
+  );
+  server.setPodLogSource(kubelet.logs);
+  kubelet.start();
+  const scheduler = new PodScheduler(server.api, { clock, log: log("devcluster-scheduler") });
+  scheduler.start();
+  const controllers = startControllers(server.api, { clock, log: log("devcluster-controllers") });
+  return {
+    server,
+    kubelet,
+    scheduler,
+    controllers,
+    url: server.url,
+    close: async (options = {}) => {
+      controllers.stop();
+      scheduler.stop();
+      await kubelet.stop(options);
+      await server.close();
+    },
+  };
+}

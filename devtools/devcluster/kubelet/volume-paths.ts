@@ -1,0 +1,178 @@
+// Volumes without a container runtime: each volume is a host folder, and a container's mount
+// paths are mapped onto those folders by rewriting paths in its command, args, env values and
+// working dir (an argument `/models/llama` under a mount at `/models` becomes `<host>/llama`, inside a
+// JSON argument too).
+// emptyDir: a folder of the pod, removed with it. configMap/secret: a folder with one file per
+// key, kept up to date while the pod runs (refreshVolumes), as a kubelet's sync loop does; unlike a
+// kubelet's, a subPath mount of one follows the updates too. hostPath: the path itself.
+// persistentVolumeClaim: a folder per claim under the kubelet's root, kept across pods (so a
+// StatefulSet's replica finds its data again).
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import path from "node:path";
+import { type Result, TesseraError } from "../../../services/kernel/errors.ts";
+import type { Container, KeyToPath, Pod, Volume } from "../objects/pod-types.ts";
+import type { EnvSources } from "./env-resolver.ts";
+
+export interface VolumeDirs {
+  /** The pod's own folder (emptyDir and projected files live below it). */
+  podDir: string;
+  /** Folders of persistentVolumeClaims live below it, by namespace and claim name. */
+  claimsDir: string;
+}
+
+export interface Mount {
+  mountPath: string;
+  hostPath: string;
+}
+
+/** A configMap or secret volume: which kind, its object's name, settings, and data (undefined: no such object). */
+function keyedSource(volume: Volume, sources: EnvSources) {
+  const source = volume.configMap ?? volume.secret;
+  if (!source) return undefined;
+  const name = volume.configMap?.name ?? volume.secret?.secretName ?? "";
+  return {
+    what: volume.configMap ? "configmap" : "secret",
+    name,
+    items: source.items,
+    optional: source.optional === true,
+    data: volume.configMap ? sources.configMap(name) : sources.secret(name),
+  };
+}
+
+/**
+ * The files of a keyed volume (relative path -> text: `items`, else one per key) and the keys `items`
+ * names that `data` lacks.
+ */
+function keyFiles(
+  data: Record<string, string>,
+  items: KeyToPath[] | undefined,
+): { files: Map<string, string>; missing: string[] } {
+  const files = new Map<string, string>();
+  const missing: string[] = [];
+  for (const item of items ?? Object.keys(data).map((key) => ({ key, path: key }))) {
+    if (Object.hasOwn(data, item.key)) files.set(path.normalize(item.path), data[item.key] ?? "");
+    else missing.push(item.key);
+  }
+  return { files, missing };
+}
+
+function writeKeys(dir: string, files: ReadonlyMap<string, string>): void {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const [relative, text] of files) {
+    const file = path.join(dir, relative);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, text);
+  }
+}
+
+/** Creates the host folder of every volume of the pod; returns volume name -> host path. */
+export function prepareVolumes(pod: Pod, dirs: VolumeDirs, sources: EnvSources): Result<Map<string, string>> {
+  const paths = new Map<string, string>();
+  const namespace = pod.metadata.namespace ?? "default";
+  for (const volume of pod.spec.volumes ?? []) {
+    const own = path.join(dirs.podDir, "volumes", volume.name);
+    if (volume.hostPath) {
+      const type = volume.hostPath.type ?? "";
+      if (type === "DirectoryOrCreate") mkdirSync(volume.hostPath.path, { recursive: true });
+      paths.set(volume.name, volume.hostPath.path);
+    } else if (volume.persistentVolumeClaim) {
+      const dir = path.join(dirs.claimsDir, namespace, volume.persistentVolumeClaim.claimName);
+      mkdirSync(dir, { recursive: true });
+      paths.set(volume.name, dir);
+    } else if (volume.configMap || volume.secret) {
+      const { what, name, items, optional, data } = keyedSource(volume, sources)!;
+      if (!data && !optional) return { error: TesseraError.notFound(`${what} "${name}" not found`) };
+      const { files, missing } = keyFiles(data ?? {}, items);
+      writeKeys(own, files);
+      if (missing.length > 0 && data && !optional)
+        return { error: TesseraError.notFound(`${what} "${name}" has no key ${missing.join(", ")}`) };
+      paths.set(volume.name, own);
+    } else {
+      mkdirSync(own, { recursive: true });
+      paths.set(volume.name, own);
+    }
+  }
+  return { value: paths };
+}
+
+/**
+ * Brings the files of the pod's configMap and secret volumes (`volumes`: as prepareVolumes returned)
+ * up to date with their objects: a changed or new key is written beside its file and renamed over it
+ * (a reader sees the old text or the new, never a mix), a key gone from the object goes from the
+ * folder. A volume whose object is gone keeps its files, as on a kubelet. Returns the names of the
+ * volumes that changed.
+ */
+export function refreshVolumes(
+  pod: Pod,
+  volumes: ReadonlyMap<string, string>,
+  sources: EnvSources,
+): string[] {
+  const changed: string[] = [];
+  for (const volume of pod.spec.volumes ?? []) {
+    const source = keyedSource(volume, sources);
+    const dir = volumes.get(volume.name);
+    if (!source?.data || dir === undefined) continue;
+    const wanted = keyFiles(source.data, source.items).files;
+    let touched = false;
+    for (const [relative, text] of wanted) {
+      const file = path.join(dir, relative);
+      if (existsSync(file) && readFileSync(file, "utf8") === text) continue;
+      mkdirSync(path.dirname(file), { recursive: true });
+      const next = `${file}.${process.pid}.next`;
+      writeFileSync(next, text);
+      renameSync(next, file);
+      touched = true;
+    }
+    for (const relative of readdirSync(dir, { recursive: true }) as string[]) {
+      const file = path.join(dir, relative);
+      if (wanted.has(path.normalize(relative)) || !statSync(file).isFile()) continue;
+      rmSync(file, { force: true });
+      touched = true;
+    }
+    if (touched) changed.push(volume.name);
+  }
+  return changed;
+}
+
+/** The container's mounts as host folders, longest mount path first. */
+export function containerMounts(container: Container, volumes: Map<string, string>): Result<Mount[]> {
+  const mounts: Mount[] = [];
+  for (const mount of container.volumeMounts ?? []) {
+    const base = volumes.get(mount.name);
+    if (base === undefined)
+      return { error: TesseraError.notFound(`volume "${mount.name}" is not declared by the pod`) };
+    const hostPath = mount.subPath ? path.join(base, mount.subPath) : base;
+    if (mount.subPath) mkdirSync(hostPath, { recursive: true });
+    mounts.push({ mountPath: mount.mountPath.replace(/\/+$/, "") || "/", hostPath });
+  }
+  return { value: mounts.sort((a, b) => b.mountPath.length - a.mountPath.length) };
+}
+
+function mapOne(value: string, mounts: readonly Mount[]): string {
+  for (const { mountPath, hostPath } of mounts) {
+    if (value === mountPath) return hostPath;
+    if (value.startsWith(`${mountPath}/`)) return hostPath + value.slice(mountPath.length);
+  }
+  return value;
+}
+
+/**
+ * Rewrites every path under a mount: a whole argument, one after `=` or `:` (`--model=/models/x`, PATH
+ * lists), or one inside a JSON or quoted argument (`--config-json {"file":"/etc/keys/k.yaml"}`).
+ */
+export function mapPaths(text: string, mounts: readonly Mount[]): string {
+  if (mounts.length === 0) return text;
+  return text.replace(/[^=:"',\s{}[\]]+/g, (token) =>
+    token.startsWith("/") ? mapOne(token, mounts) : token,
+  );
+}

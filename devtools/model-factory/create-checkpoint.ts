@@ -1,0 +1,189 @@
+// `tessera model create`: a deterministic random-weight Hugging Face checkpoint (config.json,
+// generation_config.json, model.safetensors or shards + index, tokenizer.json, tokenizer_config.json)
+// for one of the supported architectures at a preset size. The same arguments give byte-identical files.
+import { constants } from "node:fs";
+import { access, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { Code, TesseraError } from "../../services/kernel/errors.ts";
+import { type CheckpointDtype, configFileTexts } from "./hf-config.ts";
+import { modelTensors, type TensorPlan } from "./model-tensors.ts";
+import { type Arch, type ModelSpec, modelSpec, type PresetName } from "./presets.ts";
+import { Rng } from "./prng.ts";
+import {
+  elementCount,
+  INDEX_FILE_NAME,
+  type SafetensorsDtype,
+  SINGLE_FILE_NAME,
+  type TensorSource,
+  writeSafetensors,
+} from "./safetensors-writer.ts";
+import { writeTokenizerFiles } from "./tokenizer-files.ts";
+
+export type { CheckpointDtype } from "./hf-config.ts";
+
+export const CHECKPOINT_DTYPES: readonly CheckpointDtype[] = ["float32", "float16", "bfloat16"];
+
+const SAFETENSORS_DTYPE: Readonly<Record<CheckpointDtype, SafetensorsDtype>> = {
+  float32: "F32",
+  float16: "F16",
+  bfloat16: "BF16",
+};
+
+/** Values generated per chunk while streaming a tensor to disk (4 MiB of float32). */
+const CHUNK_ELEMENTS = 1 << 20;
+
+export interface CreateCheckpointOptions {
+  readonly arch: Arch;
+  readonly preset: PresetName;
+  /** A non-negative safe integer; each tensor's values come from (seed, tensor name). */
+  readonly seed: number;
+  /** The folder to write into; created if missing. */
+  readonly out: string;
+  readonly dtype?: CheckpointDtype;
+  /** Split the weights into shards of at most this many bytes of data (as save_pretrained's max_shard_size). */
+  readonly maxShardBytes?: number;
+}
+
+export interface CheckpointSummary {
+  readonly out: string;
+  readonly arch: Arch;
+  readonly preset: PresetName;
+  readonly dtype: CheckpointDtype;
+  readonly seed: number;
+  readonly spec: ModelSpec;
+  readonly parameterCount: number;
+  /** Tokens in tokenizer.json (≤ the config's vocab_size when the corpus runs out of merges). */
+  readonly tokenizerVocabSize: number;
+  /** File names written into `out`. */
+  readonly files: string[];
+  /** Bytes written, all files together. */
+  readonly bytes: number;
+}
+
+/** The tensors of `spec` as lazily generated sources: N(0, initStd)-ish weights from (seed, name), norms 1. */
+export function checkpointTensors(spec: ModelSpec, seed: number, dtype: CheckpointDtype): TensorSource[] {
+  return modelTensors(spec).map((t) => ({
+    name: t.name,
+    dtype: SAFETENSORS_DTYPE[dtype],
+    shape: t.shape,
+    chunks: () => generate(t, spec.initStd, seed),
+  }));
+}
+
+function* generate(t: TensorPlan, std: number, seed: number): Generator<Float32Array> {
+  const rng = new Rng(seed, t.name);
+  for (let left = elementCount(t.shape); left > 0; left -= CHUNK_ELEMENTS) {
+    const chunk = new Float32Array(Math.min(left, CHUNK_ELEMENTS));
+    if (t.init === "ones") chunk.fill(1);
+    else rng.fillNormal(chunk, std);
+    yield chunk;
+  }
+}
+
+function validate(options: CreateCheckpointOptions): { spec: ModelSpec; dtype: CheckpointDtype } {
+  const spec = modelSpec(options.arch, options.preset);
+  const dtype = options.dtype ?? "float32";
+  if (!CHECKPOINT_DTYPES.includes(dtype)) {
+    throw TesseraError.invalidArgument(
+      "dtype",
+      `unknown dtype "${dtype}"; valid: ${CHECKPOINT_DTYPES.join(", ")}`,
+    );
+  }
+  if (!Number.isSafeInteger(options.seed) || options.seed < 0) {
+    throw TesseraError.invalidArgument("seed", `must be a non-negative integer, got ${options.seed}`);
+  }
+  const shard = options.maxShardBytes;
+  if (shard !== undefined && !(Number.isSafeInteger(shard) && shard > 0)) {
+    throw TesseraError.invalidArgument("maxShardBytes", `must be a positive integer, got ${shard}`);
+  }
+  if (typeof options.out !== "string" || options.out === "") {
+    throw TesseraError.invalidArgument("out", "a folder to write the checkpoint into is required");
+  }
+  return { spec, dtype };
+}
+
+function reasonOf(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const reasons: Record<string, string> = {
+    EACCES: "permission denied",
+    EPERM: "operation not permitted",
+    EROFS: "read-only file system",
+    ENOTDIR: "a part of the path is a file, not a folder",
+    EEXIST: "a file of that name exists",
+    ENOSPC: "no space left on the device",
+  };
+  const reason = e.code !== undefined ? reasons[e.code] : undefined;
+  return reason !== undefined ? `${reason} (${e.code})` : e instanceof Error ? e.message : String(err);
+}
+
+/** Creates `out` if needed and checks that it is a writable folder. */
+async function prepareOut(out: string): Promise<void> {
+  try {
+    await mkdir(out, { recursive: true });
+    if (!(await stat(out)).isDirectory()) {
+      throw Object.assign(new Error("not a folder"), { code: "EEXIST" });
+    }
+    await access(out, constants.W_OK);
+  } catch (err) {
+    throw new TesseraError(
+      Code.FAILED_PRECONDITION,
+      `out: cannot write a checkpoint into ${out}: ${reasonOf(err)}`,
+      {
+        cause: err,
+      },
+    );
+  }
+  // Weights of an earlier checkpoint in the same folder would be mixed up with the new ones.
+  const stale = (await readdir(out)).filter(
+    (f) => f === SINGLE_FILE_NAME || f === INDEX_FILE_NAME || /^model-\d{5}-of-\d{5}\.safetensors$/.test(f),
+  );
+  await Promise.all(stale.map((f) => rm(path.join(out, f), { force: true })));
+}
+
+export async function createCheckpoint(options: CreateCheckpointOptions): Promise<CheckpointSummary> {
+  const { spec, dtype } = validate(options);
+  const out = path.resolve(options.out);
+  await prepareOut(out);
+  try {
+    const files: string[] = [];
+    let bytes = 0;
+    const write = async (name: string, text: string) => {
+      await writeFile(path.join(out, name), text);
+      files.push(name);
+      bytes += Buffer.byteLength(text);
+    };
+    for (const [name, text] of Object.entries(configFileTexts(spec, dtype))) await write(name, text);
+
+    const tensors = checkpointTensors(spec, options.seed, dtype);
+    const weights = await writeSafetensors(
+      out,
+      tensors,
+      options.maxShardBytes === undefined ? {} : { maxShardBytes: options.maxShardBytes },
+    );
+    files.push(...weights.files);
+    bytes += weights.fileBytes;
+
+    const tokenizerVocabSize = await writeTokenizerFiles(out, spec.vocabSize);
+    files.push("tokenizer.json", "tokenizer_config.json");
+    for (const f of ["tokenizer.json", "tokenizer_config.json"])
+      bytes += (await stat(path.join(out, f))).size;
+
+    return {
+      out,
+      arch: spec.arch,
+      preset: spec.preset,
+      dtype,
+      seed: options.seed,
+      spec,
+      parameterCount: tensors.reduce((n, t) => n + elementCount(t.shape), 0),
+      tokenizerVocabSize,
+      files,
+      bytes,
+    };
+  } catch (err) {
+    if (err instanceof TesseraError) throw err;
+    throw new TesseraError(Code.INTERNAL, `writing the checkpoint into ${out} failed: ${reasonOf(err)}`, {
+      cause: err,
+    });
+  }
+}

@@ -1,0 +1,170 @@
+import assert from "node:assert/strict";
+import { Code } from "../kernel/errors.ts";
+import { DEFAULT_MAX_TOKENS, parseSamplingParams, type RawSamplingParams } from "./sampling-params.ts";
+
+const limits = { vocabSize: 32_000 };
+
+function errorOf(raw: RawSamplingParams): string {
+  const result = parseSamplingParams(raw, limits);
+  assert.ok(
+    result.error,
+    `expected an error for ${JSON.stringify(raw, (_, v) => (typeof v === "bigint" ? `${v}n` : v))}`,
+  );
+  assert.equal(result.error.code, Code.INVALID_ARGUMENT);
+  return result.error.message;
+}
+
+describe("parseSamplingParams", () => {
+  it("fills defaults for an empty request (proto3 zero = unset)", () => {
+    const expected = {
+      maxTokens: DEFAULT_MAX_TOKENS,
+      temperature: 0,
+      topP: 1,
+      topK: 0,
+      minP: 0,
+      repetitionPenalty: 1,
+      presencePenalty: 0,
+      frequencyPenalty: 0,
+      seed: undefined,
+      stop: [],
+      stopTokenIds: [],
+      ignoreEos: false,
+      logprobs: 0,
+    };
+    assert.deepEqual(parseSamplingParams({}, limits).value, expected);
+    const zeros = {
+      maxTokens: 0,
+      temperature: 0,
+      topP: 0,
+      topK: 0,
+      minP: 0,
+      repetitionPenalty: 0,
+      presencePenalty: 0,
+      frequencyPenalty: 0,
+      stop: [],
+      stopTokenIds: [],
+      logprobs: 0,
+    };
+    assert.deepEqual(parseSamplingParams(zeros, limits).value, expected);
+  });
+
+  it("keeps valid values", () => {
+    const result = parseSamplingParams(
+      {
+        maxTokens: 100,
+        temperature: 0.7,
+        topP: 0.9,
+        topK: 40,
+        minP: 0.05,
+        repetitionPenalty: 1.3,
+        presencePenalty: -0.5,
+        frequencyPenalty: 2,
+        seed: 42n,
+        stop: ["\n\n", "User:"],
+        stopTokenIds: [2, 31_999, 2],
+        ignoreEos: true,
+        logprobs: 20,
+      },
+      limits,
+    );
+    assert.deepEqual(result.value, {
+      maxTokens: 100,
+      temperature: 0.7,
+      topP: 0.9,
+      topK: 40,
+      minP: 0.05,
+      repetitionPenalty: 1.3,
+      presencePenalty: -0.5,
+      frequencyPenalty: 2,
+      seed: 42n,
+      stop: ["\n\n", "User:"],
+      stopTokenIds: [2, 31_999],
+      ignoreEos: true,
+      logprobs: 20,
+    });
+  });
+
+  it("accepts seeds as numbers or bigints over the full uint64 range", () => {
+    assert.equal(parseSamplingParams({ seed: 0 }, limits).value?.seed, 0n);
+    assert.equal(parseSamplingParams({ seed: 7 }, limits).value?.seed, 7n);
+    assert.equal(parseSamplingParams({ seed: (1n << 64n) - 1n }, limits).value?.seed, (1n << 64n) - 1n);
+  });
+
+  it("does not share arrays with the caller", () => {
+    const stop = ["a"];
+    const value = parseSamplingParams({ stop }, limits).value;
+    stop.push("b");
+    assert.deepEqual(value?.stop, ["a"]);
+  });
+
+  it("rejects out-of-range numbers, naming the field in snake_case", () => {
+    assert.equal(errorOf({ maxTokens: -1 }), "max_tokens: must be > 0");
+    assert.equal(errorOf({ maxTokens: 1.5 }), "max_tokens: must be an integer");
+    assert.equal(errorOf({ temperature: -0.1 }), "temperature: must be >= 0");
+    assert.equal(errorOf({ topP: -0.5 }), "top_p: must be in (0, 1]");
+    assert.equal(errorOf({ topP: 1.01 }), "top_p: must be in (0, 1]");
+    assert.equal(errorOf({ topK: -1 }), "top_k: must be >= 0");
+    assert.equal(errorOf({ topK: 2.5 }), "top_k: must be an integer");
+    assert.equal(errorOf({ logprobs: -1 }), "logprobs: must be in 0..20");
+    assert.equal(errorOf({ logprobs: 21 }), "logprobs: must be in 0..20");
+    assert.equal(errorOf({ seed: -1n }), "seed: must be in 0..2^64-1");
+    assert.equal(errorOf({ seed: 1n << 64n }), "seed: must be in 0..2^64-1");
+    assert.equal(errorOf({ seed: 1.5 }), "seed: must be an integer");
+    assert.equal(errorOf({ seed: 2 ** 60 }), "seed: must be a safe integer when given as a number");
+    assert.equal(errorOf({ minP: -0.01 }), "min_p: must be in [0, 1]");
+    assert.equal(errorOf({ minP: 1.01 }), "min_p: must be in [0, 1]");
+    assert.equal(errorOf({ repetitionPenalty: -1 }), "repetition_penalty: must be > 0");
+    assert.equal(errorOf({ presencePenalty: 2.01 }), "presence_penalty: must be in [-2, 2]");
+    assert.equal(errorOf({ presencePenalty: -2.5 }), "presence_penalty: must be in [-2, 2]");
+    assert.equal(errorOf({ frequencyPenalty: 3 }), "frequency_penalty: must be in [-2, 2]");
+    assert.equal(errorOf({ frequencyPenalty: -2.01 }), "frequency_penalty: must be in [-2, 2]");
+  });
+
+  it("accepts the bounds of min_p and the penalties; repetition_penalty 0 means 1 (off)", () => {
+    const bounds = parseSamplingParams(
+      { minP: 1, repetitionPenalty: 0.5, presencePenalty: -2, frequencyPenalty: 2 },
+      limits,
+    ).value;
+    assert.equal(bounds?.minP, 1);
+    assert.equal(bounds?.repetitionPenalty, 0.5);
+    assert.equal(bounds?.presencePenalty, -2);
+    assert.equal(bounds?.frequencyPenalty, 2);
+    assert.equal(parseSamplingParams({ repetitionPenalty: 0 }, limits).value?.repetitionPenalty, 1);
+    assert.equal(parseSamplingParams({ repetitionPenalty: 1e-3 }, limits).value?.repetitionPenalty, 1e-3);
+  });
+
+  it("rejects non-finite numbers", () => {
+    for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+      assert.equal(errorOf({ maxTokens: bad }), "max_tokens: must be a finite number");
+      assert.equal(errorOf({ temperature: bad }), "temperature: must be a finite number");
+      assert.equal(errorOf({ topP: bad }), "top_p: must be a finite number");
+      assert.equal(errorOf({ topK: bad }), "top_k: must be a finite number");
+      assert.equal(errorOf({ logprobs: bad }), "logprobs: must be a finite number");
+      assert.equal(errorOf({ seed: bad }), "seed: must be a finite number");
+      assert.equal(errorOf({ minP: bad }), "min_p: must be a finite number");
+      assert.equal(errorOf({ repetitionPenalty: bad }), "repetition_penalty: must be a finite number");
+      assert.equal(errorOf({ presencePenalty: bad }), "presence_penalty: must be a finite number");
+      assert.equal(errorOf({ frequencyPenalty: bad }), "frequency_penalty: must be a finite number");
+    }
+  });
+
+  it("rejects empty, too many, too long or malformed stop strings", () => {
+    assert.equal(errorOf({ stop: ["ok", ""] }), "stop: entry 1 must not be empty");
+    assert.equal(
+      errorOf({ stop: Array.from({ length: 17 }, (_, i) => `s${i}`) }),
+      "stop: at most 16 stop strings",
+    );
+    assert.ok(parseSamplingParams({ stop: Array.from({ length: 16 }, (_, i) => `s${i}`) }, limits).value);
+    assert.match(errorOf({ stop: ["x".repeat(257)] }), /^stop: entry 0 is longer than 256/);
+    assert.equal(errorOf({ stop: ["\uD83D"] }), "stop: entry 0 is not valid Unicode");
+  });
+
+  it("rejects stop_token_ids outside the vocabulary", () => {
+    assert.equal(
+      errorOf({ stopTokenIds: [5, 32_000] }),
+      "stop_token_ids: 32000 is outside the vocabulary (0..31999)",
+    );
+    assert.match(errorOf({ stopTokenIds: [-1] }), /^stop_token_ids: -1 is outside/);
+    assert.match(errorOf({ stopTokenIds: [1.5] }), /^stop_token_ids: 1.5 is outside/);
+  });
+});

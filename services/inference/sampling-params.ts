@@ -1,0 +1,182 @@
+// Validation of a request's sampling parameters into the engine's SamplingParams.
+//
+// The API is proto3, where an unset scalar reads as zero, so zero means "unset" wherever the proto
+// says so: max_tokens 0 -> the default (16), temperature 0 -> greedy, top_p 0 -> 1 (off),
+// top_k 0 -> off, logprobs 0 -> none, min_p 0 -> off, repetition_penalty 0 -> 1 (off),
+// presence_penalty / frequency_penalty 0 -> off. Errors name the field as the API spells it
+// (snake_case).
+import { type Result, TesseraError } from "../kernel/errors.ts";
+import type { SamplingParams } from "./types.ts";
+
+export const DEFAULT_MAX_TOKENS = 16;
+export const MAX_LOGPROBS = 20;
+export const MAX_STOP_STRINGS = 16;
+/** Longest stop string, in UTF-16 code units: holding back text costs O(length^2) per delta. */
+export const MAX_STOP_STRING_LENGTH = 256;
+const MAX_SEED = (1n << 64n) - 1n;
+/** presence_penalty and frequency_penalty lie in [-MAX_PENALTY, MAX_PENALTY] (as in OpenAI's API and vLLM). */
+export const MAX_PENALTY = 2;
+
+/** Sampling parameters as they arrive (proto3 message or CLI flags); every field optional. */
+export interface RawSamplingParams {
+  maxTokens?: number | undefined;
+  temperature?: number | undefined;
+  topP?: number | undefined;
+  topK?: number | undefined;
+  minP?: number | undefined;
+  repetitionPenalty?: number | undefined;
+  presencePenalty?: number | undefined;
+  frequencyPenalty?: number | undefined;
+  seed?: bigint | number | undefined;
+  stop?: readonly string[] | undefined;
+  stopTokenIds?: readonly number[] | undefined;
+  ignoreEos?: boolean | undefined;
+  logprobs?: number | undefined;
+}
+
+export interface SamplingLimits {
+  /** Size of the model's vocabulary: stop_token_ids must lie in 0..vocabSize-1. */
+  vocabSize: number;
+}
+
+function invalid(field: string, message: string): { error: TesseraError } {
+  return { error: TesseraError.invalidArgument(field, message) };
+}
+
+/** An error message when `value` is not a finite number (or, with `integer`, not an integer). */
+function notNumber(value: number, integer: boolean): string | undefined {
+  if (typeof value !== "number" || !Number.isFinite(value)) return "must be a finite number";
+  if (integer && !Number.isInteger(value)) return "must be an integer";
+  return undefined;
+}
+
+/** Checks `raw` and fills in defaults; the first problem found is returned as INVALID_ARGUMENT. */
+/**
+ * The parameters of a request that sets nothing but `overrides`: greedy, no filter, no penalty, no stop,
+ * max_tokens 16. For programs that build requests without going through the API (tests, benchmarks).
+ */
+export function greedySampling(overrides: Partial<SamplingParams> = {}): SamplingParams {
+  return {
+    maxTokens: DEFAULT_MAX_TOKENS,
+    temperature: 0,
+    topP: 1,
+    topK: 0,
+    minP: 0,
+    repetitionPenalty: 1,
+    presencePenalty: 0,
+    frequencyPenalty: 0,
+    seed: undefined,
+    stop: [],
+    stopTokenIds: [],
+    ignoreEos: false,
+    logprobs: 0,
+    ...overrides,
+  };
+}
+
+export function parseSamplingParams(raw: RawSamplingParams, limits: SamplingLimits): Result<SamplingParams> {
+  const maxTokens = raw.maxTokens ?? 0;
+  const maxTokensProblem = notNumber(maxTokens, true);
+  if (maxTokensProblem) return invalid("max_tokens", maxTokensProblem);
+  if (maxTokens < 0) return invalid("max_tokens", "must be > 0");
+
+  const temperature = raw.temperature ?? 0;
+  const temperatureProblem = notNumber(temperature, false);
+  if (temperatureProblem) return invalid("temperature", temperatureProblem);
+  if (temperature < 0) return invalid("temperature", "must be >= 0");
+
+  const topP = raw.topP ?? 0;
+  const topPProblem = notNumber(topP, false);
+  if (topPProblem) return invalid("top_p", topPProblem);
+  if (topP < 0 || topP > 1) return invalid("top_p", "must be in (0, 1]");
+
+  const topK = raw.topK ?? 0;
+  const topKProblem = notNumber(topK, true);
+  if (topKProblem) return invalid("top_k", topKProblem);
+  if (topK < 0) return invalid("top_k", "must be >= 0");
+
+  const minP = raw.minP ?? 0;
+  const minPProblem = notNumber(minP, false);
+  if (minPProblem) return invalid("min_p", minPProblem);
+  if (minP < 0 || minP > 1) return invalid("min_p", "must be in [0, 1]");
+
+  const repetitionPenalty = raw.repetitionPenalty ?? 0;
+  const repetitionProblem = notNumber(repetitionPenalty, false);
+  if (repetitionProblem) return invalid("repetition_penalty", repetitionProblem);
+  if (repetitionPenalty < 0) return invalid("repetition_penalty", "must be > 0");
+
+  const presencePenalty = raw.presencePenalty ?? 0;
+  const presenceProblem = notNumber(presencePenalty, false);
+  if (presenceProblem) return invalid("presence_penalty", presenceProblem);
+  if (Math.abs(presencePenalty) > MAX_PENALTY) {
+    return invalid("presence_penalty", `must be in [-${MAX_PENALTY}, ${MAX_PENALTY}]`);
+  }
+
+  const frequencyPenalty = raw.frequencyPenalty ?? 0;
+  const frequencyProblem = notNumber(frequencyPenalty, false);
+  if (frequencyProblem) return invalid("frequency_penalty", frequencyProblem);
+  if (Math.abs(frequencyPenalty) > MAX_PENALTY) {
+    return invalid("frequency_penalty", `must be in [-${MAX_PENALTY}, ${MAX_PENALTY}]`);
+  }
+
+  let seed: bigint | undefined;
+  if (raw.seed !== undefined) {
+    if (typeof raw.seed === "number") {
+      const seedProblem = notNumber(raw.seed, true);
+      if (seedProblem) return invalid("seed", seedProblem);
+      if (!Number.isSafeInteger(raw.seed))
+        return invalid("seed", "must be a safe integer when given as a number");
+      seed = BigInt(raw.seed);
+    } else if (typeof raw.seed === "bigint") {
+      seed = raw.seed;
+    } else {
+      return invalid("seed", "must be an integer");
+    }
+    if (seed < 0n || seed > MAX_SEED) return invalid("seed", "must be in 0..2^64-1");
+  }
+
+  const stop = [...(raw.stop ?? [])];
+  if (stop.length > MAX_STOP_STRINGS) return invalid("stop", `at most ${MAX_STOP_STRINGS} stop strings`);
+  for (const [i, s] of stop.entries()) {
+    if (typeof s !== "string") return invalid("stop", `entry ${i} must be a string`);
+    if (s.length === 0) return invalid("stop", `entry ${i} must not be empty`);
+    if (s.length > MAX_STOP_STRING_LENGTH) {
+      return invalid("stop", `entry ${i} is longer than ${MAX_STOP_STRING_LENGTH} characters`);
+    }
+    if (!s.isWellFormed()) return invalid("stop", `entry ${i} is not valid Unicode`);
+  }
+
+  const stopTokenIds: number[] = [];
+  for (const id of raw.stopTokenIds ?? []) {
+    if (!(Number.isInteger(id) && id >= 0 && id < limits.vocabSize)) {
+      return invalid("stop_token_ids", `${id} is outside the vocabulary (0..${limits.vocabSize - 1})`);
+    }
+    if (!stopTokenIds.includes(id)) stopTokenIds.push(id);
+  }
+
+  const logprobs = raw.logprobs ?? 0;
+  const logprobsProblem = notNumber(logprobs, true);
+  if (logprobsProblem) return invalid("logprobs", logprobsProblem);
+  if (logprobs < 0 || logprobs > MAX_LOGPROBS) return invalid("logprobs", `must be in 0..${MAX_LOGPROBS}`);
+
+  const ignoreEos = raw.ignoreEos ?? false;
+  if (typeof ignoreEos !== "boolean") return invalid("ignore_eos", "must be a boolean");
+
+  return {
+    value: {
+      maxTokens: maxTokens === 0 ? DEFAULT_MAX_TOKENS : maxTokens,
+      temperature,
+      topP: topP === 0 ? 1 : topP,
+      topK,
+      minP,
+      repetitionPenalty: repetitionPenalty === 0 ? 1 : repetitionPenalty,
+      presencePenalty,
+      frequencyPenalty,
+      seed,
+      stop,
+      stopTokenIds,
+      ignoreEos,
+      logprobs,
+    },
+  };
+}

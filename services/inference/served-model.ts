@@ -1,0 +1,22 @@
+// What the gRPC service needs from a loaded model: the Engine satisfies it, and unit tests can fake it.
+import type { GenerateEvent, GenerateRequest, ModelDescription } from "./types.ts";
+
+export interface ServedTokenizer {
+  readonly vocabSize: number;
+  encode(text: string, options: { addSpecialTokens: boolean }): number[];
+  decode(ids: number[]): string;
+}
+
+export interface ServedModel {
+  readonly description: ModelDescription;
+  readonly tokenizer: ServedTokenizer;
+  generate(request: GenerateRequest, signal?: AbortSignal): AsyncIterable<GenerateEvent>;
+}
+
+/** What a router needs to know beside the description: the KV-block hash salt and the stop ids. */
+export interface ServedModelInfo {
+  /** The checkpoint's revision (model/checkpoint.ts); the engine salts block hashes with id@revision. */
+  revision: string;
+  kvBlockSize: number;
+  eosTokenIds: readonly number[];
+}

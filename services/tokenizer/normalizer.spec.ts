@@ -1,0 +1,26 @@
+import assert from "node:assert/strict";
+import { Code } from "../kernel/errors.ts";
+import { parseNormalizer } from "./normalizer.ts";
+
+describe("parseNormalizer", () => {
+  it("gives no normalizer for null", () => {
+    assert.deepEqual(parseNormalizer(null), { value: undefined });
+  });
+
+  it("applies NFC and a Sequence in order", () => {
+    const nfc = parseNormalizer({ type: "NFC" }).value!;
+    assert.equal(nfc("e\u0301"), "é");
+    const seq = parseNormalizer({ type: "Sequence", normalizers: [{ type: "NFKD" }, { type: "Lowercase" }] })
+      .value!;
+    assert.equal(seq("Ⅻ É"), "xii e\u0301");
+    // Hugging Face lowercases character by character: no final sigma.
+    assert.equal(parseNormalizer({ type: "Lowercase" }).value!("ΟΔΟΣ"), "οδοσ");
+  });
+
+  it("rejects what it does not implement, naming the field", () => {
+    const r = parseNormalizer({ type: "Sequence", normalizers: [{ type: "Prepend", prepend: "▁" }] });
+    assert.equal(r.error?.code, Code.UNIMPLEMENTED);
+    assert.match(r.error?.message ?? "", /^normalizer\.normalizers\[0\]\.type: Prepend/);
+    assert.equal(parseNormalizer([]).error?.code, Code.INVALID_ARGUMENT);
+  });
+});

@@ -1,0 +1,26 @@
+import assert from "node:assert/strict";
+import { Code } from "../kernel/errors.ts";
+import { parseTokenizerConfig } from "./tokenizer-config.ts";
+
+describe("parseTokenizerConfig", () => {
+  it("reads token names, as strings or AddedToken objects, and the add_* flags", () => {
+    const r = parseTokenizerConfig({
+      bos_token: { content: "<s>", lstrip: false },
+      eos_token: "</s>",
+      pad_token: null,
+      add_bos_token: true,
+      model_max_length: 4096,
+    });
+    assert.deepEqual(r.value, { bosToken: "<s>", eosToken: "</s>", addBosToken: true });
+  });
+
+  it("is empty without a file", () => {
+    assert.deepEqual(parseTokenizerConfig(undefined).value, {});
+  });
+
+  it("rejects wrong types, naming the key", () => {
+    const r = parseTokenizerConfig({ add_eos_token: "yes" });
+    assert.equal(r.error?.code, Code.INVALID_ARGUMENT);
+    assert.match(r.error?.message ?? "", /^tokenizer_config\.add_eos_token/);
+  });
+});
