@@ -1,8 +1,8 @@
 // Operator restarts, leader election and bounded cleanup, against the dev cluster over HTTPS.
 import assert from "node:assert/strict";
-import { LABELS } from "../services/api/group.ts";
+import { INFERENCE_MODELS, LABELS } from "../services/api/group.ts";
 import type { KubeObject } from "../services/kube/kube-object.ts";
-import { EVENTS, INFERENCE_MODELS } from "../services/kube/resources.ts";
+import { EVENTS } from "../services/kube/resources.ts";
 import { observePod } from "./placement/pod-state.ts";
 import { inferenceModel, workerPool } from "./testing/fixtures.ts";
 import { condition, OperatorFixture } from "./testing/operator-fixture.ts";

@@ -5,7 +5,7 @@
 
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { LABELS, MANAGED_BY } from "../services/api/group.ts";
+import { INFERENCE_MODELS, LABELS, MANAGED_BY, WORKER_POOLS } from "../services/api/group.ts";
 import type { InferenceModel, WorkerPool } from "../services/api/kinds.ts";
 import { type Clock, systemClock } from "../services/kernel/clock.ts";
 import { createLogger, type Logger } from "../services/kernel/log.ts";
@@ -15,7 +15,7 @@ import { Informer } from "../services/kube/informer.ts";
 import type { KubeClient } from "../services/kube/kube-client.ts";
 import { type KubeObject, objectKey } from "../services/kube/kube-object.ts";
 import { DEFAULT_LEASE_TIMING, LeaderElector } from "../services/kube/leader-election.ts";
-import { DEPLOYMENTS, INFERENCE_MODELS, PODS, SERVICES, WORKER_POOLS } from "../services/kube/resources.ts";
+import { DEPLOYMENTS, PODS, SERVICES } from "../services/kube/resources.ts";
 import { WorkQueue } from "../services/kube/work-queue.ts";
 import { Controller } from "./controller/controller.ts";
 import { OperatorMetrics } from "./controller/operator-metrics.ts";

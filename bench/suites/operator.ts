@@ -7,6 +7,7 @@
 //      its generation. Pods are made Ready by a simulated kubelet (100 real workers do not fit a
 //      2-core machine); this measures the operator and API path, not model loading.
 // Times come from watches on the API server in this process.
+
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -20,9 +21,9 @@ import { startDevCluster } from "../../operator/testing/dev-cluster.ts";
 import { inferenceModel, workerPool } from "../../operator/testing/fixtures.ts";
 import { PodSimulator } from "../../operator/testing/pod-simulator.ts";
 import { crdOf } from "../../services/api/crd-builder.ts";
+import { INFERENCE_MODELS, WORKER_POOLS } from "../../services/api/group.ts";
 import { KINDS } from "../../services/api/kinds.ts";
 import { createLogger } from "../../services/kernel/log.ts";
-import { INFERENCE_MODELS, WORKER_POOLS } from "../../services/kube/resources.ts";
 import { check, writeResult } from "../report.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");

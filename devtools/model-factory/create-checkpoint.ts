@@ -7,7 +7,7 @@ import path from "node:path";
 import { Code, TesseraError } from "../../services/kernel/errors.ts";
 import { type CheckpointDtype, configFileTexts } from "./hf-config.ts";
 import { modelTensors, type TensorPlan } from "./model-tensors.ts";
-import { type Arch, type ModelSpec, modelSpec, type PresetName } from "./presets.ts";
+import { type Arch, CHECKPOINT_DTYPES, type ModelSpec, modelSpec, type PresetName } from "./presets.ts";
 import { Rng } from "./prng.ts";
 import {
   elementCount,
@@ -20,8 +20,6 @@ import {
 import { writeTokenizerFiles } from "./tokenizer-files.ts";
 
 export type { CheckpointDtype } from "./hf-config.ts";
-
-export const CHECKPOINT_DTYPES: readonly CheckpointDtype[] = ["float32", "float16", "bfloat16"];
 
 const SAFETENSORS_DTYPE: Readonly<Record<CheckpointDtype, SafetensorsDtype>> = {
   float32: "F32",

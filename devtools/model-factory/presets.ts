@@ -1,5 +1,6 @@
 // The model shapes `tessera model create` offers: four architectures × three sizes.
 import { TesseraError } from "../../services/kernel/errors.ts";
+import type { CheckpointDtype } from "./hf-config.ts";
 
 export const ARCHS = ["llama", "mistral", "qwen2", "mixtral"] as const;
 export type Arch = (typeof ARCHS)[number];
@@ -168,3 +169,6 @@ export function modelSpec(arch: string, preset: string): ModelSpec {
     ...traits,
   };
 }
+
+/** The weight dtypes a checkpoint can be written in. */
+export const CHECKPOINT_DTYPES: readonly CheckpointDtype[] = ["float32", "float16", "bfloat16"];

@@ -2,10 +2,10 @@
 // gone, delete its keys from the KV transfer store. It can never wedge deletion: past
 // cleanupTimeoutMs after the deletion request the finalizer is removed whatever is left (a Warning
 // Event says what), and the garbage collector still removes the pods through their ownerReferences.
-import { API_VERSION, CLEANUP_FINALIZER } from "../../services/api/group.ts";
+import { API_VERSION, CLEANUP_FINALIZER, INFERENCE_MODELS } from "../../services/api/group.ts";
 import { inferenceModelSpecSchema } from "../../services/api/inference-model-spec.ts";
 import type { InferenceModel } from "../../services/api/kinds.ts";
-import { INFERENCE_MODELS, PODS, SECRETS } from "../../services/kube/resources.ts";
+import { PODS, SECRETS } from "../../services/kube/resources.ts";
 import type { ReconcileOutcome } from "../controller/controller.ts";
 import { kvKeyPrefix } from "../placement/shard-env.ts";
 import type { KvStoreTarget } from "./kv-cleanup.ts";

@@ -3,14 +3,14 @@
 //   plan (planPlacement + planRollout, pure) -> apply (server-side apply, one field manager: the
 //   worker pods, and the model's router, router-apply.ts) -> status (written only when it changed).
 // Everything read comes from informer caches; a 409 from any write just requeues the key.
-import { API_VERSION, CLEANUP_FINALIZER, LABELS } from "../../services/api/group.ts";
+import { API_VERSION, CLEANUP_FINALIZER, INFERENCE_MODELS, LABELS } from "../../services/api/group.ts";
 import { inferenceModelSpecSchema } from "../../services/api/inference-model-spec.ts";
 import type { InferenceModelStatus } from "../../services/api/inference-model-status.ts";
 import type { InferenceModel, InferenceModelSpec } from "../../services/api/kinds.ts";
 import { workerPoolSpecSchema } from "../../services/api/worker-pool.ts";
 import { formatTime } from "../../services/kernel/clock.ts";
 import { splitKey } from "../../services/kube/kube-object.ts";
-import { INFERENCE_MODELS, PODS, SERVICES } from "../../services/kube/resources.ts";
+import { PODS, SERVICES } from "../../services/kube/resources.ts";
 import type { ReconcileOutcome } from "../controller/controller.ts";
 import { type ModelRef, type PoolView, planPlacement } from "../placement/planner.ts";
 import { type ObservedPod, observePod, plannedPod } from "../placement/pod-state.ts";

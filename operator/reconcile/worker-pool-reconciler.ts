@@ -1,11 +1,10 @@
 // Reconciles a WorkerPool's status: the capacity its models use (pods, Ready pods, GPUs requested)
 // and a Ready condition (False below minPods, or when the spec cannot be read).
-import { API_VERSION, LABELS } from "../../services/api/group.ts";
+import { API_VERSION, LABELS, WORKER_POOLS } from "../../services/api/group.ts";
 import type { WorkerPool, WorkerPoolStatus } from "../../services/api/kinds.ts";
 import { workerPoolSpecSchema } from "../../services/api/worker-pool.ts";
 import { formatTime } from "../../services/kernel/clock.ts";
 import { type KubeObject, splitKey } from "../../services/kube/kube-object.ts";
-import { WORKER_POOLS } from "../../services/kube/resources.ts";
 import type { ReconcileOutcome } from "../controller/controller.ts";
 import { observePod } from "../placement/pod-state.ts";
 import { canonicalJson } from "../placement/revision.ts";

@@ -14,15 +14,15 @@
 // validates it at start-up), so a routing change changes the pod template and rolls the router.
 
 import type { InferenceModelSpec } from "../../services/api/inference-model-spec.ts";
-import { CONSISTENT_HASH } from "../../services/router/routing/plugins/consistent-hash-scorer.ts";
-import { LEAST_LATENCY } from "../../services/router/routing/plugins/latency-scorer.ts";
-import { LOAD } from "../../services/router/routing/plugins/load-scorer.ts";
 import {
+  CONSISTENT_HASH,
+  LEAST_LATENCY,
+  LOAD,
   MAX_SCORE,
   POWER_OF_TWO,
   RANDOM,
   ROUND_ROBIN,
-} from "../../services/router/routing/plugins/pickers.ts";
+} from "../../services/api/routing-plugins.ts";
 import type { ModelRef } from "../placement/planner.ts";
 import { kvKeyPrefix, kvStoreUrl, modelDir } from "../placement/shard-env.ts";
 

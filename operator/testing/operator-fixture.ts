@@ -2,11 +2,12 @@
 // whole control loop. Each spec gets its own namespace.
 
 import type { KubeObject as DevObject } from "../../devtools/devcluster/apiserver/core/kube-object.ts";
+import { INFERENCE_MODELS, WORKER_POOLS } from "../../services/api/group.ts";
 import type { InferenceModel } from "../../services/api/kinds.ts";
 import { createLogger } from "../../services/kernel/log.ts";
 import type { HttpsKubeClient } from "../../services/kube/https-client.ts";
 import type { KubeObject } from "../../services/kube/kube-object.ts";
-import { INFERENCE_MODELS, PODS, WORKER_POOLS } from "../../services/kube/resources.ts";
+import { PODS } from "../../services/kube/resources.ts";
 import { Operator, type OperatorOptions } from "../operator.ts";
 import type { KvStoreCleaner } from "../reconcile/kv-cleanup.ts";
 import { type DevCluster, startDevCluster } from "./dev-cluster.ts";

@@ -1,8 +1,13 @@
 // The API group of Tessera's custom resources, and the names the operator stamps on what it creates.
+import type { ResourceRef } from "../kube/resources.ts";
 
 export const GROUP = "serving.tessera.dev";
 export const VERSION = "v1alpha1";
 export const API_VERSION = `${GROUP}/${VERSION}`;
+
+/** Tessera's resources, as the Kubernetes API serves them (kube/resources.ts has the built-in ones). */
+export const INFERENCE_MODELS: ResourceRef = { group: GROUP, version: VERSION, resource: "inferencemodels" };
+export const WORKER_POOLS: ResourceRef = { group: GROUP, version: VERSION, resource: "workerpools" };
 
 /** The one field manager of every write the operator makes (server-side apply). */
 export const FIELD_MANAGER = "tessera-operator";

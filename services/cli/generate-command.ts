@@ -99,7 +99,7 @@ export function generateCommand(): Command {
 }
 
 async function generate(flags: GenerateFlags, command: Command): Promise<void> {
-  const { Engine } = await import("../worker/engine/engine.ts");
+  const { Engine } = await import("../worker/index.ts");
   const { parseSamplingParams } = await import("../inference/sampling-params.ts");
   const { checkPromptIds, promptIdsFromText } = await import("../inference/generate-request.ts");
   const engine = await Engine.load(

@@ -1,11 +1,9 @@
-// `tessera model create`: writes a deterministic random checkpoint in Hugging Face format.
+// `tessera model create`: writes a deterministic random checkpoint in Hugging Face format. The model
+// factory is development tooling (devtools/): only its list of presets loads with the CLI; the factory
+// itself loads when the command runs.
 import { Command, Option } from "commander";
-import {
-  CHECKPOINT_DTYPES,
-  type CreateCheckpointOptions,
-  createCheckpoint,
-} from "../../devtools/model-factory/create-checkpoint.ts";
-import { ARCHS, PRESETS } from "../../devtools/model-factory/presets.ts";
+import type { CreateCheckpointOptions } from "../../devtools/model-factory/create-checkpoint.ts";
+import { ARCHS, CHECKPOINT_DTYPES, PRESETS } from "../../devtools/model-factory/presets.ts";
 import { nonNegativeIntegerFlag } from "./flags.ts";
 
 type CreateFlags = Pick<CreateCheckpointOptions, "arch" | "preset" | "seed" | "out" | "dtype">;
@@ -21,6 +19,7 @@ export function modelCommand(): Command {
     .requiredOption("--out <dir>", "folder to write the checkpoint into (created if missing)")
     .addOption(new Option("--dtype <dtype>", "weight dtype (default: float32)").choices(CHECKPOINT_DTYPES))
     .action(async (flags: CreateFlags) => {
+      const { createCheckpoint } = await import("../../devtools/model-factory/create-checkpoint.ts");
       const made = await createCheckpoint(flags);
       const params = `${(made.parameterCount / 1e6).toFixed(1)}M parameters`;
       const size = `${(made.bytes / 2 ** 20).toFixed(1)} MiB`;

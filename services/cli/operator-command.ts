@@ -46,11 +46,10 @@ export function operatorCommand(): Command {
     .option("--bind-address <host>", "interface of the metrics and health ports", "0.0.0.0")
     .option("--workers <n>", "reconciles at once per kind", positiveIntegerFlag, 4)
     .action(async (flags: OperatorFlags, command: Command) => {
-      const { parseOperatorConfig } = await import("../../operator/operator-config.ts");
+      const { parseOperatorConfig, startOperatorProcess } = await import("../../operator/index.ts");
       const config = parseOperatorConfig(flags);
       if (config.error)
         command.error(`error: --${config.error.message.replace(/^[a-zA-Z]+/, kebab)}`, { exitCode: 2 });
-      const { startOperatorProcess } = await import("../../operator/run-operator.ts");
       const running = await startOperatorProcess(config.value, process.env, createLogger("operator"));
       const stop = () => void running.stop();
       process.once("SIGTERM", stop);

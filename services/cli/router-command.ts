@@ -24,14 +24,13 @@ export function routerCommand(): Command {
     .action(async (flags: { config?: string; configJson?: string; host?: string }, command: Command) => {
       if ((flags.config === undefined) === (flags.configJson === undefined))
         command.error("error: give exactly one of --config FILE and --config-json JSON", { exitCode: 2 });
-      const { loadRouterConfig, parseRouterConfigJson } = await import("../router/config/router-config.ts");
+      const { loadRouterConfig, parseRouterConfigJson, runRouter } = await import("../router/index.ts");
       const config =
         flags.configJson === undefined
           ? loadRouterConfig(flags.config ?? "")
           : parseRouterConfigJson(flags.configJson, process.cwd());
       if (config.error) command.error(`error: ${config.error.message}`, { exitCode: 2 });
       if (flags.host !== undefined) config.value.host = flags.host;
-      const { runRouter } = await import("../router/run-router.ts");
       await runRouter(config.value, createLogger("router"));
     });
 }

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { type DevCluster, startDevCluster } from "../../operator/testing/dev-cluster.ts";
-import { API_VERSION } from "../api/group.ts";
+import { API_VERSION, INFERENCE_MODELS } from "../api/group.ts";
 import { isConflict, isGone, KubeApiError } from "./api-error.ts";
 import type { HttpsKubeClient } from "./https-client.ts";
 import type { WatchEvent } from "./kube-client.ts";
 import type { KubeObject } from "./kube-object.ts";
-import { INFERENCE_MODELS, PODS } from "./resources.ts";
+import { PODS } from "./resources.ts";
 
 const pod = (name: string, labels: Record<string, string> = {}): KubeObject => ({
   apiVersion: "v1",

@@ -1,5 +1,5 @@
-// The resources the operator reads and writes, and their REST paths.
-import { GROUP, VERSION } from "../api/group.ts";
+// The built-in Kubernetes resources Tessera reads and writes, and their REST paths (Tessera's own
+// resources are in services/api/group.ts).
 
 /** A resource: API group ("" = core), version and plural name. */
 export interface ResourceRef {
@@ -26,8 +26,6 @@ export const POD_DISRUPTION_BUDGETS: ResourceRef = {
   resource: "poddisruptionbudgets",
 };
 export const LEASES: ResourceRef = { group: "coordination.k8s.io", version: "v1", resource: "leases" };
-export const INFERENCE_MODELS: ResourceRef = { group: GROUP, version: VERSION, resource: "inferencemodels" };
-export const WORKER_POOLS: ResourceRef = { group: GROUP, version: VERSION, resource: "workerpools" };
 
 /** `/api/v1/namespaces/ns/pods/name/status`; namespace "" means all namespaces (lists, watches). */
 export function resourcePath(

@@ -1,5 +1,9 @@
 // Tracks the calls a server is working on, so a graceful shutdown can refuse new calls, wait for the
 // ones in flight, and cancel those still running when the drain time is up.
+import { Code, TesseraError } from "../kernel/errors.ts";
+
+/** The reason a call's controller is aborted with when its client cancels the call. */
+export const CANCELLED_BY_CLIENT = new TesseraError(Code.CANCELLED, "cancelled by the client");
 
 export class InFlight {
   readonly #calls = new Set<AbortController>();

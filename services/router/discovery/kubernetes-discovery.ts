@@ -10,6 +10,7 @@
 import { existsSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { INFERENCE_MODELS } from "../../api/group.ts";
 import type { InferenceModel } from "../../api/kinds.ts";
 import { type Clock, systemClock } from "../../kernel/clock.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
@@ -21,7 +22,6 @@ import {
   connectionFromKubeconfig,
   inClusterConnection,
 } from "../../kube/kubeconfig.ts";
-import { INFERENCE_MODELS } from "../../kube/resources.ts";
 import type { EndpointDiscovery, EndpointSpec } from "./discovery.ts";
 import { shardEndpoints } from "./shard-endpoints.ts";
 

@@ -16,8 +16,7 @@ import {
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
 import type { GrpcHandlers } from "../../rpc/grpc-service.ts";
-import type { InFlight } from "../../rpc/in-flight.ts";
-import { CANCELLED_BY_CLIENT } from "../../worker/server/inference-service.ts";
+import { CANCELLED_BY_CLIENT, type InFlight } from "../../rpc/in-flight.ts";
 import type { Router } from "../core/router.ts";
 import type { RouterEvent } from "../core/router-events.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";

@@ -2,10 +2,9 @@
 // name and weight. Each plugin's own parameters are validated by the plugin (plugins/registry.ts) when
 // the pipeline is built at start-up, so an error names the entry: `routing.scorers[0].epsilon: ...`.
 import { z } from "zod";
+import { CONSISTENT_HASH, MAX_SCORE } from "../../api/routing-plugins.ts";
 import { type Result, TesseraError } from "../../kernel/errors.ts";
 import type { Filter, Picker, PluginContext, Scorer } from "./plugin.ts";
-import { CONSISTENT_HASH } from "./plugins/consistent-hash-scorer.ts";
-import { MAX_SCORE } from "./plugins/pickers.ts";
 import { findPlugin, pluginTypes } from "./plugins/registry.ts";
 
 const entry = z.looseObject({ type: z.string().min(1) });

@@ -19,7 +19,7 @@ import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
 import { phaseSpans } from "../../kernel/telemetry/phase-spans.ts";
 import type { GrpcHandlers } from "../../rpc/grpc-service.ts";
-import type { InFlight } from "../../rpc/in-flight.ts";
+import { CANCELLED_BY_CLIENT, type InFlight } from "../../rpc/in-flight.ts";
 import { toGenerateResponse } from "./generate-response.ts";
 import type { RpcMetrics } from "./rpc-metrics.ts";
 
@@ -27,7 +27,6 @@ import type { RpcMetrics } from "./rpc-metrics.ts";
  * The reason a call's work is aborted when grpc-js reports it cancelled, which it also does after
  * every call that ended normally: one shared error rather than a stack trace captured per request.
  */
-export const CANCELLED_BY_CLIENT = new TesseraError(Code.CANCELLED, "cancelled by the client");
 
 type InferenceMethods = typeof Inference extends { method: infer M } ? M : never;
 type GenerateCall = ServerWritableStream<GenerateRequest, GenerateResponse>;

@@ -8,10 +8,10 @@
 // further the walk reaches them (1 - rank / n), endpoints at capacity score 0. With this scorer alone
 // and the max-score picker, the pick is exactly the bounded-loads choice. Loads are this router's own
 // in-flight counts, so two routers at equal load agree on every pick.
-import { z } from "zod";
-import type { Candidate, ScorerDefinition } from "../plugin.ts";
 
-export const CONSISTENT_HASH = "consistent-hash";
+import { z } from "zod";
+import { CONSISTENT_HASH } from "../../../api/routing-plugins.ts";
+import type { Candidate, ScorerDefinition } from "../plugin.ts";
 
 const params = z.strictObject({
   /** Headroom over the mean load: capacity = ceil((1 + epsilon) * mean). */

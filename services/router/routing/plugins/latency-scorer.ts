@@ -2,10 +2,10 @@
 // fastest scores 1. An endpoint with no figure yet scores 1, breaking the house rule that missing data
 // scores 0 on purpose: an endpoint that never gets a request never gets a figure, so a new replica
 // would be starved forever.
-import { z } from "zod";
-import type { ScorerDefinition } from "../plugin.ts";
 
-export const LEAST_LATENCY = "least-latency";
+import { z } from "zod";
+import { LEAST_LATENCY } from "../../../api/routing-plugins.ts";
+import type { ScorerDefinition } from "../plugin.ts";
 
 const params = z.strictObject({});
 

@@ -1,9 +1,9 @@
 // Drops endpoints whose latest load report is over a limit: too many queued requests, or a KV cache
 // too full. Endpoints with no report are kept (no evidence against them).
-import { z } from "zod";
-import type { FilterDefinition } from "../plugin.ts";
 
-export const LOAD_LIMIT = "load-limit";
+import { z } from "zod";
+import { LOAD_LIMIT } from "../../../api/routing-plugins.ts";
+import type { FilterDefinition } from "../plugin.ts";
 
 const params = z.strictObject({
   /** Most requests waiting in the worker's scheduler. */

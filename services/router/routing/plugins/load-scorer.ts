@@ -2,10 +2,10 @@
 // flight: half of the score falls with the queue (1 / (1 + queue), where the queue is the larger of
 // this router's in-flight count and the worker's running + waiting requests), half with KV-cache
 // usage (1 - used / total). An endpoint with no recent report scores 0 (and it is logged).
-import { z } from "zod";
-import type { ScorerDefinition } from "../plugin.ts";
 
-export const LOAD = "load";
+import { z } from "zod";
+import { LOAD } from "../../../api/routing-plugins.ts";
+import type { ScorerDefinition } from "../plugin.ts";
 
 const params = z.strictObject({});
 

@@ -4,13 +4,10 @@
 //   random        uniformly among the candidates with the highest score
 //   power-of-two  two distinct candidates at random, the higher score wins (with the load scorer:
 //                 the power-of-two-choices balancer)
-import { z } from "zod";
-import { argMax, type PickerDefinition, topIndices } from "../plugin.ts";
 
-export const MAX_SCORE = "max-score";
-export const ROUND_ROBIN = "round-robin";
-export const RANDOM = "random";
-export const POWER_OF_TWO = "power-of-two";
+import { z } from "zod";
+import { MAX_SCORE, POWER_OF_TWO, RANDOM, ROUND_ROBIN } from "../../../api/routing-plugins.ts";
+import { argMax, type PickerDefinition, topIndices } from "../plugin.ts";
 
 const none = z.strictObject({});
 
