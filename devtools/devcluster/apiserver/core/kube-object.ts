@@ -44,8 +44,8 @@ export interface ObjectMeta {
 }
 
 export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
+  apiVersion: string;
+  kind: string;
   metadata: ObjectMeta;
   [key: string]: unknown;
 }
