@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import type { ClusterApi } from "../../devtools/devcluster/apiserver/cluster/cluster-api-delete.ts";
+import type { ClusterApi } from "../../devtools/devcluster/apiserver/cluster/cluster-api.ts";
 import type { KubeObject as DevObject } from "../../devtools/devcluster/apiserver/core/kube-object.ts";
 import { startDevCluster as startFullDevCluster } from "../../devtools/devcluster/dev-cluster.ts";
 import { startOperatorProcess } from "../../e2e/operator/operator-process.ts";

@@ -4,7 +4,7 @@
 // on the dev cluster's in-process API.
 
 import type { WatchHandle } from "../../devtools/devcluster/apiserver/cluster/api-types.ts";
-import type { ClusterApi } from "../../devtools/devcluster/apiserver/cluster/cluster-api-delete.ts";
+import type { ClusterApi } from "../../devtools/devcluster/apiserver/cluster/cluster-api.ts";
 import type { JsonValue } from "../../devtools/devcluster/apiserver/core/kube-object.ts";
 
 const PODS = { group: "", version: "v1", resource: "pods" };

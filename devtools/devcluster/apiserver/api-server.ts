@@ -8,7 +8,7 @@ import { z } from "zod";
 import { TesseraError } from "../../../services/kernel/errors.ts";
 import { createLogger, type Logger } from "../../../services/kernel/log.ts";
 import { bootstrapCluster } from "./bootstrap.ts";
-import { ClusterApi } from "./cluster/cluster-api-delete.ts";
+import { ClusterApi } from "./cluster/cluster-api.ts";
 import { GarbageCollector } from "./cluster/garbage-collector.ts";
 import { NamespaceController } from "./cluster/namespace-controller.ts";
 import { type Clock, systemClock } from "./core/clock.ts";

@@ -1,5 +1,5 @@
 // The objects every cluster starts with: the system namespaces and the `kubernetes` service.
-import type { ClusterApi } from "./cluster/cluster-api-delete.ts";
+import type { ClusterApi } from "./cluster/cluster-api.ts";
 
 const NAMESPACES = { group: "", version: "v1", resource: "namespaces" };
 const SERVICES = { group: "", version: "v1", resource: "services" };

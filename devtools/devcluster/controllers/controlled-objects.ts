@@ -2,7 +2,7 @@
 // nothing to do), and watching a kind together with the objects it controls so that a change to
 // either queues the controller's key.
 import type { ResourceRef, WatchHandle } from "../apiserver/cluster/api-types.ts";
-import type { ClusterApi } from "../apiserver/cluster/cluster-api-delete.ts";
+import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
 import type { KubeObject } from "../apiserver/core/kube-object.ts";
 import { controllerOf } from "./owner-refs.ts";

@@ -2,7 +2,7 @@
 // Deployment -> ReplicaSet -> Pods, StatefulSet -> Pods, Service -> EndpointSlices and default
 // ServiceAccounts. (Garbage collection and namespace deletion run inside the API server.)
 import { createLogger, type Logger } from "../../../services/kernel/log.ts";
-import type { ClusterApi } from "../apiserver/cluster/cluster-api-delete.ts";
+import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { type Clock, systemClock } from "../apiserver/core/clock.ts";
 import { ApiEventRecorder, type EventRecorder } from "../objects/event-recorder.ts";
 import type { Controller, ControllerDeps } from "./controller.ts";

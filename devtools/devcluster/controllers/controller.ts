@@ -1,6 +1,6 @@
 // What every built-in controller gets: the in-process API, the clock, a logger and an event recorder.
 import type { Logger } from "../../../services/kernel/log.ts";
-import type { ClusterApi } from "../apiserver/cluster/cluster-api-delete.ts";
+import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import type { Clock } from "../apiserver/core/clock.ts";
 import type { EventRecorder } from "../objects/event-recorder.ts";
 

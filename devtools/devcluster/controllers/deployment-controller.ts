@@ -5,7 +5,7 @@
 // changed. Revisions follow Kubernetes (deployment.kubernetes.io/revision), so `kubectl rollout
 // history/undo` work.
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
-import type { ClusterApi } from "../apiserver/cluster/cluster-api-delete.ts";
+import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
 import type { Clock } from "../apiserver/core/clock.ts";
 import { jsonEqual, type KubeObject } from "../apiserver/core/kube-object.ts";

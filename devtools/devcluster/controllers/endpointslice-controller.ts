@@ -3,7 +3,7 @@
 // garbage collector removes them with it) equal to desiredSlices(service, selected pods). In-cluster
 // clients find a Service's pod IPs here: the dev cluster has no cluster IPs to route to.
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
-import type { ClusterApi } from "../apiserver/cluster/cluster-api-delete.ts";
+import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
 import { jsonEqual, type KubeObject } from "../apiserver/core/kube-object.ts";
 import type { Pod } from "../objects/pod-types.ts";

@@ -4,7 +4,7 @@
 // finished pods, and writes status: replicas, fullyLabeledReplicas, readyReplicas,
 // availableReplicas (ready for minReadySeconds) and observedGeneration.
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
-import type { ClusterApi } from "../apiserver/cluster/cluster-api-delete.ts";
+import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
 import type { Clock } from "../apiserver/core/clock.ts";
 import { jsonEqual, type KubeObject } from "../apiserver/core/kube-object.ts";

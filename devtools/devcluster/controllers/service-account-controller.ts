@@ -1,7 +1,7 @@
 // Every active namespace gets a "default" ServiceAccount (pods name it implicitly), as the
 // Kubernetes service account controller does.
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
-import type { ClusterApi } from "../apiserver/cluster/cluster-api-delete.ts";
+import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
 import { NAMESPACES, SERVICEACCOUNTS } from "../objects/refs.ts";
 import type { ControllerDeps } from "./controller.ts";

@@ -6,7 +6,7 @@
 // updates are planned by statefulset-plan.ts; status carries replicas, readyReplicas,
 // availableReplicas, currentReplicas, updatedReplicas and current/update revisions.
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
-import type { ClusterApi } from "../apiserver/cluster/cluster-api-delete.ts";
+import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
 import type { Clock } from "../apiserver/core/clock.ts";
 import { jsonEqual, type KubeObject } from "../apiserver/core/kube-object.ts";

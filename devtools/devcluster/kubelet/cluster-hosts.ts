@@ -11,7 +11,7 @@ import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "../../../services/kernel/log.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
-import type { ClusterApi } from "../apiserver/cluster/cluster-api-delete.ts";
+import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { WorkQueue } from "../apiserver/cluster/work-queue.ts";
 import type { Pod } from "../objects/pod-types.ts";
 import { ENDPOINTSLICES, SERVICES } from "../objects/refs.ts";

@@ -8,7 +8,7 @@ import { rmSync } from "node:fs";
 import path from "node:path";
 import { createLogger, type Logger } from "../../../services/kernel/log.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
-import type { ClusterApi } from "../apiserver/cluster/cluster-api-delete.ts";
+import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { WorkQueue } from "../apiserver/cluster/work-queue.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
 import { type Clock, systemClock } from "../apiserver/core/clock.ts";

@@ -4,7 +4,7 @@
 // (Unschedulable, with the reasons per node) and is tried again whenever pods or nodes change.
 import { createLogger, type Logger } from "../../../services/kernel/log.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
-import type { ClusterApi } from "../apiserver/cluster/cluster-api-delete.ts";
+import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { WorkQueue } from "../apiserver/cluster/work-queue.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
 import { type Clock, systemClock } from "../apiserver/core/clock.ts";

@@ -5,7 +5,7 @@
 import { rmSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "../../../services/kernel/log.ts";
-import type { ClusterApi } from "../apiserver/cluster/cluster-api-delete.ts";
+import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
 import type { Clock } from "../apiserver/core/clock.ts";
 import { jsonEqual } from "../apiserver/core/kube-object.ts";

@@ -3,7 +3,7 @@
 // count of the existing Event instead of adding one (as the kubelet's aggregation does).
 // Recording never fails the caller: an event that cannot be written is dropped.
 import { randomBytes } from "node:crypto";
-import type { ClusterApi } from "../apiserver/cluster/cluster-api-delete.ts";
+import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import type { Clock } from "../apiserver/core/clock.ts";
 import { formatTime, type KubeObject } from "../apiserver/core/kube-object.ts";
 import { EVENTS } from "./refs.ts";

@@ -4,7 +4,7 @@ import { apiErrors } from "../core/api-status.ts";
 import { formatTime, type KubeObject } from "../core/kube-object.ts";
 import { groupResourceOf, type ResourceType } from "../resources/resource-type.ts";
 import type { DeleteOptions, DeleteResult, ListOptions, ResourceRef } from "./api-types.ts";
-import type { ClusterApiOptions } from "./cluster-api.ts";
+import type { ClusterApiOptions } from "./cluster-api-reads.ts";
 import { ClusterWrites } from "./cluster-api-writes.ts";
 import { compileFilter } from "./selection.ts";
 
@@ -13,7 +13,7 @@ export const ORPHAN_FINALIZER = "orphan";
 export const NAMESPACE_FINALIZER = "kubernetes";
 const PROTECTED_NAMESPACES = new Set(["default", "kube-system", "kube-public"]);
 
-export class ClusterApi extends ClusterWrites {
+export class ClusterDeletes extends ClusterWrites {
   readonly #gracefulPods: boolean;
 
   constructor(options: ClusterApiOptions) {
@@ -85,13 +85,6 @@ export class ClusterApi extends ClusterWrites {
     const final = this.store.delete(groupResourceOf(type), object.metadata.namespace ?? "", name);
     this.afterDelete(type, final);
     return true;
-  }
-
-  /** The resource type objects of a stored group-resource are kept as. */
-  storageType(groupResource: string): ResourceType | undefined {
-    return this.registry
-      .all()
-      .find((t) => groupResourceOf(t) === groupResource && t.version === t.storageVersion);
   }
 
   /** Removes a finalizer (controllers call this when their cleanup is done). */

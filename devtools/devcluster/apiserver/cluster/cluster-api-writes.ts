@@ -1,5 +1,6 @@
 // Create, update and patch (including server-side apply) on top of the reads; deletion lives in
-// deletion.ts. Each write runs admission, honours dry-run, and keeps CRDs and the registry in step.
+// cluster-api-delete.ts. Each write runs admission, honours dry-run, and keeps CRDs and the registry
+// in step.
 import { serverSideApply } from "../apply/server-side-apply.ts";
 import { apiErrors } from "../core/api-status.ts";
 import { cloneObject, formatTime, type JsonValue, type KubeObject } from "../core/kube-object.ts";
@@ -10,7 +11,7 @@ import { establishedStatus, resourceTypesOfCrd, validateCrd } from "../resources
 import { apiVersionOf, groupResourceOf, type ResourceType } from "../resources/resource-type.ts";
 import { type AdmissionContext, admitCreate, admitUpdate } from "./admission.ts";
 import type { PatchType, ResourceRef, WriteOptions } from "./api-types.ts";
-import { ClusterReads } from "./cluster-api.ts";
+import { ClusterReads } from "./cluster-api-reads.ts";
 import { fromScale, toScale } from "./scale.ts";
 
 const CRD_GROUP_RESOURCE = "customresourcedefinitions.apiextensions.k8s.io";

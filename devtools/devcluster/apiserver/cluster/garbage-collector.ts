@@ -8,7 +8,8 @@ import { type KubeObject, type OwnerReference, parseApiVersion } from "../core/k
 import { groupResourceOf, type ResourceType } from "../resources/resource-type.ts";
 import type { StoreEvent } from "../store/object-store.ts";
 import type { ResourceRef } from "./api-types.ts";
-import { type ClusterApi, FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from "./cluster-api-delete.ts";
+import type { ClusterApi } from "./cluster-api.ts";
+import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from "./cluster-api-delete.ts";
 import { type Scheduler, WorkQueue } from "./work-queue.ts";
 
 const MANAGER = "garbage-collector";

@@ -5,7 +5,8 @@ import type { Logger } from "../../../../services/kernel/log.ts";
 import { statusCodeOf } from "../core/api-status.ts";
 import { groupResourceOf } from "../resources/resource-type.ts";
 import type { StoreEvent } from "../store/object-store.ts";
-import { type ClusterApi, NAMESPACE_FINALIZER } from "./cluster-api-delete.ts";
+import type { ClusterApi } from "./cluster-api.ts";
+import { NAMESPACE_FINALIZER } from "./cluster-api-delete.ts";
 import { refOf } from "./garbage-collector.ts";
 import { type Scheduler, WorkQueue } from "./work-queue.ts";
 

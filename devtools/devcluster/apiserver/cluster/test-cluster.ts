@@ -5,7 +5,7 @@ import type { KubeObject } from "../core/kube-object.ts";
 import { ResourceRegistry } from "../resources/registry.ts";
 import { ObjectStore } from "../store/object-store.ts";
 import type { ResourceRef } from "./api-types.ts";
-import { ClusterApi } from "./cluster-api-delete.ts";
+import { ClusterApi } from "./cluster-api.ts";
 import { GarbageCollector } from "./garbage-collector.ts";
 import { NamespaceController } from "./namespace-controller.ts";
 

@@ -3,7 +3,7 @@
 // finalize and log subresources.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ResourceRef, WriteOptions } from "../cluster/api-types.ts";
-import type { ClusterApi } from "../cluster/cluster-api-delete.ts";
+import type { ClusterApi } from "../cluster/cluster-api.ts";
 import { toScale } from "../cluster/scale.ts";
 import { apiErrors, successStatus } from "../core/api-status.ts";
 import type { Clock } from "../core/clock.ts";

@@ -4,7 +4,7 @@
 // with a 410 Expired Status, after which clients relist.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ResourceRef, WatchEvent, WatchOptions } from "../cluster/api-types.ts";
-import type { ClusterApi } from "../cluster/cluster-api-delete.ts";
+import type { ClusterApi } from "../cluster/cluster-api.ts";
 import { toStatus } from "../core/api-status.ts";
 import type { Clock } from "../core/clock.ts";
 import type { KubeObject } from "../core/kube-object.ts";
