@@ -15,8 +15,9 @@ import { Engine } from "../../services/worker/engine/engine.ts";
 import { GraphBuilder } from "../../services/worker/graph/onnx-builder.ts";
 import { describeCheckpoint } from "../../services/worker/model/checkpoint.ts";
 import { WeightStore } from "../../services/worker/model/weights.ts";
+import { wholeModel } from "../../services/worker/graph/shard-graph.ts";
 import { BACKENDS } from "../../services/worker/runtime/attention-selection.ts";
-import { allocateKvPool, StepExecutor } from "../../services/worker/runtime/step-executor.ts";
+import { allocateShardPool, ShardExecutor } from "../../services/worker/runtime/shard-executor.ts";
 import { check, writeResult } from "../report.ts";
 import { samplerSpeed } from "./sampler-speed.ts";
 
@@ -93,33 +94,33 @@ async function staticBatches(
   return useful / ((performance.now() - t0) / 1000);
 }
 
-/** Bare loop: the same graph and backend, called step after step on this thread with greedy argmax. */
-async function bareExecutor(backendName: string, maxTokens: number): Promise<StepExecutor> {
+/**
+ * Bare loop: the same graph and backend in the executor the model thread runs (the whole model, a
+ * group of one), called step after step on this thread with greedy argmax: no engine, no thread hop.
+ */
+async function bareExecutor(backendName: string, maxTokens: number): Promise<ShardExecutor> {
   const checkpoint = describeCheckpoint(MODEL_DIR);
+  const spec = wholeModel(checkpoint.config.numLayers);
+  const pool = allocateShardPool(checkpoint.config, spec, Math.ceil(maxTokens / 16), 16);
+  const options = { blockSize: 16, threads: 0, alone: true };
   const backend = BACKENDS.find((b) => b.name === backendName)!;
-  const blocks = Math.ceil(maxTokens / 16);
-  return StepExecutor.create(
-    checkpoint,
-    WeightStore.open(MODEL_DIR),
-    backend,
-    allocateKvPool(checkpoint.config, blocks, 16),
-    16,
-    0,
-  );
+  return ShardExecutor.create(checkpoint, WeightStore.open(MODEL_DIR), backend, spec, pool, options);
 }
 
-async function bareDecode(executor: StepExecutor, promptLength: number, steps: number): Promise<number> {
+async function bareDecode(executor: ShardExecutor, promptLength: number, steps: number): Promise<number> {
   const table = Array.from({ length: Math.ceil((promptLength + steps + 1) / 16) }, (_, i) => i);
-  let logits = await executor.run(Int32Array.from(randomIds(promptLength)), [
-    { numPast: 0, numNew: promptLength, blockTable: table, needsLogits: true },
-  ]);
+  let logits = await executor.run(
+    [{ numPast: 0, numNew: promptLength, blockTable: table, needsLogits: true }],
+    { tokens: Int32Array.from(randomIds(promptLength)) },
+  );
   const t0 = performance.now();
   for (let s = 0; s < steps; s++) {
     let best = 0;
     for (let i = 1; i < logits.length; i++) if (logits[i]! > logits[best]!) best = i;
-    logits = await executor.run(Int32Array.of(best), [
-      { numPast: promptLength + s, numNew: 1, blockTable: table, needsLogits: true },
-    ]);
+    logits = await executor.run(
+      [{ numPast: promptLength + s, numNew: 1, blockTable: table, needsLogits: true }],
+      { tokens: Int32Array.of(best) },
+    );
   }
   return steps / ((performance.now() - t0) / 1000);
 }

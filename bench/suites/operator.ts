@@ -14,7 +14,6 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import type { ClusterApi } from "../../devtools/devcluster/apiserver/cluster/cluster-api.ts";
-import type { KubeObject as DevObject } from "../../devtools/devcluster/apiserver/core/kube-object.ts";
 import { startDevCluster as startFullDevCluster } from "../../devtools/devcluster/dev-cluster.ts";
 import { startOperatorProcess } from "../../e2e/operator/operator-process.ts";
 import { startDevCluster } from "../../operator/testing/dev-cluster.ts";
@@ -24,6 +23,7 @@ import { crdOf } from "../../services/api/crd-builder.ts";
 import { INFERENCE_MODELS, WORKER_POOLS } from "../../services/api/group.ts";
 import { KINDS } from "../../services/api/kinds.ts";
 import { createLogger } from "../../services/kernel/log.ts";
+import type { KubeObject } from "../../services/kube/kube-object.ts";
 import { check, writeResult } from "../report.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -35,11 +35,11 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const seconds = (ms: number) => Math.round(ms) / 1000;
 
 type Status = { conditions?: { type: string; status: string }[]; observedGeneration?: number };
-const isReady = (o: DevObject) =>
+const isReady = (o: KubeObject) =>
   ((o as { status?: Status }).status?.conditions ?? []).some(
     (c) => c.type === "Ready" && c.status === "True",
   );
-const isConverged = (o: DevObject) => {
+const isConverged = (o: KubeObject) => {
   const status = (o as { status?: Status }).status;
   const progressing = status?.conditions?.find((c) => c.type === "Progressing");
   return (
@@ -52,7 +52,7 @@ function watchFirst(
   api: ClusterApi,
   ref: typeof PODS,
   namespace: string,
-  predicate: (o: DevObject) => boolean,
+  predicate: (o: KubeObject) => boolean,
 ) {
   const seen = new Map<string, number>();
   const handle = api.watch(ref, { namespace, resourceVersion: api.resourceVersion }, (event) => {
@@ -106,7 +106,7 @@ async function groupRuns(runs: number) {
     { log },
   );
   const api = cluster.server.api;
-  for (const kind of KINDS) api.create(CRDS, "", crdOf(kind) as unknown as DevObject);
+  for (const kind of KINDS) api.create(CRDS, "", crdOf(kind) as unknown as KubeObject);
   const operator = await startOperatorProcess(kubeconfig);
   // The dev cluster has no DNS for the peers' names (<hostname>.<model>-workers.<ns>.svc), so the
   // group cannot form there yet: each pod serves the whole model on its own (env -u drops the group
@@ -120,7 +120,7 @@ async function groupRuns(runs: number) {
     process.execPath,
     path.join(ROOT, "services/cli/main.ts"),
   ];
-  api.create(WORKER_POOLS, "default", workerPool("default", { command }) as DevObject);
+  api.create(WORKER_POOLS, "default", workerPool("default", { command }));
   const results: { createdS: number; podsReadyS: number; readyS: number; modelLoadS: number }[] = [];
   try {
     for (let run = 0; run < runs; run++) {
@@ -144,7 +144,7 @@ async function groupRuns(runs: number) {
       );
       const modelReady = watchFirst(api, INFERENCE_MODELS, "default", isReady);
       const t0 = performance.now();
-      api.create(INFERENCE_MODELS, "default", inferenceModel(name, spec) as DevObject);
+      api.create(INFERENCE_MODELS, "default", inferenceModel(name, spec));
       await until("model Ready", () => modelReady.seen.has(name), 120_000);
       const createdAt = Math.max(...created.seen.values());
       const firstCreated = Math.min(...created.seen.values());
@@ -176,7 +176,7 @@ async function manyModels(count: number) {
   const operator = await startOperatorProcess(cluster.kubeconfig, ["--workers", "8"]);
   const api = cluster.server.api;
   try {
-    api.create(WORKER_POOLS, "default", workerPool("default", { maxPods: count * 2 }) as DevObject);
+    api.create(WORKER_POOLS, "default", workerPool("default", { maxPods: count * 2 }));
     const converged = watchFirst(api, INFERENCE_MODELS, "default", isConverged);
     const user = cluster.client("bench-user");
     const t0 = performance.now();

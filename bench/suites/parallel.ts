@@ -21,8 +21,12 @@ import { waitUntilServing } from "../../services/rpc/health-client.ts";
 import { onnxOpsAttention } from "../../services/worker/graph/attention-onnx-ops.ts";
 import { describeCheckpoint } from "../../services/worker/model/checkpoint.ts";
 import { WeightStore } from "../../services/worker/model/weights.ts";
-import { ShardExecutor } from "../../services/worker/runtime/shard-executor.ts";
-import { allocateKvPool, StepExecutor } from "../../services/worker/runtime/step-executor.ts";
+import { type ShardSpec, wholeModel } from "../../services/worker/graph/shard-graph.ts";
+import {
+  allocateShardPool,
+  type ExecutorOptions,
+  ShardExecutor,
+} from "../../services/worker/runtime/shard-executor.ts";
 import type { SequenceStep } from "../../services/worker/runtime/step-inputs.ts";
 import { check, writeResult } from "../report.ts";
 
@@ -176,13 +180,22 @@ async function cutOverhead(): Promise<Record<string, number>> {
   const checkpoint = describeCheckpoint(MODEL_DIR);
   const weights = WeightStore.open(MODEL_DIR);
   const { config } = checkpoint;
-  const pool = { numBlocks: 96, blockSize: 16, threads: 1 };
-  const kv = allocateKvPool(config, pool.numBlocks, pool.blockSize);
-  const whole = await StepExecutor.create(checkpoint, weights, onnxOpsAttention, kv, pool.blockSize, 1);
-  const spec = { layers: { start: 0, end: config.numLayers }, tensor: { rank: 0, size: 1 } };
-  const cut = await ShardExecutor.create(checkpoint, weights, onnxOpsAttention, spec, pool, true);
-  const rankSpec = { layers: spec.layers, tensor: { rank: 0, size: 2 } };
-  const rank = await ShardExecutor.create(checkpoint, weights, onnxOpsAttention, rankSpec, pool, true);
+  const numBlocks = 96;
+  const options = { blockSize: 16, threads: 1 };
+  const executor = (spec: ShardSpec, o: ExecutorOptions) =>
+    ShardExecutor.create(
+      checkpoint,
+      weights,
+      onnxOpsAttention,
+      spec,
+      allocateShardPool(config, spec, numBlocks, o.blockSize),
+      o,
+    );
+  const spec = wholeModel(config.numLayers);
+  // The whole model as a single process runs it; the cut ones as the members of a group do.
+  const whole = await executor(spec, { ...options, alone: true });
+  const cut = await executor(spec, { ...options, alone: false, cut: true });
+  const rank = await executor({ layers: spec.layers, tensor: { rank: 0, size: 2 } }, { ...options, alone: false });
   const seqs: SequenceStep[] = Array.from({ length: CONCURRENT }, (_, s) => ({
     numPast: 48,
     numNew: 1,
@@ -192,7 +205,7 @@ async function cutOverhead(): Promise<Record<string, number>> {
   const tokens = Int32Array.from(randomIds(CONCURRENT));
   const identity = async (_: number, partial: Float32Array) => partial;
   const runs: Record<string, () => Promise<unknown>> = {
-    whole: () => whole.run(tokens, seqs),
+    whole: () => whole.run(seqs, { tokens }),
     cut: () => cut.run(seqs, { tokens }, identity),
     tensorRank: () => rank.run(seqs, { tokens }, identity),
   };

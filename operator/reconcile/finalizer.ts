@@ -5,6 +5,7 @@
 import { API_VERSION, CLEANUP_FINALIZER, INFERENCE_MODELS } from "../../services/api/group.ts";
 import { inferenceModelSpecSchema } from "../../services/api/inference-model-spec.ts";
 import type { InferenceModel } from "../../services/api/kinds.ts";
+import type { KubeObject } from "../../services/kube/kube-object.ts";
 import { PODS, SECRETS } from "../../services/kube/resources.ts";
 import type { ReconcileOutcome } from "../controller/controller.ts";
 import { kvKeyPrefix } from "../placement/shard-env.ts";
@@ -60,7 +61,7 @@ async function deleteKvKeys(model: InferenceModel, deps: ReconcilerDeps): Promis
   const { namespace = "", name = "" } = model.metadata;
   const target: KvStoreTarget = { address: redis.address, db: redis.db };
   if (redis.passwordSecret) {
-    const secret = await deps.client.get<{ metadata: object; data?: Record<string, string> }>(
+    const secret = await deps.client.get<KubeObject & { data?: Record<string, string> }>(
       SECRETS,
       namespace,
       redis.passwordSecret.name,

@@ -8,8 +8,8 @@ import { inferenceModelSpecSchema } from "../../services/api/inference-model-spe
 import type { InferenceModelStatus } from "../../services/api/inference-model-status.ts";
 import type { InferenceModel, InferenceModelSpec } from "../../services/api/kinds.ts";
 import { workerPoolSpecSchema } from "../../services/api/worker-pool.ts";
-import { formatTime } from "../../services/kernel/clock.ts";
 import { splitKey } from "../../services/kube/kube-object.ts";
+import { formatTime } from "../../services/kube/kube-time.ts";
 import { PODS, SERVICES } from "../../services/kube/resources.ts";
 import type { ReconcileOutcome } from "../controller/controller.ts";
 import { type ModelRef, type PoolView, planPlacement } from "../placement/planner.ts";

@@ -3,8 +3,8 @@
 import { API_VERSION, LABELS, WORKER_POOLS } from "../../services/api/group.ts";
 import type { WorkerPool, WorkerPoolStatus } from "../../services/api/kinds.ts";
 import { workerPoolSpecSchema } from "../../services/api/worker-pool.ts";
-import { formatTime } from "../../services/kernel/clock.ts";
 import { type KubeObject, splitKey } from "../../services/kube/kube-object.ts";
+import { formatTime } from "../../services/kube/kube-time.ts";
 import type { ReconcileOutcome } from "../controller/controller.ts";
 import { observePod } from "../placement/pod-state.ts";
 import { canonicalJson } from "../placement/revision.ts";

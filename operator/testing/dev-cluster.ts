@@ -5,12 +5,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { type ApiServer, startApiServer } from "../../devtools/devcluster/apiserver/api-server.ts";
-import type { KubeObject as DevObject } from "../../devtools/devcluster/apiserver/core/kube-object.ts";
 import { crdOf } from "../../services/api/crd-builder.ts";
 import { FIELD_MANAGER } from "../../services/api/group.ts";
 import { KINDS } from "../../services/api/kinds.ts";
 import { createLogger } from "../../services/kernel/log.ts";
 import { HttpsKubeClient } from "../../services/kube/https-client.ts";
+import type { KubeObject } from "../../services/kube/kube-object.ts";
 import { type ClusterConnection, connectionFromKubeconfig } from "../../services/kube/kubeconfig.ts";
 
 export const CRDS = { group: "apiextensions.k8s.io", version: "v1", resource: "customresourcedefinitions" };
@@ -34,7 +34,7 @@ export async function startDevCluster(
   const kubeconfig = path.join(dir, "kubeconfig");
   await server.writeKubeconfig(kubeconfig);
   if (options.crds !== false)
-    for (const kind of KINDS) server.api.create(CRDS, "", crdOf(kind) as unknown as DevObject);
+    for (const kind of KINDS) server.api.create(CRDS, "", crdOf(kind) as unknown as KubeObject);
   const connection = connectionFromKubeconfig(kubeconfig);
   const clients: HttpsKubeClient[] = [];
   return {

@@ -1,7 +1,6 @@
 // An operator running against a dev cluster over HTTPS, with a simulated kubelet, for specs of the
 // whole control loop. Each spec gets its own namespace.
 
-import type { KubeObject as DevObject } from "../../devtools/devcluster/apiserver/core/kube-object.ts";
 import { INFERENCE_MODELS, WORKER_POOLS } from "../../services/api/group.ts";
 import type { InferenceModel } from "../../services/api/kinds.ts";
 import { createLogger } from "../../services/kernel/log.ts";
@@ -60,7 +59,7 @@ export class OperatorFixture {
       apiVersion: "v1",
       kind: "Namespace",
       metadata: { name },
-    } as DevObject);
+    });
     return name;
   }
 

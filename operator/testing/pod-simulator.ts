@@ -5,7 +5,7 @@
 
 import type { WatchHandle } from "../../devtools/devcluster/apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../../devtools/devcluster/apiserver/cluster/cluster-api.ts";
-import type { JsonValue } from "../../devtools/devcluster/apiserver/core/kube-object.ts";
+import type { JsonValue } from "../../services/kube/kube-object.ts";
 
 const PODS = { group: "", version: "v1", resource: "pods" };
 const DEPLOYMENTS = { group: "apps", version: "v1", resource: "deployments" };

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import type { ResourceRef } from "../../devtools/devcluster/apiserver/cluster/api-types.ts";
 import { CRDS, testCluster } from "../../devtools/devcluster/apiserver/cluster/test-cluster.ts";
 import { toStatus } from "../../devtools/devcluster/apiserver/core/api-status.ts";
-import type { KubeObject } from "../../devtools/devcluster/apiserver/core/kube-object.ts";
+import type { KubeObject } from "../kube/kube-object.ts";
 import { crdOf } from "./crd-builder.ts";
 import { API_VERSION, GROUP, VERSION } from "./group.ts";
 import { KINDS } from "./kinds.ts";

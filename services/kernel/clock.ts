@@ -28,13 +28,3 @@ export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<v
     signal?.addEventListener("abort", done, { once: true });
   });
 }
-
-/** RFC 3339 with seconds (metav1.Time). */
-export function formatTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
-}
-
-/** RFC 3339 with microseconds (metav1.MicroTime, used by Leases). */
-export function formatMicroTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/Z$/, "000Z");
-}

@@ -2,10 +2,11 @@
 // of the same event (object, type, reason, message) bumps its count instead of adding one more.
 // Recording never fails a reconcile: errors are logged.
 import { randomBytes } from "node:crypto";
-import { type Clock, formatTime } from "../kernel/clock.ts";
+import type { Clock } from "../kernel/clock.ts";
 import type { Logger } from "../kernel/log.ts";
 import type { KubeClient } from "./kube-client.ts";
 import type { KubeObject } from "./kube-object.ts";
+import { formatTime } from "./kube-time.ts";
 import { EVENTS } from "./resources.ts";
 
 export type EventType = "Normal" | "Warning";

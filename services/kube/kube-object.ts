@@ -1,5 +1,12 @@
-// The shapes of Kubernetes objects the operator reads and writes. Only the fields it uses are
-// typed; everything else passes through untouched.
+// The shapes of Kubernetes objects, as plain JSON, for everything that reads or writes them: the
+// operator, the router's discovery and the dev cluster's API server. Only metadata is typed (with
+// the fields any of them uses); everything else passes through untouched. apiVersion and kind are
+// optional because the items of a list response do not carry them.
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObject;
+export interface JsonObject {
+  [key: string]: JsonValue | undefined;
+}
 
 export interface OwnerReference {
   apiVersion: string;
@@ -8,6 +15,16 @@ export interface OwnerReference {
   uid: string;
   controller?: boolean;
   blockOwnerDeletion?: boolean;
+}
+
+export interface ManagedFieldsEntry {
+  manager: string;
+  operation: "Apply" | "Update";
+  apiVersion: string;
+  time: string;
+  fieldsType: "FieldsV1";
+  fieldsV1: JsonObject;
+  subresource?: string;
 }
 
 export interface ObjectMeta {
@@ -19,10 +36,13 @@ export interface ObjectMeta {
   generation?: number;
   creationTimestamp?: string;
   deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   finalizers?: string[];
   ownerReferences?: OwnerReference[];
+  managedFields?: ManagedFieldsEntry[];
+  [field: string]: unknown;
 }
 
 export interface KubeObject {

@@ -5,11 +5,12 @@
 // another candidate can take over. Writes carry the lease's resourceVersion, so two candidates
 // racing for it cannot both win (409).
 
-import { type Clock, formatMicroTime, sleep } from "../kernel/clock.ts";
+import { type Clock, sleep } from "../kernel/clock.ts";
 import type { Logger } from "../kernel/log.ts";
 import { isConflict } from "./api-error.ts";
 import type { KubeClient } from "./kube-client.ts";
 import type { KubeObject } from "./kube-object.ts";
+import { formatMicroTime } from "./kube-time.ts";
 import { LEASES } from "./resources.ts";
 
 export interface LeaderElectionConfig {

@@ -1,10 +1,11 @@
 // What the workload controllers share: reading the object a key names (gone or being deleted means
 // nothing to do), and watching a kind together with the objects it controls so that a change to
 // either queues the controller's key.
+
+import type { KubeObject } from "../../../services/kube/kube-object.ts";
 import type { ResourceRef, WatchHandle } from "../apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
-import type { KubeObject } from "../apiserver/core/kube-object.ts";
 import { controllerOf } from "./owner-refs.ts";
 import { keyOf, type ReconcileLoop } from "./reconcile-loop.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { KubeObject } from "../apiserver/core/kube-object.ts";
+import type { KubeObject } from "../../../services/kube/kube-object.ts";
 import { isPodReady } from "../objects/pod-readiness.ts";
 import { DEPLOYMENTS, REPLICASETS } from "../objects/refs.ts";
 import type { Deployment, ReplicaSet } from "../objects/workload-types.ts";

@@ -6,7 +6,7 @@
 //               when the new ReplicaSet was just created; ReplicaSetUpdated (lastUpdateTime = now)
 //               whenever the rollout made progress; False ProgressDeadlineExceeded once no
 //               progress was made for progressDeadlineSeconds; Unknown DeploymentPaused.
-import { formatTime } from "../apiserver/core/kube-object.ts";
+import { formatTime } from "../../../services/kube/kube-time.ts";
 import type {
   Deployment,
   DeploymentStatus,

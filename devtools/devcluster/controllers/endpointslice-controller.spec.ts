@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { KubeObject } from "../apiserver/core/kube-object.ts";
+import type { KubeObject } from "../../../services/kube/kube-object.ts";
 import { ENDPOINTSLICES, PODS, SERVICES } from "../objects/refs.ts";
 import type { EndpointSlice } from "../objects/workload-types.ts";
 import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from "./endpointslice-controller.ts";

@@ -2,10 +2,12 @@
 // kubernetes.io/service-name=<service> (managed-by this controller, owned by the Service so the
 // garbage collector removes them with it) equal to desiredSlices(service, selected pods). In-cluster
 // clients find a Service's pod IPs here: the dev cluster has no cluster IPs to route to.
+
+import type { KubeObject } from "../../../services/kube/kube-object.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
-import { jsonEqual, type KubeObject } from "../apiserver/core/kube-object.ts";
+import { jsonEqual } from "../apiserver/core/json-object.ts";
 import type { Pod } from "../objects/pod-types.ts";
 import { ENDPOINTSLICES, PODS, SERVICES } from "../objects/refs.ts";
 import type { EndpointSlice, Service } from "../objects/workload-types.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { KubeObject } from "../apiserver/core/kube-object.ts";
+import type { KubeObject } from "../../../services/kube/kube-object.ts";
 import { controllerOf, controllerRef, isControlledBy } from "./owner-refs.ts";
 
 const owner: KubeObject = { apiVersion: "apps/v1", kind: "ReplicaSet", metadata: { name: "rs", uid: "u1" } };

@@ -1,11 +1,11 @@
 // Controller ownership: the ownerReference a controller puts on what it creates, and the test
 // for "controlled by" (the controller reference's uid).
-import type { KubeObject, OwnerReference } from "../apiserver/core/kube-object.ts";
+import type { KubeObject, OwnerReference } from "../../../services/kube/kube-object.ts";
 
 export function controllerRef(owner: KubeObject): OwnerReference {
   return {
-    apiVersion: owner.apiVersion,
-    kind: owner.kind,
+    apiVersion: owner.apiVersion ?? "",
+    kind: owner.kind ?? "",
     name: owner.metadata.name ?? "",
     uid: owner.metadata.uid ?? "",
     controller: true,

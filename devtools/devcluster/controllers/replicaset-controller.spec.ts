@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { KubeObject } from "../apiserver/core/kube-object.ts";
+import type { KubeObject } from "../../../services/kube/kube-object.ts";
 import type { Pod } from "../objects/pod-types.ts";
 import { PODS, REPLICASETS } from "../objects/refs.ts";
 import type { ReplicaSet } from "../objects/workload-types.ts";

@@ -3,11 +3,13 @@
 // first when there are too many (unscheduled, pending, not ready, restarting, newest), replaces
 // finished pods, and writes status: replicas, fullyLabeledReplicas, readyReplicas,
 // availableReplicas (ready for minReadySeconds) and observedGeneration.
+
+import type { KubeObject } from "../../../services/kube/kube-object.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
 import type { Clock } from "../apiserver/core/clock.ts";
-import { jsonEqual, type KubeObject } from "../apiserver/core/kube-object.ts";
+import { jsonEqual } from "../apiserver/core/json-object.ts";
 import { fromStructuredSelector, matchesLabels } from "../apiserver/selectors/label-selector.ts";
 import type { EventRecorder } from "../objects/event-recorder.ts";
 import { isPodActive, isPodAvailable, isPodReady, msUntilAvailable } from "../objects/pod-readiness.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { KubeObject } from "../apiserver/core/kube-object.ts";
+import type { KubeObject } from "../../../services/kube/kube-object.ts";
 import { STATEFULSETS } from "../objects/refs.ts";
 import type { StatefulSet } from "../objects/workload-types.ts";
 import { POD_INDEX_LABEL, REVISION_LABEL } from "./statefulset-controller.ts";

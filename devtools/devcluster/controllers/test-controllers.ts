@@ -1,8 +1,8 @@
 // Specs' cluster for the controllers: the in-process API with GC, the built-in controllers on a
 // manual clock, and a stand-in for the kubelet that marks pods Running and Ready.
 import { createLogger } from "../../../services/kernel/log.ts";
+import { formatTime } from "../../../services/kube/kube-time.ts";
 import { testCluster } from "../apiserver/cluster/test-cluster.ts";
-import { formatTime } from "../apiserver/core/kube-object.ts";
 import { discardEvents } from "../objects/event-recorder.ts";
 import type { Pod } from "../objects/pod-types.ts";
 import { PODS } from "../objects/refs.ts";

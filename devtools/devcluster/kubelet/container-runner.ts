@@ -4,8 +4,8 @@
 // (SIGTERM, then SIGKILL). `status()` is the container's ContainerStatus at any moment.
 import path from "node:path";
 import type { Result } from "../../../services/kernel/errors.ts";
+import { formatTime } from "../../../services/kube/kube-time.ts";
 import type { Clock } from "../apiserver/core/clock.ts";
-import { formatTime } from "../apiserver/core/kube-object.ts";
 import type { EventType } from "../objects/event-recorder.ts";
 import type {
   Container,

@@ -1,7 +1,8 @@
 // The Node a kubelet registers: capacity (= allocatable), labels, Ready condition, addresses and
 // node info; and the scheduler's view of any Node object.
 import os from "node:os";
-import { formatTime, type KubeObject } from "../apiserver/core/kube-object.ts";
+import type { KubeObject } from "../../../services/kube/kube-object.ts";
+import { formatTime } from "../../../services/kube/kube-time.ts";
 import { listAt, objectAt } from "../apiserver/resources/object-fields.ts";
 import { formatMemory, parseQuantity } from "../objects/quantity.ts";
 import type { KubeletConfig } from "./kubelet-config.ts";

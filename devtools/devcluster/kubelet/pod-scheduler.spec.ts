@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createLogger } from "../../../services/kernel/log.ts";
+import type { KubeObject } from "../../../services/kube/kube-object.ts";
 import { testCluster } from "../apiserver/cluster/test-cluster.ts";
-import type { KubeObject } from "../apiserver/core/kube-object.ts";
 import type { Pod } from "../objects/pod-types.ts";
 import { NODES, PODS } from "../objects/refs.ts";
 import { flush } from "./fake-launcher.ts";

@@ -2,7 +2,7 @@
 // conditions (PodScheduled, PodReadyToStartContainers, Initialized, ContainersReady, Ready) whose
 // lastTransitionTime only moves when their status does, IPs, start time and QoS class. Conditions
 // other components own (readiness gates) are kept.
-import { formatTime } from "../apiserver/core/kube-object.ts";
+import { formatTime } from "../../../services/kube/kube-time.ts";
 import type {
   ConditionStatus,
   ContainerStatus,

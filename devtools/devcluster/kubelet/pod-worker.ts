@@ -8,7 +8,7 @@ import type { Logger } from "../../../services/kernel/log.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
 import type { Clock } from "../apiserver/core/clock.ts";
-import { jsonEqual } from "../apiserver/core/kube-object.ts";
+import { jsonEqual } from "../apiserver/core/json-object.ts";
 import type { EventRecorder } from "../objects/event-recorder.ts";
 import type { Container, Pod } from "../objects/pod-types.ts";
 import { CONFIGMAPS, PODS, SECRETS } from "../objects/refs.ts";

@@ -1,6 +1,6 @@
 // A typed subset of core/v1 Pod: what the kubelet, the scheduler and the controllers read and
 // write. Objects come from the API as plain JSON; these types describe them, nothing checks them.
-import type { KubeObject, ObjectMeta } from "../apiserver/core/kube-object.ts";
+import type { KubeObject, ObjectMeta } from "../../../services/kube/kube-object.ts";
 
 export type Quantity = string | number;
 export type ResourceList = Record<string, Quantity>;

@@ -1,6 +1,6 @@
 // Typed subsets of apps/v1 workloads, core/v1 Service and discovery/v1 EndpointSlice, as the
 // built-in controllers read and write them.
-import type { KubeObject, ObjectMeta } from "../apiserver/core/kube-object.ts";
+import type { KubeObject, ObjectMeta } from "../../../services/kube/kube-object.ts";
 import type { StructuredLabelSelector } from "../apiserver/selectors/label-selector.ts";
 import type { ConditionStatus, PodTemplate } from "./pod-types.ts";
 

@@ -2,7 +2,8 @@
 // field, `k:{"name":"c"}` for an element of a list keyed by fields, `v:<json>` for a set member,
 // and `.` for "the element itself". A path is a list of such steps; a set of paths is what one
 // manager owns.
-import { isJsonObject, type JsonObject, type JsonValue, jsonEqual } from "../core/kube-object.ts";
+import type { JsonObject, JsonValue } from "../../../../services/kube/kube-object.ts";
+import { isJsonObject, jsonEqual } from "../core/json-object.ts";
 import { fieldInfo, type ListType, type TypeInfo } from "../resources/type-info.ts";
 
 export type FieldPath = string[];

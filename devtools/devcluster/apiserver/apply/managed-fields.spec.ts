@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { KubeObject } from "../core/kube-object.ts";
+import type { KubeObject } from "../../../../services/kube/kube-object.ts";
 import { objectMetaInfo } from "../resources/type-info.ts";
 import { readManagers, recordUpdate } from "./managed-fields.ts";
 

@@ -1,13 +1,9 @@
 // metadata.managedFields: which manager owns which fields. Every write records its manager:
 // server-side apply replaces the applier's set; other writes ("Update") take ownership of the
 // fields they changed, away from everyone else.
-import {
-  formatMicroTime,
-  type JsonValue,
-  jsonEqual,
-  type KubeObject,
-  type ManagedFieldsEntry,
-} from "../core/kube-object.ts";
+import type { JsonValue, KubeObject, ManagedFieldsEntry } from "../../../../services/kube/kube-object.ts";
+import { formatMicroTime } from "../../../../services/kube/kube-time.ts";
+import { jsonEqual } from "../core/json-object.ts";
 import type { TypeInfo } from "../resources/type-info.ts";
 import { fieldPaths, fromFieldsV1, keyPath, toFieldsV1, valueAt } from "./field-paths.ts";
 

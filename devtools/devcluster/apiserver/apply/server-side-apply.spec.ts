@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
+import type { KubeObject } from "../../../../services/kube/kube-object.ts";
 import { statusCodeOf, toStatus } from "../core/api-status.ts";
-import type { KubeObject } from "../core/kube-object.ts";
 import { objectMetaInfo, setList } from "../resources/type-info.ts";
 import { recordUpdate } from "./managed-fields.ts";
 import { serverSideApply } from "./server-side-apply.ts";

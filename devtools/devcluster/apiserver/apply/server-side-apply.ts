@@ -1,16 +1,11 @@
 // Server-side apply: the applied configuration is merged into the live object, fields this
 // manager applied before and no longer applies are removed (unless someone else owns them), and a
 // field another manager owns with a different value is a conflict unless the apply is forced.
+
+import type { JsonObject, JsonValue, KubeObject } from "../../../../services/kube/kube-object.ts";
+import { formatMicroTime } from "../../../../services/kube/kube-time.ts";
 import { statusError } from "../core/api-status.ts";
-import {
-  cloneObject,
-  formatMicroTime,
-  isJsonObject,
-  type JsonObject,
-  type JsonValue,
-  jsonEqual,
-  type KubeObject,
-} from "../core/kube-object.ts";
+import { cloneObject, isJsonObject, jsonEqual } from "../core/json-object.ts";
 import { fieldInfo, type ListType, type TypeInfo } from "../resources/type-info.ts";
 import { elementKey, type FieldPath, fieldPaths, formatPath, keyPath, valueAt } from "./field-paths.ts";
 import { type Manager, readManagers, sameManager, writeManagers } from "./managed-fields.ts";

@@ -1,10 +1,12 @@
 // What the server does to an object before it is stored: system metadata (uid, timestamps,
 // generation, generated names), status subresource rules, defaults, validation and managed fields.
 import { randomBytes, randomUUID } from "node:crypto";
+import type { KubeObject } from "../../../../services/kube/kube-object.ts";
+import { formatTime } from "../../../../services/kube/kube-time.ts";
 import { recordUpdate } from "../apply/managed-fields.ts";
 import { apiErrors } from "../core/api-status.ts";
 import { type FieldError, fieldError } from "../core/field-errors.ts";
-import { cloneObject, formatTime, jsonEqual, type KubeObject } from "../core/kube-object.ts";
+import { cloneObject, jsonEqual } from "../core/json-object.ts";
 import { apiVersionOf, type ResourceType } from "../resources/resource-type.ts";
 import { type FieldValidation, pruneAndDefault, validateCustomObject } from "./custom-object-validation.ts";
 import { validateMetadata } from "./validate-metadata.ts";
@@ -113,7 +115,7 @@ export function admitUpdate(
     if (old.metadata.managedFields) meta.managedFields = old.metadata.managedFields;
     else delete meta.managedFields;
   }
-  object.apiVersion = old.apiVersion;
+  if (old.apiVersion !== undefined) object.apiVersion = old.apiVersion;
   object.kind = type.kind;
   ctx.warnings.push(...pruneAndDefault(type, object, ctx.fieldValidation));
   type.defaults?.(object);

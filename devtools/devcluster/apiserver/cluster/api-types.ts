@@ -1,6 +1,6 @@
 // Options and results of the in-process cluster API (ClusterApi). They mirror the query
 // parameters of the Kubernetes REST API, so the HTTP layer is a thin translation.
-import type { KubeObject } from "../core/kube-object.ts";
+import type { KubeObject } from "../../../../services/kube/kube-object.ts";
 import type { StoreEventType } from "../store/object-store.ts";
 import type { FieldValidation } from "./custom-object-validation.ts";
 

@@ -1,7 +1,9 @@
 // Deletion: preconditions, finalizers and deletionTimestamp, propagation policies (the orphan and
 // foregroundDeletion finalizers the garbage collector acts on), graceful pod deletion, namespaces.
+
+import type { KubeObject } from "../../../../services/kube/kube-object.ts";
+import { formatTime } from "../../../../services/kube/kube-time.ts";
 import { apiErrors } from "../core/api-status.ts";
-import { formatTime, type KubeObject } from "../core/kube-object.ts";
 import { groupResourceOf, type ResourceType } from "../resources/resource-type.ts";
 import type { DeleteOptions, DeleteResult, ListOptions, ResourceRef } from "./api-types.ts";
 import type { ClusterApiOptions } from "./cluster-api-reads.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
+import type { KubeObject } from "../../../../services/kube/kube-object.ts";
 import { statusCodeOf, toStatus } from "../core/api-status.ts";
-import type { KubeObject } from "../core/kube-object.ts";
 import { CONFIGMAPS, CRDS, configMap, DEPLOYMENTS, deployment, testCluster } from "./test-cluster.ts";
 
 const crd: KubeObject = {

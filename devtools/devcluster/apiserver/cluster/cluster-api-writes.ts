@@ -1,9 +1,12 @@
 // Create, update and patch (including server-side apply) on top of the reads; deletion lives in
 // cluster-api-delete.ts. Each write runs admission, honours dry-run, and keeps CRDs and the registry
 // in step.
+
+import type { JsonValue, KubeObject } from "../../../../services/kube/kube-object.ts";
+import { formatTime } from "../../../../services/kube/kube-time.ts";
 import { serverSideApply } from "../apply/server-side-apply.ts";
 import { apiErrors } from "../core/api-status.ts";
-import { cloneObject, formatTime, type JsonValue, type KubeObject } from "../core/kube-object.ts";
+import { cloneObject } from "../core/json-object.ts";
 import { applyJsonPatch } from "../patch/json-patch.ts";
 import { applyMergePatch } from "../patch/merge-patch.ts";
 import { applyStrategicMergePatch } from "../patch/strategic-merge-patch.ts";
@@ -174,8 +177,8 @@ export class ClusterWrites extends ClusterReads {
     const scoped = cloneObject(applied);
     if (subresource === "status") {
       return {
-        apiVersion: scoped.apiVersion,
-        kind: scoped.kind,
+        ...(scoped.apiVersion !== undefined ? { apiVersion: scoped.apiVersion } : {}),
+        ...(scoped.kind !== undefined ? { kind: scoped.kind } : {}),
         metadata: { name: scoped.metadata.name ?? "" },
         ...(scoped["status"] !== undefined ? { status: scoped["status"] } : {}),
       };

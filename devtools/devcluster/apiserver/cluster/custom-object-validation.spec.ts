@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
+import type { KubeObject } from "../../../../services/kube/kube-object.ts";
 import { statusCodeOf } from "../core/api-status.ts";
-import type { KubeObject } from "../core/kube-object.ts";
 import { defineKind } from "../resources/define-kind.ts";
 import { pruneAndDefault, validateCustomObject } from "./custom-object-validation.ts";
 

@@ -1,8 +1,9 @@
 // Custom objects go through the CRD's schema: prune unknown fields (or reject them under strict
 // field validation), apply defaults, then validate types, bounds and CEL rules.
+
+import type { JsonObject, JsonValue, KubeObject } from "../../../../services/kube/kube-object.ts";
 import { apiErrors } from "../core/api-status.ts";
 import type { FieldError } from "../core/field-errors.ts";
-import type { JsonObject, JsonValue, KubeObject } from "../core/kube-object.ts";
 import type { ResourceType } from "../resources/resource-type.ts";
 import { checkCelRules } from "../schema/cel-rules.ts";
 import { applyDefaults } from "../schema/defaulting.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { KubeObject } from "../core/kube-object.ts";
+import type { KubeObject } from "../../../../services/kube/kube-object.ts";
 import { CONFIGMAPS, configMap, testCluster } from "./test-cluster.ts";
 
 const owned = (owner: KubeObject) => ({

@@ -3,8 +3,9 @@
 // dependents are gone; an owner deleted with propagationPolicy=Orphan releases its dependents.
 // Ownership is found by scanning the store, which is small in a dev cluster.
 import type { Logger } from "../../../../services/kernel/log.ts";
+import type { KubeObject, OwnerReference } from "../../../../services/kube/kube-object.ts";
 import { statusCodeOf } from "../core/api-status.ts";
-import { type KubeObject, type OwnerReference, parseApiVersion } from "../core/kube-object.ts";
+import { parseApiVersion } from "../core/json-object.ts";
 import { groupResourceOf, type ResourceType } from "../resources/resource-type.ts";
 import type { StoreEvent } from "../store/object-store.ts";
 import type { ResourceRef } from "./api-types.ts";

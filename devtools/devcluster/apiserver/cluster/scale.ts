@@ -1,6 +1,8 @@
 // The /scale subresource: an autoscaling/v1 Scale view of a workload's replica count.
+
+import type { JsonObject, JsonValue, KubeObject } from "../../../../services/kube/kube-object.ts";
 import { apiErrors } from "../core/api-status.ts";
-import { type JsonObject, type JsonValue, type KubeObject, setPath } from "../core/kube-object.ts";
+import { setPath } from "../core/json-object.ts";
 import { jsonPathValue } from "../resources/json-path.ts";
 import type { ResourceType } from "../resources/resource-type.ts";
 

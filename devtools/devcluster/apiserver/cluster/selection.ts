@@ -1,6 +1,7 @@
 // Compiles the namespace, label and field filters of a list or watch into one predicate.
+
+import type { KubeObject } from "../../../../services/kube/kube-object.ts";
 import { apiErrors } from "../core/api-status.ts";
-import type { KubeObject } from "../core/kube-object.ts";
 import { matchesFields, parseFieldSelector } from "../selectors/field-selector.ts";
 import { matchesLabels, parseLabelSelector } from "../selectors/label-selector.ts";
 

@@ -1,7 +1,8 @@
 // An in-process cluster for specs: store, registry, manual clock, API with its controllers.
+
+import type { KubeObject } from "../../../../services/kube/kube-object.ts";
 import { bootstrapCluster } from "../bootstrap.ts";
 import { ManualClock } from "../core/clock.ts";
-import type { KubeObject } from "../core/kube-object.ts";
 import { ResourceRegistry } from "../resources/registry.ts";
 import { ObjectStore } from "../store/object-store.ts";
 import type { ResourceRef } from "./api-types.ts";

@@ -1,6 +1,7 @@
 // Validation of object metadata every kind shares: names, label and annotation keys and values.
+
+import type { KubeObject } from "../../../../services/kube/kube-object.ts";
 import { type FieldError, fieldError } from "../core/field-errors.ts";
-import type { KubeObject } from "../core/kube-object.ts";
 import type { NameRule } from "../resources/resource-type.ts";
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

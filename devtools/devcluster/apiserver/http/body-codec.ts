@@ -1,9 +1,9 @@
 // Request bodies: JSON, YAML (apply patches and `kubectl create --raw`) and Kubernetes protobuf.
 import type { IncomingMessage } from "node:http";
 import { parse as parseYaml } from "yaml";
+import type { JsonValue } from "../../../../services/kube/kube-object.ts";
 import type { PatchType } from "../cluster/api-types.ts";
 import { apiErrors } from "../core/api-status.ts";
-import type { JsonValue } from "../core/kube-object.ts";
 import { decodeProtobuf, PROTOBUF_CONTENT_TYPE } from "./protobuf-codec.ts";
 
 const MAX_BODY = 16 * 1024 * 1024;

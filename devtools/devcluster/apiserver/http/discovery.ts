@@ -1,6 +1,6 @@
 // Discovery documents: /version, /api, /apis, per-group and per-group-version resource lists, and
 // the aggregated form (apidiscovery.k8s.io/v2) that kubectl asks for first.
-import type { JsonObject } from "../core/kube-object.ts";
+import type { JsonObject } from "../../../../services/kube/kube-object.ts";
 import { compareVersions, type ResourceRegistry } from "../resources/registry.ts";
 import { ALL_VERBS, type ResourceType } from "../resources/resource-type.ts";
 

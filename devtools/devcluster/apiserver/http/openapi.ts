@@ -4,7 +4,7 @@
 // to this server. PATCH bodies deliberately omit strategic-merge-patch, so kubectl computes its
 // client-side apply patches from its compiled-in types rather than from these schemas.
 import { createHash } from "node:crypto";
-import type { JsonObject } from "../core/kube-object.ts";
+import type { JsonObject } from "../../../../services/kube/kube-object.ts";
 import type { ResourceRegistry } from "../resources/registry.ts";
 import type { ResourceType } from "../resources/resource-type.ts";
 

@@ -6,7 +6,7 @@
 // `omitempty` one (a pointer's zero, such as replicas: 0 or runAsUser: 0, is kept); status
 // counters are such fields.
 import { type DescField, type DescMessage, isFieldSet, ScalarType } from "@bufbuild/protobuf";
-import type { JsonObject, JsonValue } from "../core/kube-object.ts";
+import type { JsonObject, JsonValue } from "../../../../services/kube/kube-object.ts";
 
 const META = "k8s.io.apimachinery.pkg.apis.meta.v1";
 

@@ -5,6 +5,7 @@
 // are decoded to the JSON form the rest of the server works with (proto-json.ts). Only the kinds in
 // SCHEMAS (messages in devtools/devcluster/proto/k8s) are understood; others get 415.
 import { type DescMessage, fromBinary } from "@bufbuild/protobuf";
+import type { JsonObject } from "../../../../services/kube/kube-object.ts";
 import { DeploymentSchema, ReplicaSetSchema, StatefulSetSchema } from "../../proto/gen/k8s/apps_pb.js";
 import { LeaseSchema } from "../../proto/gen/k8s/coordination_pb.js";
 import {
@@ -27,7 +28,6 @@ import {
 } from "../../proto/gen/k8s/rbac_pb.js";
 import { UnknownSchema } from "../../proto/gen/k8s/runtime_pb.js";
 import { apiErrors } from "../core/api-status.ts";
-import type { JsonObject } from "../core/kube-object.ts";
 import { objectJson } from "./proto-json.ts";
 
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);

@@ -1,4 +1,6 @@
 // Query parameters of the Kubernetes REST API, translated to ClusterApi options.
+
+import type { JsonValue } from "../../../../services/kube/kube-object.ts";
 import type {
   DeleteOptions,
   ListOptions,
@@ -8,7 +10,7 @@ import type {
 } from "../cluster/api-types.ts";
 import type { FieldValidation } from "../cluster/custom-object-validation.ts";
 import { apiErrors } from "../core/api-status.ts";
-import { isJsonObject, type JsonValue } from "../core/kube-object.ts";
+import { isJsonObject } from "../core/json-object.ts";
 
 const VALIDATIONS = new Set<FieldValidation>(["Strict", "Warn", "Ignore"]);
 const POLICIES = new Set<PropagationPolicy>(["Background", "Foreground", "Orphan"]);

@@ -1,7 +1,7 @@
 // Server-side printing: `Accept: application/json;as=Table;g=meta.k8s.io;v=v1` turns objects into
 // a Table of the resource's printer columns, which kubectl prints as-is. Also serves the
 // PartialObjectMetadata forms metadata-only clients ask for.
-import type { JsonObject, JsonValue, KubeObject } from "../core/kube-object.ts";
+import type { JsonObject, JsonValue, KubeObject } from "../../../../services/kube/kube-object.ts";
 import type { ResourceType } from "../resources/resource-type.ts";
 
 export type Rendering =

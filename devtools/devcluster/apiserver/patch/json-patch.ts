@@ -1,7 +1,8 @@
 // JSON patch (RFC 6902), applied with fast-json-patch; failures become 422 like the API server's.
 import fastJsonPatch from "fast-json-patch";
+import type { JsonValue } from "../../../../services/kube/kube-object.ts";
 import { apiErrors } from "../core/api-status.ts";
-import { cloneObject, type JsonValue } from "../core/kube-object.ts";
+import { cloneObject } from "../core/json-object.ts";
 
 type Operation = Parameters<typeof fastJsonPatch.applyPatch>[1][number];
 

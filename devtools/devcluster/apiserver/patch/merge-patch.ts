@@ -1,5 +1,6 @@
 // JSON merge patch (RFC 7386): objects merge key by key, null deletes, anything else replaces.
-import { cloneObject, isJsonObject, type JsonValue } from "../core/kube-object.ts";
+import type { JsonValue } from "../../../../services/kube/kube-object.ts";
+import { cloneObject, isJsonObject } from "../core/json-object.ts";
 
 export function applyMergePatch(target: JsonValue | undefined, patch: JsonValue): JsonValue {
   if (!isJsonObject(patch)) return cloneObject(patch);

@@ -2,14 +2,10 @@
 // merge, lists of objects merge by their key (containers by name), primitive sets union, and the
 // directives $patch (replace/delete/merge), $retainKeys, $setElementOrder/<list> and
 // $deleteFromPrimitiveList/<list> are honoured. Kinds without type info fall back to replacement.
+
+import type { JsonObject, JsonValue } from "../../../../services/kube/kube-object.ts";
 import { apiErrors } from "../core/api-status.ts";
-import {
-  cloneObject,
-  isJsonObject,
-  type JsonObject,
-  type JsonValue,
-  jsonEqual,
-} from "../core/kube-object.ts";
+import { cloneObject, isJsonObject, jsonEqual } from "../core/json-object.ts";
 import { fieldInfo, type TypeInfo } from "../resources/type-info.ts";
 
 const ORDER = "$setElementOrder/";

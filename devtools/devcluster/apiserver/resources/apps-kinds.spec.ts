@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { KubeObject } from "../core/kube-object.ts";
+import type { KubeObject } from "../../../../services/kube/kube-object.ts";
 import { deploymentKind } from "./apps-kinds.ts";
 
 const deployment = (selector: unknown, labels: Record<string, string>): KubeObject => ({

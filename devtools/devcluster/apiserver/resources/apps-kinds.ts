@@ -1,6 +1,8 @@
 // Built-in workload kinds of the apps/v1 group.
+
+import type { JsonObject, KubeObject } from "../../../../services/kube/kube-object.ts";
 import { fieldError } from "../core/field-errors.ts";
-import { type JsonObject, jsonEqual, type KubeObject } from "../core/kube-object.ts";
+import { jsonEqual } from "../core/json-object.ts";
 import {
   fromStructuredSelector,
   matchesLabels,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { KubeObject } from "../core/kube-object.ts";
+import type { KubeObject } from "../../../../services/kube/kube-object.ts";
 import { namespaceKind, podKind, secretKind, serviceKind } from "./core-kinds.ts";
 
 const object = (kind: string, rest: Record<string, unknown>): KubeObject => ({

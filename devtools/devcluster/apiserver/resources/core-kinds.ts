@@ -1,7 +1,8 @@
 // Built-in kinds of the core ("") group, v1.
 import { createHash } from "node:crypto";
+import type { JsonObject, KubeObject } from "../../../../services/kube/kube-object.ts";
 import { fieldError } from "../core/field-errors.ts";
-import { isJsonObject, type JsonObject, type KubeObject } from "../core/kube-object.ts";
+import { isJsonObject } from "../core/json-object.ts";
 import { column, defineKind } from "./define-kind.ts";
 import { ensureObject, listAt, numberAt, objectAt, setDefault, stringAt } from "./object-fields.ts";
 import { podColumns, podWideColumns } from "./pod-columns.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { KubeObject } from "../core/kube-object.ts";
+import type { KubeObject } from "../../../../services/kube/kube-object.ts";
 import { establishedStatus, resourceTypesOfCrd, typeInfoOfSchema, validateCrd } from "./crd-types.ts";
 
 const crd: KubeObject = {

@@ -1,7 +1,9 @@
 // CustomResourceDefinition -> the resource types it serves (one per served version), with merge
 // metadata and table columns derived from its schema.
+
+import type { JsonObject, JsonValue, KubeObject } from "../../../../services/kube/kube-object.ts";
 import { type FieldError, fieldError } from "../core/field-errors.ts";
-import { isJsonObject, type JsonObject, type JsonValue, type KubeObject } from "../core/kube-object.ts";
+import { isJsonObject } from "../core/json-object.ts";
 import { compileErrors } from "../schema/cel-rules.ts";
 import type { StructuralSchema } from "../schema/structural-schema.ts";
 import { column } from "./define-kind.ts";

@@ -1,6 +1,7 @@
 // The JSONPath subset printer columns and scale subresources use: `.a.b`, `.a[0]`, `.a[*].b`
 // and filters `.a[?(@.type=="Ready")].status`. Returns every match.
-import { isJsonObject, type JsonValue } from "../core/kube-object.ts";
+import type { JsonValue } from "../../../../services/kube/kube-object.ts";
+import { isJsonObject } from "../core/json-object.ts";
 
 type Step =
   | { field: string }

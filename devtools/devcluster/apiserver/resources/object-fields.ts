@@ -1,5 +1,6 @@
 // Small typed readers over untyped objects, for columns, defaults and validation.
-import { getPath, isJsonObject, type JsonObject, type JsonValue } from "../core/kube-object.ts";
+import type { JsonObject, JsonValue } from "../../../../services/kube/kube-object.ts";
+import { getPath, isJsonObject } from "../core/json-object.ts";
 
 export function objectAt(root: unknown, ...path: string[]): JsonObject | undefined {
   const value = getPath(root, path);

@@ -1,5 +1,6 @@
 // Built-in kinds outside core and apps: endpoint slices, leases, disruption budgets, RBAC and CRDs.
-import { isJsonObject, type JsonObject } from "../core/kube-object.ts";
+import type { JsonObject } from "../../../../services/kube/kube-object.ts";
+import { isJsonObject } from "../core/json-object.ts";
 import { column, defineKind } from "./define-kind.ts";
 import { listAt, objectAt, stringAt } from "./object-fields.ts";
 import { atomicList, mapList } from "./type-info.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { KubeObject } from "../core/kube-object.ts";
+import type { KubeObject } from "../../../../services/kube/kube-object.ts";
 import { podReady, podRestarts, podStatusText } from "./pod-columns.ts";
 
 const pod = (status: unknown, deleting = false): KubeObject => ({

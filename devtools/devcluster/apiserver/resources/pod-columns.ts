@@ -1,5 +1,6 @@
 // The columns `kubectl get pods` shows, computed the way the API server's pod printer does.
-import { isJsonObject, type JsonObject, type KubeObject } from "../core/kube-object.ts";
+import type { JsonObject, KubeObject } from "../../../../services/kube/kube-object.ts";
+import { isJsonObject } from "../core/json-object.ts";
 import { column } from "./define-kind.ts";
 import type { PrinterColumn } from "./resource-type.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { JsonObject } from "../core/kube-object.ts";
+import type { JsonObject } from "../../../../services/kube/kube-object.ts";
 import { defaultPodSpec, validatePodSpec } from "./pod-defaults.ts";
 
 describe("pod-defaults", () => {

@@ -1,6 +1,8 @@
 // Defaults and validation of Pod specs, shared by Pods and workload templates.
+
+import type { JsonObject } from "../../../../services/kube/kube-object.ts";
 import { type FieldError, fieldError, joinField } from "../core/field-errors.ts";
-import { isJsonObject, type JsonObject } from "../core/kube-object.ts";
+import { isJsonObject } from "../core/json-object.ts";
 import { setDefault } from "./object-fields.ts";
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

@@ -1,7 +1,8 @@
 // A served resource: its names, scope, verbs, subresources, table columns, merge metadata and
 // (for custom resources) the schema its objects are validated against.
+
+import type { JsonValue, KubeObject } from "../../../../services/kube/kube-object.ts";
 import type { FieldError } from "../core/field-errors.ts";
-import type { JsonValue, KubeObject } from "../core/kube-object.ts";
 import type { StructuralSchema } from "../schema/structural-schema.ts";
 import type { TypeInfo } from "./type-info.ts";
 

@@ -3,8 +3,9 @@
 // Values are typed by the schema, as Kubernetes does: integers become CEL ints, objects maps.
 import { isCelError, parse, run } from "@bufbuild/cel";
 import { strings } from "@bufbuild/cel/ext";
+import type { JsonValue } from "../../../../services/kube/kube-object.ts";
 import { type FieldError, joinField } from "../core/field-errors.ts";
-import { isJsonObject, type JsonValue } from "../core/kube-object.ts";
+import { isJsonObject } from "../core/json-object.ts";
 import { propertySchema, type StructuralSchema, type ValidationRule } from "./structural-schema.ts";
 
 type CelInput = Parameters<typeof run>[1] extends Record<string, infer V> | undefined ? V : never;

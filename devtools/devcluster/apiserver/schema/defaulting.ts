@@ -1,6 +1,7 @@
 // Defaulting: absent properties that declare a default get it, depth first, as the API server
 // does after pruning (so a default can itself be pruned-safe and validated).
-import { cloneObject, isJsonObject, type JsonValue } from "../core/kube-object.ts";
+import type { JsonValue } from "../../../../services/kube/kube-object.ts";
+import { cloneObject, isJsonObject } from "../core/json-object.ts";
 import { propertySchema, type StructuralSchema } from "./structural-schema.ts";
 
 export function applyDefaults(value: JsonValue | undefined, schema: StructuralSchema): void {

@@ -1,6 +1,7 @@
 // Pruning: fields a structural schema does not declare are dropped (unless the schema preserves
 // unknown fields), and their paths are reported so strict field validation can reject them.
-import { isJsonObject, type JsonObject, type JsonValue } from "../core/kube-object.ts";
+import type { JsonObject, JsonValue } from "../../../../services/kube/kube-object.ts";
+import { isJsonObject } from "../core/json-object.ts";
 import { keepsUnknownFields, propertySchema, type StructuralSchema } from "./structural-schema.ts";
 
 const ROOT_FIELDS = new Set(["apiVersion", "kind", "metadata"]);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
+import type { JsonValue } from "../../../../services/kube/kube-object.ts";
 import { formatFieldError } from "../core/field-errors.ts";
-import type { JsonValue } from "../core/kube-object.ts";
 import { validateValue } from "./schema-validation.ts";
 import type { StructuralSchema } from "./structural-schema.ts";
 

@@ -1,7 +1,9 @@
 // OpenAPI v3 validation of custom objects, with the messages the Kubernetes API server gives
 // (go-openapi wording: "spec.replicas in body should be greater than or equal to 0").
+
+import type { JsonValue } from "../../../../services/kube/kube-object.ts";
 import { type FieldError, fieldError, joinField } from "../core/field-errors.ts";
-import { isJsonObject, type JsonValue, jsonEqual } from "../core/kube-object.ts";
+import { isJsonObject, jsonEqual } from "../core/json-object.ts";
 import { propertySchema, type StructuralSchema } from "./structural-schema.ts";
 
 type Checker = (value: JsonValue, schema: StructuralSchema, path: string) => FieldError[];

@@ -1,6 +1,6 @@
 // The OpenAPI v3 subset a CustomResourceDefinition's structural schema uses, with the Kubernetes
 // extensions that change how values are pruned, defaulted, merged and validated.
-import type { JsonValue } from "../core/kube-object.ts";
+import type { JsonValue } from "../../../../services/kube/kube-object.ts";
 
 export interface ValidationRule {
   rule: string;

@@ -3,7 +3,7 @@
 // which is a superset that serves kubectl (metadata.name), the kubelet (spec.nodeName) and
 // event queries (involvedObject.uid).
 import { type Result, TesseraError } from "../../../../services/kernel/errors.ts";
-import { getPath } from "../core/kube-object.ts";
+import { getPath } from "../core/json-object.ts";
 
 export interface FieldRequirement {
   path: string[];

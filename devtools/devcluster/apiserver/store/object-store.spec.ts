@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
+import type { KubeObject } from "../../../../services/kube/kube-object.ts";
 import { statusCodeOf } from "../core/api-status.ts";
-import type { KubeObject } from "../core/kube-object.ts";
 import { ObjectStore, type StoreEvent } from "./object-store.ts";
 
 const cm = (name: string, rv?: string): KubeObject => ({

@@ -1,8 +1,10 @@
 // The storage layer: objects by group-resource, namespace and name, one cluster-wide revision
 // counter (resourceVersion), and a bounded log of recent changes that watches replay from.
 // Values are cloned on the way in and out, so callers never share state with the store.
+
+import type { KubeObject } from "../../../../services/kube/kube-object.ts";
 import { apiErrors } from "../core/api-status.ts";
-import { cloneObject, type KubeObject } from "../core/kube-object.ts";
+import { cloneObject } from "../core/json-object.ts";
 
 export type StoreEventType = "ADDED" | "MODIFIED" | "DELETED";
 

@@ -1,54 +1,6 @@
-// The shape every Kubernetes object shares, as plain JSON. Objects are untyped beyond metadata:
-// the server stores what clients send, so kinds are described by data (resource types, schemas).
-
-export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObject;
-export interface JsonObject {
-  [key: string]: JsonValue | undefined;
-}
-
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
-export interface ManagedFieldsEntry {
-  manager: string;
-  operation: "Apply" | "Update";
-  apiVersion: string;
-  time: string;
-  fieldsType: "FieldsV1";
-  fieldsV1: JsonObject;
-  subresource?: string;
-}
-
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  deletionGracePeriodSeconds?: number;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  ownerReferences?: OwnerReference[];
-  finalizers?: string[];
-  managedFields?: ManagedFieldsEntry[];
-  [key: string]: unknown;
-}
-
-export interface KubeObject {
-  apiVersion: string;
-  kind: string;
-  metadata: ObjectMeta;
-  [key: string]: unknown;
-}
+// Helpers over Kubernetes objects as plain JSON (their types are services/kube/kube-object.ts):
+// structural equality, cloning, reading and writing nested paths, apiVersion strings.
+import type { JsonObject, JsonValue } from "../../../../services/kube/kube-object.ts";
 
 export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -109,14 +61,4 @@ export function setPath(root: JsonObject, path: readonly string[], value: JsonVa
   if (last === undefined) return;
   if (value === undefined) delete node[last];
   else node[last] = value;
-}
-
-/** RFC 3339 with second precision, as Kubernetes writes metav1.Time. */
-export function formatTime(ms: number): string {
-  return `${new Date(Math.floor(ms / 1000) * 1000).toISOString().slice(0, 19)}Z`;
-}
-
-/** metav1.MicroTime: RFC 3339 with microseconds. */
-export function formatMicroTime(ms: number): string {
-  return `${new Date(ms).toISOString().slice(0, 23)}000Z`;
 }
