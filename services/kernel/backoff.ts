@@ -1,4 +1,7 @@
-// Exponential backoff: initial, doubling, capped; reset after a success.
+// Exponential backoff: initial, doubling, capped; reset after a success. One computation for every
+// retry in the repository: informers and leader election, the work queue's per-key retries, the
+// router's health-watch reconnects, model-info retries and outlier ejections, and the dev cluster's
+// crash-loop back-off of a container (restart-backoff.ts).
 
 export interface BackoffConfig {
   initialMs: number;

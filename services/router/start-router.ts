@@ -66,7 +66,7 @@ export async function startRouter(
       watch: health.watch,
       service: health.service,
       kvService: health.kvService,
-      reconnect: { baseMs: health.reconnectBaseMs, maxMs: health.reconnectMaxMs },
+      reconnect: { initialMs: health.reconnectBaseMs, maxMs: health.reconnectMaxMs },
     },
     loadPollMs: health.loadPollMs,
     onChange: () => {

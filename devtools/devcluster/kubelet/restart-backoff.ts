@@ -1,6 +1,8 @@
 // Crash-loop back-off of one container: the first restart is immediate, the next waits
-// initialMs, then twice as long each time up to maxMs. A container that ran for resetAfterMs
-// before it ended starts over.
+// initialMs, then twice as long each time up to maxMs (the shared Backoff). A container that ran
+// for resetAfterMs before it ended starts over.
+import { Backoff } from "../../../services/kernel/backoff.ts";
+
 export interface BackoffSettings {
   initialMs: number;
   maxMs: number;
@@ -8,18 +10,21 @@ export interface BackoffSettings {
 }
 
 export class RestartBackoff {
-  readonly #settings: BackoffSettings;
-  #failures = 0;
+  readonly #resetAfterMs: number;
+  readonly #backoff: Backoff;
+  #restarts = 0;
 
   constructor(settings: BackoffSettings) {
-    this.#settings = settings;
+    this.#resetAfterMs = settings.resetAfterMs;
+    this.#backoff = new Backoff(settings);
   }
 
   /** How long to wait before the next start of a container that ran for ranForMs. */
   next(ranForMs: number): number {
-    if (ranForMs >= this.#settings.resetAfterMs) this.#failures = 0;
-    const failures = this.#failures++;
-    if (failures === 0) return 0;
-    return Math.min(this.#settings.initialMs * 2 ** (failures - 1), this.#settings.maxMs);
+    if (ranForMs >= this.#resetAfterMs) {
+      this.#restarts = 0;
+      this.#backoff.reset();
+    }
+    return this.#restarts++ === 0 ? 0 : this.#backoff.next();
   }
 }

@@ -28,7 +28,7 @@ describe("EndpointSelector", () => {
         latencyHalfLifeMs: 1_000,
         maxLoadAgeMs: 1_000,
       },
-      health: { watch: false, service: "", kvService: "kv", reconnect: { baseMs: 1_000, maxMs: 1_000 } },
+      health: { watch: false, service: "", kvService: "kv", reconnect: { initialMs: 1_000, maxMs: 1_000 } },
       loadPollMs: 0,
       onChange: () => {},
     });

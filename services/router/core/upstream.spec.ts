@@ -53,7 +53,7 @@ async function fleet(roles: Record<string, EndpointSpec["role"]>): Promise<Fleet
       latencyHalfLifeMs: 1_000,
       maxLoadAgeMs: 1_000,
     },
-    health: { watch: false, service: "", kvService: "kv", reconnect: { baseMs: 100, maxMs: 100 } },
+    health: { watch: false, service: "", kvService: "kv", reconnect: { initialMs: 100, maxMs: 100 } },
     loadPollMs: 0,
     onChange: () => {
       if (pool?.endpoints.every((e) => e.models !== undefined)) reported();

@@ -4,10 +4,10 @@
 // since it may have restarted with other weights). Endpoints removed by discovery are closed;
 // requests in flight on them finish. A role change keeps the endpoint and its channel.
 import { Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import { Backoff, type BackoffConfig } from "../../kernel/backoff.ts";
 import type { Logger } from "../../kernel/log.ts";
 import { checkHealth } from "../../rpc/health-client.ts";
 import type { Clock, Timer } from "../clock.ts";
-import { Backoff, type BackoffConfig } from "./backoff.ts";
 import { Endpoint, type EndpointOptions, type EndpointSpec } from "./endpoint.ts";
 import { type HealthStatus, HealthWatch } from "./health-watch.ts";
 import { LoadPoller } from "./load-poller.ts";

@@ -10,9 +10,9 @@ import {
   type ServiceError,
 } from "@grpc/grpc-js";
 import { service as healthService } from "grpc-health-check";
+import { Backoff, type BackoffConfig } from "../../kernel/backoff.ts";
 import { Code } from "../../kernel/errors.ts";
 import type { Clock, Timer } from "../clock.ts";
-import { Backoff, type BackoffConfig } from "./backoff.ts";
 
 const HealthClient = makeGenericClientConstructor(healthService, "grpc.health.v1.Health");
 

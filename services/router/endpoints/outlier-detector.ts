@@ -3,8 +3,9 @@
 // the endpoint is probed (a health check); it returns on probation if the probe passes, and is
 // ejected again for longer if not. On probation one failure ejects it again at once; its first
 // success ends the probation and resets the ejection time to the base.
+
+import { Backoff } from "../../kernel/backoff.ts";
 import type { Clock, Timer } from "../clock.ts";
-import { Backoff } from "./backoff.ts";
 
 export interface OutlierConfig {
   /** Failed requests in a row that eject an endpoint. */
@@ -37,7 +38,7 @@ export class OutlierDetector {
     this.#config = config;
     this.#clock = clock;
     this.#events = events;
-    this.#backoff = new Backoff({ baseMs: config.baseEjectionMs, maxMs: config.maxEjectionMs });
+    this.#backoff = new Backoff({ initialMs: config.baseEjectionMs, maxMs: config.maxEjectionMs });
   }
 
   get state(): OutlierState {
