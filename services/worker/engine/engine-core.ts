@@ -28,13 +28,27 @@ export interface EngineCoreParts {
 }
 
 export class EngineCore {
-  private readonly p: EngineCoreParts;
+  private readonly runner: ModelRunner;
+  private readonly scheduler: Scheduler;
+  private readonly kv: KvCacheManager;
+  private readonly metrics: EngineMetrics | undefined;
+  private readonly limits: OutputLimits;
+  private readonly vocabSize: number;
+  private readonly log: Logger | undefined;
+  private readonly remote: RemoteKv | undefined;
   private readonly now: () => number;
   private loopActive = false;
   private steps = 0;
 
   constructor(parts: EngineCoreParts) {
-    this.p = parts;
+    this.runner = parts.runner;
+    this.scheduler = parts.scheduler;
+    this.kv = parts.kv;
+    this.metrics = parts.metrics;
+    this.limits = parts.limits;
+    this.vocabSize = parts.vocabSize;
+    this.log = parts.log;
+    this.remote = parts.remote;
     this.now = parts.now ?? Date.now;
   }
 
@@ -44,7 +58,7 @@ export class EngineCore {
 
   submit(request: EngineRequest): void {
     request.timings.submitted = this.now();
-    this.p.scheduler.add(request);
+    this.scheduler.add(request);
     if (!this.loopActive) {
       this.loopActive = true;
       void this.loop();
@@ -52,7 +66,7 @@ export class EngineCore {
   }
 
   private async loop(): Promise<void> {
-    const { scheduler } = this.p;
+    const { scheduler } = this;
     try {
       while (scheduler.hasWork) {
         this.reap();
@@ -60,7 +74,7 @@ export class EngineCore {
         const out = scheduler.schedule();
         for (const r of out.rejected) r.events.fail(r.error);
         for (const s of out.scheduled) this.unpin(s.request);
-        this.p.metrics?.step(out.numBatchedTokens, out.preempted.length);
+        this.metrics?.step(out.numBatchedTokens, out.preempted.length);
         if (out.scheduled.length === 0) {
           await new Promise((resolve) => setImmediate(resolve));
           continue;
@@ -68,7 +82,7 @@ export class EngineCore {
         await this.step(out);
       }
     } catch (err) {
-      this.p.log?.error({ err }, "engine loop failed");
+      this.log?.error({ err }, "engine loop failed");
       const error = TesseraError.from(err);
       for (const r of [...scheduler.running, ...scheduler.waiting]) this.fail(r, error);
     } finally {
@@ -83,13 +97,13 @@ export class EngineCore {
     const now = this.now();
     // A runner that samples where the logits are (a parallel replica's last stage) gets each row's
     // sampling: the step's draw from the request's stream and the ids its penalties touch.
-    const remote = this.p.runner.samplesRows === true;
+    const runnerSamples = this.runner.samplesRows === true;
     for (const s of out.scheduled) {
       const { request, numPast, numNew, needsLogits } = s;
       request.timings.firstScheduled ??= now;
       tokens.set(request.tokens.slice(numPast, numPast + numNew), offset);
       offset += numNew;
-      const sampling = remote && needsLogits ? request.sampler.prepare(request.history) : undefined;
+      const sampling = runnerSamples && needsLogits ? request.sampler.prepare(request.history) : undefined;
       seqs.push({
         numPast,
         numNew,
@@ -100,10 +114,10 @@ export class EngineCore {
     }
     let result: StepResult;
     try {
-      result = await this.p.runner.step(tokens, seqs);
+      result = await this.runner.step(tokens, seqs);
     } catch (err) {
       const error = TesseraError.from(err);
-      this.p.log?.error({ err: error.message }, "model step failed");
+      this.log?.error({ err: error.message }, "model step failed");
       for (const s of out.scheduled) this.fail(s.request, error);
       return;
     }
@@ -112,7 +126,7 @@ export class EngineCore {
   }
 
   private postprocess(out: SchedulerOutput, { logits, tokens }: StepResult): void {
-    const { kv, vocabSize } = this.p;
+    const { kv, vocabSize } = this;
     let row = 0;
     const now = this.now();
     for (const { request, numNew, needsLogits } of out.scheduled) {
@@ -125,18 +139,18 @@ export class EngineCore {
       request.numComputedTokens += numNew;
       const hashedBefore = request.kv.hashes.length;
       kv.cacheComputedBlocks(request.kv, request.tokens, request.numComputedTokens);
-      if (this.p.remote?.options.writeThrough && request.kv.hashes.length > hashedBefore)
-        this.storeBlocks(request, hashedBefore);
+      if (this.remote?.options.writeThrough && request.kv.hashes.length > hashedBefore)
+        this.storeBlocks(this.remote, request, hashedBefore);
       if (at < 0) continue;
       let reason: FinishReason | undefined;
       try {
         const token = tokens
           ? sampledToken(tokens[at])
           : request.sampler.sample(logits.subarray(at * vocabSize, (at + 1) * vocabSize), request.history);
-        this.p.metrics?.token(request, now);
+        this.metrics?.token(request, now);
         request.timings.firstToken ??= now;
         request.timings.lastToken = now;
-        reason = appendToken(request, token, this.p.limits);
+        reason = appendToken(request, token, this.limits);
       } catch (err) {
         this.fail(request, TesseraError.from(err));
         continue;
@@ -146,28 +160,26 @@ export class EngineCore {
   }
 
   /** Stores the blocks that just became full (exported now, before any later step can reuse them). */
-  private storeBlocks(request: EngineRequest, from: number): void {
-    const bs = this.p.kv.blockSize;
+  private storeBlocks(remote: RemoteKv, request: EngineRequest, from: number): void {
+    const bs = this.kv.blockSize;
     request.timings.firstKvWrite ??= this.now();
     const refs = request.kv.hashes.slice(from).map((hash, i) => ({
       hash,
       tokens: request.tokens.slice((from + i) * bs, (from + i + 1) * bs),
     }));
-    request.kvWrites.push(
-      this.p.remote!.store(request.kv.blocks.slice(from, request.kv.hashes.length), refs),
-    );
+    request.kvWrites.push(remote.store(request.kv.blocks.slice(from, request.kv.hashes.length), refs));
   }
 
   /** Drops the references that kept a request's imported blocks alive until the request held them. */
   private unpin(request: EngineRequest): void {
     if (request.pinnedBlocks.length === 0) return;
-    this.p.kv.pool.release(request.pinnedBlocks);
+    this.kv.pool.release(request.pinnedBlocks);
     request.pinnedBlocks = [];
   }
 
   /** Ends cancelled and expired requests before the next step, freeing their blocks. */
   private reap(): void {
-    const { scheduler } = this.p;
+    const { scheduler } = this;
     const now = this.now();
     for (const r of [...scheduler.running, ...scheduler.waiting]) {
       if (r.cancelRequested) this.finish(r, "cancelled");
@@ -180,19 +192,19 @@ export class EngineCore {
   private finish(request: EngineRequest, reason: FinishReason): void {
     if (request.status === RequestStatus.FINISHED) return;
     this.unpin(request);
-    this.p.scheduler.remove(request);
+    this.scheduler.remove(request);
     finishEvents(request, reason);
-    this.p.metrics?.finish(request, reason, this.now());
+    this.metrics?.finish(request, reason, this.now());
     recordPhases(request, this.now());
   }
 
   private fail(request: EngineRequest, error: TesseraError): void {
     if (request.status === RequestStatus.FINISHED) return;
     this.unpin(request);
-    this.p.scheduler.remove(request);
+    this.scheduler.remove(request);
     request.error = error;
     request.events.fail(error);
-    this.p.metrics?.finish(request, "error", this.now());
+    this.metrics?.finish(request, "error", this.now());
     recordPhases(request, this.now());
   }
 }
