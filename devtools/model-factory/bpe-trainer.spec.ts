@@ -1,9 +1,37 @@
 import assert from "node:assert/strict";
-import { countWords, trainByteLevelBpe } from "./bpe-trainer.ts";
-import { BYTE_ALPHABET } from "./byte-level.ts";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { BYTE_ALPHABET, countWords, preTokenize, trainByteLevelBpe } from "./bpe-trainer.ts";
 import { CORPUS } from "./corpus.ts";
 
+const reference = path.resolve(import.meta.dirname, "../../services/worker/testdata/hf-reference");
+
 describe("bpe-trainer", () => {
+  it("orders the alphabet as the reference tokenizer's ids 3..258", () => {
+    const tok = JSON.parse(readFileSync(path.join(reference, "tiny-llama/tokenizer.json"), "utf8")) as {
+      model: { vocab: Record<string, number> };
+    };
+    const byId = Object.entries(tok.model.vocab)
+      .sort((a, b) => a[1] - b[1])
+      .map(([t]) => t);
+    assert.deepEqual(byId.slice(3, 259), BYTE_ALPHABET);
+  });
+
+  it("splits with the GPT-2 pattern and encodes UTF-8 bytes", () => {
+    assert.deepEqual(preTokenize("Hello world, it's 2024!\n    x"), [
+      "Hello",
+      "Ġworld",
+      ",",
+      "Ġit",
+      "'s",
+      "Ġ2024",
+      "!",
+      "ĊĠĠĠ",
+      "Ġx",
+    ]);
+    assert.deepEqual(preTokenize("é"), ["Ã©"]);
+  });
+
   it("counts GPT-2 split byte-level words", () => {
     assert.deepEqual(
       [...countWords(["ab ab", " cd"])],

@@ -3,7 +3,24 @@
 // step merges the most frequent adjacent pair (ties: the pair with the smaller ids), until the vocab
 // reaches its target size or no pair occurs often enough.
 import { TesseraError } from "../../services/kernel/errors.ts";
-import { BYTE_ALPHABET, preTokenize } from "./byte-level.ts";
+import { BYTE_TO_CHAR, bytesToByteLevel } from "../../services/tokenizer/byte-level.ts";
+import { GPT2_PATTERN } from "../../services/tokenizer/pre-tokenizer.ts";
+
+/** The 256 byte characters sorted by code point: the initial alphabet, in the order HF's trainer adds it. */
+export const BYTE_ALPHABET: readonly string[] = [...BYTE_TO_CHAR].sort(
+  (a, b) => a.codePointAt(0)! - b.codePointAt(0)!,
+);
+
+const GPT2_SPLIT = new RegExp(GPT2_PATTERN, "gu");
+const utf8 = new TextEncoder();
+
+/**
+ * Splits text as the ByteLevel pre-tokenizer does (GPT-2's pattern, add_prefix_space false) into
+ * byte-level words: each piece's UTF-8 bytes in the tokenizer's alphabet (space -> "Ġ").
+ */
+export function preTokenize(text: string): string[] {
+  return (text.match(GPT2_SPLIT) ?? []).map((piece) => bytesToByteLevel(utf8.encode(piece)));
+}
 
 export interface BpeTrainOptions {
   /** Target vocab size, special tokens and the 256 byte characters included. */

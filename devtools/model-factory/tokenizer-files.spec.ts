@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import type { TrainedBpe } from "./bpe-trainer.ts";
-import { preTokenize } from "./byte-level.ts";
+import { preTokenize, type TrainedBpe } from "./bpe-trainer.ts";
 import { CHAT_TEMPLATE, SPECIAL_TOKENS, tokenizerFileTexts, trainTokenizer } from "./tokenizer-files.ts";
 
 const reference = path.resolve(import.meta.dirname, "../../services/worker/testdata/hf-reference/tiny-llama");

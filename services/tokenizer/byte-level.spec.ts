@@ -13,6 +13,7 @@ describe("byte-level alphabet", () => {
     assert.equal(BYTE_TO_CHAR[0x0a], "Ċ");
     assert.equal(BYTE_TO_CHAR[0x00], "Ā");
     assert.equal(BYTE_TO_CHAR[0xe9], "é");
+    assert.equal(BYTE_TO_CHAR[0xad], "Ń");
   });
 
   it("round-trips every byte", () => {

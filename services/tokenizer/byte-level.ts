@@ -1,5 +1,6 @@
 // GPT-2's byte-level alphabet: every byte 0..255 is shown as one printable Unicode character, so that a
-// byte-level BPE vocabulary holds only printable strings ("Ġ" is the byte 0x20, a space).
+// byte-level BPE vocabulary holds only printable strings ("Ġ" is the byte 0x20, a space). The tokenizer
+// reads vocabularies with it; the model factory's BPE trainer (devtools/model-factory) writes them with it.
 
 /** `BYTE_TO_CHAR[b]` is the character that stands for byte `b` in vocabulary strings. */
 export const BYTE_TO_CHAR: readonly string[] = buildAlphabet();
