@@ -4,10 +4,10 @@
 // container gets KUBECONFIG (when one is written) and KUBERNETES_SERVICE_HOST/PORT, so programs
 // in pods, such as the operator, find the API.
 import { z } from "zod";
+import { type Clock, systemClock } from "../../services/kernel/clock.ts";
 import { TesseraError } from "../../services/kernel/errors.ts";
 import { createLogger, type Logger } from "../../services/kernel/log.ts";
 import { type ApiServer, startApiServer } from "./apiserver/api-server.ts";
-import { type Clock, systemClock } from "./apiserver/core/clock.ts";
 import { type ControllerManager, startControllers } from "./controllers/controller-manager.ts";
 import type { ProcessLauncher } from "./kubelet/host-process.ts";
 import { Kubelet } from "./kubelet/kubelet.ts";

@@ -1,5 +1,7 @@
-// A clock that only moves when the test says so. `advance` runs due timers in time order, letting
-// promise callbacks settle between them, so code that sleeps in a loop makes progress.
+// A clock that only moves when the test says so, for every spec that depends on time (operator,
+// router, dev cluster). `advance` runs due timers in time order (timers that those set, when due in
+// the same advance, too), each seeing now() at its due time, and lets promise callbacks settle
+// before each and at the end, so code that sleeps in a loop makes progress.
 import type { Clock } from "./clock.ts";
 
 export class ManualClock implements Clock {

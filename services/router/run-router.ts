@@ -1,7 +1,8 @@
 // The router process (`tessera router --config FILE`): start, serve until SIGTERM or SIGINT, then
 // drain (health NOT_SERVING, new requests refused, those in flight finish) and exit.
+
+import { systemClock } from "../kernel/clock.ts";
 import type { Logger } from "../kernel/log.ts";
-import { systemClock } from "./clock.ts";
 import type { RouterConfig } from "./config/router-config.ts";
 import { startRouter } from "./start-router.ts";
 

@@ -2,11 +2,11 @@
 // the endpoint pool fed by discovery, the core, and the gRPC, HTTP and metrics servers.
 import type { Server as HttpServer } from "node:http";
 import { setTimeout as delay } from "node:timers/promises";
+import { type Clock, systemClock } from "../kernel/clock.ts";
 import type { Logger } from "../kernel/log.ts";
 import { listeningPort, Metrics } from "../kernel/telemetry/metrics.ts";
 import { ApiKeys } from "./admission/api-keys.ts";
 import { redisPassword, SharedResponseCache } from "./cache/shared-response-cache.ts";
-import { type Clock, systemClock } from "./clock.ts";
 import type { RouterConfig } from "./config/router-config.ts";
 import { EndpointSelector } from "./core/endpoint-selector.ts";
 import { Router } from "./core/router.ts";

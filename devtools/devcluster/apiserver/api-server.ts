@@ -5,13 +5,13 @@
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
+import { type Clock, systemClock } from "../../../services/kernel/clock.ts";
 import { TesseraError } from "../../../services/kernel/errors.ts";
 import { createLogger, type Logger } from "../../../services/kernel/log.ts";
 import { bootstrapCluster } from "./bootstrap.ts";
 import { ClusterApi } from "./cluster/cluster-api.ts";
 import { GarbageCollector } from "./cluster/garbage-collector.ts";
 import { NamespaceController } from "./cluster/namespace-controller.ts";
-import { type Clock, systemClock } from "./core/clock.ts";
 import { createHttpHandler } from "./http/http-handler.ts";
 import type { PodLogSource } from "./http/pod-logs.ts";
 import { selfSignedCertificate, type TlsMaterial } from "./http/tls-certificate.ts";

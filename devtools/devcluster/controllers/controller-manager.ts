@@ -1,9 +1,10 @@
 // The built-in controllers of the dev cluster, started together on the in-process API:
 // Deployment -> ReplicaSet -> Pods, StatefulSet -> Pods, Service -> EndpointSlices and default
 // ServiceAccounts. (Garbage collection and namespace deletion run inside the API server.)
+
+import { type Clock, systemClock } from "../../../services/kernel/clock.ts";
 import { createLogger, type Logger } from "../../../services/kernel/log.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
-import { type Clock, systemClock } from "../apiserver/core/clock.ts";
 import { ApiEventRecorder, type EventRecorder } from "../objects/event-recorder.ts";
 import type { Controller, ControllerDeps } from "./controller.ts";
 import { DeploymentController } from "./deployment-controller.ts";

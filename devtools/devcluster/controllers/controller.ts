@@ -1,7 +1,8 @@
 // What every built-in controller gets: the in-process API, the clock, a logger and an event recorder.
+
+import type { Clock } from "../../../services/kernel/clock.ts";
 import type { Logger } from "../../../services/kernel/log.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
-import type { Clock } from "../apiserver/core/clock.ts";
 import type { EventRecorder } from "../objects/event-recorder.ts";
 
 export interface ControllerDeps {

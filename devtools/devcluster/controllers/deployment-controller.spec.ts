@@ -175,7 +175,7 @@ describe("deployment-controller", () => {
     await settle();
     runPods(() => false);
     await settle();
-    clock.advance(62_000);
+    await clock.advance(62_000);
     await settle();
     const progressing = get().status?.conditions?.find((c) => c.type === "Progressing");
     assert.equal(progressing?.status, "False");

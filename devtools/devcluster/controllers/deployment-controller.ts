@@ -5,11 +5,11 @@
 // changed. Revisions follow Kubernetes (deployment.kubernetes.io/revision), so `kubectl rollout
 // history/undo` work.
 
+import type { Clock } from "../../../services/kernel/clock.ts";
 import type { KubeObject } from "../../../services/kube/kube-object.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
-import type { Clock } from "../apiserver/core/clock.ts";
 import { jsonEqual } from "../apiserver/core/json-object.ts";
 import type { EventRecorder } from "../objects/event-recorder.ts";
 import type { PodTemplate } from "../objects/pod-types.ts";

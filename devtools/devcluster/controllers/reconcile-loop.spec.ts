@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createLogger } from "../../../services/kernel/log.ts";
+import { ManualClock } from "../../../services/kernel/manual-clock.ts";
 import { apiErrors } from "../apiserver/core/api-status.ts";
-import { ManualClock } from "../apiserver/core/clock.ts";
 import { ReconcileLoop, type ReconcileResult, splitKey } from "./reconcile-loop.ts";
 
 function setup(reconcile: (key: string) => ReconcileResult | undefined) {
@@ -29,10 +29,10 @@ describe("reconcile-loop", () => {
     const { clock, loop } = setup(() => (++runs === 1 ? { requeueAfterMs: 5_000 } : undefined));
     loop.enqueue("ns/a");
     await loop.idle();
-    clock.advance(4_999);
+    await clock.advance(4_999);
     await loop.idle();
     assert.equal(runs, 1);
-    clock.advance(1);
+    await clock.advance(1);
     await loop.idle();
     assert.equal(runs, 2);
   });
@@ -49,7 +49,7 @@ describe("reconcile-loop", () => {
     await loop.idle();
     await loop.idle();
     assert.equal(runs, 2);
-    clock.advance(100);
+    await clock.advance(100);
     await loop.idle();
     assert.equal(runs, 3);
   });

@@ -2,10 +2,11 @@
 // and reconciled off the watch's call stack. A reconcile can ask to run again after a delay
 // (minReadySeconds, progress deadlines); a 409 conflict runs again at once; other errors retry
 // with a per-key back-off (100 ms doubling to 10 s), all on the injected clock.
+
+import type { Clock } from "../../../services/kernel/clock.ts";
 import type { Logger } from "../../../services/kernel/log.ts";
 import { WorkQueue } from "../apiserver/cluster/work-queue.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
-import type { Clock } from "../apiserver/core/clock.ts";
 
 export interface ReconcileResult {
   /** Reconcile this key again after this many milliseconds. */

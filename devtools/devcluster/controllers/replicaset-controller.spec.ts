@@ -68,7 +68,7 @@ describe("replicaset-controller", () => {
     runPods();
     await settle();
     assert.equal((api.get(REPLICASETS, "default", "slow") as ReplicaSet).status?.availableReplicas, 0);
-    clock.advance(10_000);
+    await clock.advance(10_000);
     await settle();
     assert.equal((api.get(REPLICASETS, "default", "slow") as ReplicaSet).status?.availableReplicas, 1);
   });

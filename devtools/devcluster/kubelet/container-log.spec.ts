@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ManualClock } from "../apiserver/core/clock.ts";
+import { ManualClock } from "../../../services/kernel/manual-clock.ts";
 import { ContainerLog, logTimestamp } from "./container-log.ts";
 
 describe("container-log", () => {
@@ -17,11 +17,11 @@ describe("container-log", () => {
     assert.equal(log.read(), "oops\nhello\nworld\n");
   });
 
-  it("reads with timestamps, tail, since and a byte limit", () => {
+  it("reads with timestamps, tail, since and a byte limit", async () => {
     const clock = new ManualClock(Date.UTC(2025, 0, 1));
     const log = new ContainerLog({ clock, maxLines: 100 });
     log.write("stdout", "one\n");
-    clock.advance(5_000);
+    await clock.advance(5_000);
     log.write("stdout", "two\nthree\n");
     assert.equal(log.read({ tailLines: 2 }), "two\nthree\n");
     assert.equal(log.read({ sinceTime: Date.UTC(2025, 0, 1, 0, 0, 1) }), "two\nthree\n");

@@ -4,7 +4,7 @@
 // they arrive, until the instance ends.
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import path from "node:path";
-import type { Clock } from "../apiserver/core/clock.ts";
+import type { Clock } from "../../../services/kernel/clock.ts";
 
 export type LogStream = "stdout" | "stderr";
 

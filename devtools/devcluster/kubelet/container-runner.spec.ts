@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import os from "node:os";
-import { ManualClock } from "../apiserver/core/clock.ts";
+import { ManualClock } from "../../../services/kernel/manual-clock.ts";
 import type { Container, RestartPolicy } from "../objects/pod-types.ts";
 import { ContainerRunner, type ContainerRunnerDeps } from "./container-runner.ts";
 import { FakeLauncher, flush } from "./fake-launcher.ts";
@@ -40,7 +40,7 @@ function setup(
   const runner = new ContainerRunner({ name: "app", image: "img:1", ...container }, deps);
   const advance = async (ms: number) => {
     await flush();
-    clock.advance(ms);
+    await clock.advance(ms);
     await flush();
   };
   return {

@@ -3,9 +3,9 @@
 // pod's restartPolicy with crash-loop back-off, liveness kills, and stop with a grace period
 // (SIGTERM, then SIGKILL). `status()` is the container's ContainerStatus at any moment.
 import path from "node:path";
+import type { Clock } from "../../../services/kernel/clock.ts";
 import type { Result } from "../../../services/kernel/errors.ts";
 import { formatTime } from "../../../services/kube/kube-time.ts";
-import type { Clock } from "../apiserver/core/clock.ts";
 import type { EventType } from "../objects/event-recorder.ts";
 import type {
   Container,

@@ -150,7 +150,7 @@ describe("kubelet", () => {
     fake.latest("app")?.print("run 1\n");
     fake.latest("app")?.exit(1);
     await settle();
-    clock.advance(0);
+    await clock.advance(0);
     await settle();
     fake.latest("app")?.print("run 2\n");
     const status = get("crashy").status?.containerStatuses?.[0];
@@ -193,7 +193,7 @@ describe("kubelet", () => {
     await settle();
     assert.deepEqual(proc.signals, ["SIGTERM"]);
     assert.ok(api.get(PODS, "default", "stubborn").metadata.deletionTimestamp);
-    clock.advance(5_000);
+    await clock.advance(5_000);
     await settle();
     assert.deepEqual(proc.signals, ["SIGTERM", "SIGKILL"]);
     assert.throws(() => api.get(PODS, "default", "stubborn"), /not found/);
@@ -211,7 +211,7 @@ describe("kubelet", () => {
     api.delete(PODS, "default", "forced", { gracePeriodSeconds: 0 });
     await settle();
     assert.deepEqual(proc.signals, ["SIGTERM"]);
-    clock.advance(2_000);
+    await clock.advance(2_000);
     await settle();
     assert.deepEqual(proc.signals, ["SIGTERM", "SIGKILL"]);
     await kubelet.stop();

@@ -6,12 +6,12 @@
 // cluster hosts file, the dev cluster's stand-in for cluster DNS (cluster-hosts.ts).
 import { rmSync } from "node:fs";
 import path from "node:path";
+import { type Clock, systemClock } from "../../../services/kernel/clock.ts";
 import { createLogger, type Logger } from "../../../services/kernel/log.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { WorkQueue } from "../apiserver/cluster/work-queue.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
-import { type Clock, systemClock } from "../apiserver/core/clock.ts";
 import type { PodLogSource } from "../apiserver/http/pod-logs.ts";
 import { ApiEventRecorder, type EventRecorder } from "../objects/event-recorder.ts";
 import type { Pod } from "../objects/pod-types.ts";

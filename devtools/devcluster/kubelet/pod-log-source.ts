@@ -1,8 +1,9 @@
 // `kubectl logs` for the pods of this node: the API server's log endpoint calls this source,
 // which picks the container (the only one, or the default-container annotation), the current or
 // previous instance, and reads or follows its log.
+
+import type { Clock } from "../../../services/kernel/clock.ts";
 import { apiErrors } from "../apiserver/core/api-status.ts";
-import type { Clock } from "../apiserver/core/clock.ts";
 import type { PodLogRequest, PodLogSource } from "../apiserver/http/pod-logs.ts";
 import type { Pod } from "../objects/pod-types.ts";
 import type { ContainerLog, LogReadOptions } from "./container-log.ts";

@@ -2,13 +2,14 @@
 // to the registered node that has room for its requests (cpu, memory, nvidia.com/gpu, pods) and
 // matches its nodeSelector, oldest pod first. A pod that fits nowhere gets PodScheduled=False
 // (Unschedulable, with the reasons per node) and is tried again whenever pods or nodes change.
+
+import { type Clock, systemClock } from "../../../services/kernel/clock.ts";
 import { createLogger, type Logger } from "../../../services/kernel/log.ts";
 import { formatTime } from "../../../services/kube/kube-time.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { WorkQueue } from "../apiserver/cluster/work-queue.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
-import { type Clock, systemClock } from "../apiserver/core/clock.ts";
 import { jsonEqual } from "../apiserver/core/json-object.ts";
 import { ApiEventRecorder, type EventRecorder } from "../objects/event-recorder.ts";
 import { isPodActive } from "../objects/pod-readiness.ts";

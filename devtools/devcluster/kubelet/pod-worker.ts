@@ -4,10 +4,10 @@
 // removes the pod's folder.
 import { rmSync } from "node:fs";
 import path from "node:path";
+import type { Clock } from "../../../services/kernel/clock.ts";
 import type { Logger } from "../../../services/kernel/log.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
-import type { Clock } from "../apiserver/core/clock.ts";
 import { jsonEqual } from "../apiserver/core/json-object.ts";
 import type { EventRecorder } from "../objects/event-recorder.ts";
 import type { Container, Pod } from "../objects/pod-types.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../apiserver/core/clock.ts";
+import { ManualClock } from "../../../services/kernel/manual-clock.ts";
 import type { Probe } from "../objects/pod-types.ts";
 import type { ProbeOutcome } from "./probe-check.ts";
 import { type ProbeKind, ProbeLoop } from "./probe-loop.ts";
@@ -22,7 +22,7 @@ function scripted(kind: ProbeKind, probe: Probe, results: boolean[]) {
     onFailure: (outcome) => failures.push(outcome.message),
   });
   const step = async (ms: number) => {
-    clock.advance(ms);
+    await clock.advance(ms);
     for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
   };
   return { loop, changes, failures, step, attempts: () => attempts };

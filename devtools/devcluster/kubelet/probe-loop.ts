@@ -2,7 +2,7 @@
 // every periodSeconds. The result flips after successThreshold consecutive passes or
 // failureThreshold consecutive failures. Readiness starts failed, liveness passed, startup unknown
 // (failed), as on Kubernetes.
-import type { Clock } from "../apiserver/core/clock.ts";
+import type { Clock } from "../../../services/kernel/clock.ts";
 import type { Probe } from "../objects/pod-types.ts";
 import type { ProbeOutcome } from "./probe-check.ts";
 

@@ -3,10 +3,10 @@
 // count of the existing Event instead of adding one (as the kubelet's aggregation does).
 // Recording never fails the caller: an event that cannot be written is dropped.
 import { randomBytes } from "node:crypto";
+import type { Clock } from "../../../services/kernel/clock.ts";
 import type { KubeObject } from "../../../services/kube/kube-object.ts";
 import { formatTime } from "../../../services/kube/kube-time.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
-import type { Clock } from "../apiserver/core/clock.ts";
 import { EVENTS } from "./refs.ts";
 
 export type EventType = "Normal" | "Warning";

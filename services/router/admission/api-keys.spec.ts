@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { Code, type Result } from "../../kernel/errors.ts";
-import { ManualClock } from "../testing/manual-clock.ts";
+import { ManualClock } from "../../kernel/manual-clock.ts";
 import { ApiKeys, chargeCaller, parseApiKeys } from "./api-keys.ts";
 
 describe("API keys", () => {

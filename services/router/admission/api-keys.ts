@@ -14,8 +14,8 @@ import { timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import type { Clock } from "../../kernel/clock.ts";
 import { Code, type Result, TesseraError } from "../../kernel/errors.ts";
-import type { Clock } from "../clock.ts";
 import { TokenBucket } from "./token-bucket.ts";
 
 const keySchema = z.strictObject({

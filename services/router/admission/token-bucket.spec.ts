@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../testing/manual-clock.ts";
+import { ManualClock } from "../../kernel/manual-clock.ts";
 import { TokenBucket } from "./token-bucket.ts";
 
 describe("TokenBucket", () => {
-  it("allows a burst, then refills at the rate and says when to retry", () => {
+  it("allows a burst, then refills at the rate and says when to retry", async () => {
     const clock = new ManualClock();
     const bucket = new TokenBucket({ perSecond: 2, burst: 3 }, clock);
     assert.deepEqual(
@@ -11,9 +11,9 @@ describe("TokenBucket", () => {
       [{ ok: true }, { ok: true }, { ok: true }],
     );
     assert.deepEqual(bucket.take(1), { ok: false, retryAfterMs: 500 });
-    clock.advance(500);
+    await clock.advance(500);
     assert.deepEqual(bucket.take(1), { ok: true });
-    clock.advance(10_000);
+    await clock.advance(10_000);
     assert.equal(bucket.available, 3, "never more than the burst");
   });
 

@@ -1,7 +1,7 @@
 // A token bucket: holds up to `burst` tokens, refilled at `perSecond`. take(n) succeeds when n tokens
 // are there, or says how long until they will be. A cost larger than the burst passes when the bucket
 // is full (and leaves it in debt), so one large request is slowed, never refused forever.
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../../kernel/clock.ts";
 
 export interface BucketLimit {
   perSecond: number;

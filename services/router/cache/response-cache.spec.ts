@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../testing/manual-clock.ts";
+import { ManualClock } from "../../kernel/manual-clock.ts";
 import { ResponseCache } from "./response-cache.ts";
 
 describe("ResponseCache", () => {
@@ -31,13 +31,13 @@ describe("ResponseCache", () => {
     assert.equal(cache.size, 2);
   });
 
-  it("expires entries after the TTL", () => {
+  it("expires entries after the TTL", async () => {
     const clock = new ManualClock();
     const cache = new ResponseCache<string>({ maxEntries: 10, maxBytes: 100, ttlMs: 1_000 }, clock);
     cache.set("a", "A", 5);
-    clock.advance(999);
+    await clock.advance(999);
     assert.equal(cache.get("a"), "A");
-    clock.advance(1);
+    await clock.advance(1);
     assert.equal(cache.get("a"), undefined);
     assert.equal(cache.bytes, 0);
   });

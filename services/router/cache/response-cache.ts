@@ -1,7 +1,7 @@
 // Completed responses of deterministic requests, by exact request key: least recently used entries
 // go first when the entry count or the byte budget is exceeded, and entries expire after `ttlMs`.
 // In-process; with cache.redis a SharedResponseCache (shared-response-cache.ts) stands behind it.
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../../kernel/clock.ts";
 
 export interface ResponseCacheConfig {
   maxEntries: number;

@@ -4,6 +4,7 @@
 // resolves once the first event is there, so every failure before it (bad request, overload, no
 // endpoint) is a status the front door can still send; later failures end the event stream.
 import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import type { Clock } from "../../kernel/clock.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
 import { AdmissionQueue } from "../admission/admission-queue.ts";
@@ -11,7 +12,6 @@ import { type ApiKeys, type Caller, chargeCaller, refundCaller } from "../admiss
 import { cacheKey, isDeterministic, responseBytes } from "../cache/cache-key.ts";
 import { ResponseCache } from "../cache/response-cache.ts";
 import type { CachedResponse, SharedResponseCache } from "../cache/shared-response-cache.ts";
-import type { Clock } from "../clock.ts";
 import type { RouterConfig } from "../config/router-config.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
 import type { ModelRegistry } from "../models/model-registry.ts";
@@ -226,12 +226,11 @@ function refund(event: RouterEvent, caller: Caller | undefined, maxTokens: numbe
 function withDeadline(signal: AbortSignal, deadline: number | undefined, clock: Clock): AbortSignal {
   if (deadline === undefined) return signal;
   const controller = new AbortController();
-  const timer = clock.setTimer(
-    () => controller.abort(new TesseraError(Code.DEADLINE_EXCEEDED, "the deadline passed")),
-    Math.max(0, deadline - clock.now()),
+  const cancelTimer = clock.setTimer(Math.max(0, deadline - clock.now()), () =>
+    controller.abort(new TesseraError(Code.DEADLINE_EXCEEDED, "the deadline passed")),
   );
   const follow = () => {
-    timer.cancel();
+    cancelTimer();
     controller.abort(signal.reason);
   };
   if (signal.aborted) follow();

@@ -45,10 +45,10 @@ async function fleet(roles: Record<string, EndpointSpec["role"]>): Promise<Fleet
     reported = resolve;
   });
   const pool: EndpointPool = new EndpointPool({
-    clock: { now: () => Date.now(), setTimer: () => ({ cancel() {} }) },
+    clock: { now: () => Date.now(), setTimer: () => () => {} },
     log,
     endpoint: {
-      clock: { now: () => Date.now(), setTimer: () => ({ cancel() {} }) },
+      clock: { now: () => Date.now(), setTimer: () => () => {} },
       outliers: { consecutiveFailures: 100, baseEjectionMs: 1_000, maxEjectionMs: 1_000 },
       latencyHalfLifeMs: 1_000,
       maxLoadAgeMs: 1_000,

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createLogger } from "../../kernel/log.ts";
-import { ManualClock } from "../testing/manual-clock.ts";
+import { ManualClock } from "../../kernel/manual-clock.ts";
 import type { EndpointSpec } from "./discovery.ts";
 import { parseEndpointsFile, StaticFileDiscovery } from "./static-file-discovery.ts";
 
@@ -68,19 +68,19 @@ describe("static file discovery", () => {
     const lists: EndpointSpec[][] = [];
     await discovery.start((specs) => lists.push(specs));
     assert.deepEqual(lists, [[{ name: "a:1", address: "a:1" }]]);
-    clock.advance(1_000);
+    await clock.advance(1_000);
     assert.equal(lists.length, 1, "an unchanged file is not handed over again");
     writeFileSync(file, "endpoints: [{ address: 'b:2' }, { address: 'c:3' }]\n");
-    clock.advance(1_000);
+    await clock.advance(1_000);
     assert.deepEqual(
       lists.at(-1)?.map((s) => s.name),
       ["b:2", "c:3"],
     );
     writeFileSync(file, "endpoints: [{ address: 'nowhere' }]\n");
-    clock.advance(1_000);
+    await clock.advance(1_000);
     assert.equal(lists.length, 2, "an invalid file is ignored");
     await discovery.stop();
-    assert.equal(clock.pendingTimers, 0);
+    assert.equal(clock.pending, 0);
   });
 
   it("fails to start on a missing or invalid file", async () => {

@@ -11,9 +11,9 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { type Clock, systemClock } from "../../kernel/clock.ts";
 import { Code, type Result, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
-import { type Clock, systemClock, type Timer } from "../clock.ts";
 import { ENDPOINT_ROLES } from "../endpoints/endpoint.ts";
 import type { EndpointDiscovery, EndpointSpec } from "./discovery.ts";
 
@@ -60,7 +60,7 @@ export class StaticFileDiscovery implements EndpointDiscovery {
   readonly #pollMs: number;
   readonly #log: Logger;
   readonly #clock: Clock;
-  #timer: Timer | undefined;
+  #cancelTimer: (() => void) | undefined;
   #stopped = false;
   #last = "";
 
@@ -80,18 +80,18 @@ export class StaticFileDiscovery implements EndpointDiscovery {
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    this.#timer?.cancel();
+    this.#cancelTimer?.();
   }
 
   #poll(onChange: (endpoints: EndpointSpec[]) => void): void {
-    this.#timer = this.#clock.setTimer(() => {
+    this.#cancelTimer = this.#clock.setTimer(this.#pollMs, () => {
       if (this.#stopped) return;
       const next = this.#read();
       if (next.error)
         this.#log.error({ file: this.#file, err: next.error.message }, "endpoints file ignored");
       else this.#publish(next.value, onChange);
       this.#poll(onChange);
-    }, this.#pollMs);
+    });
   }
 
   #read(): Result<EndpointSpec[]> {

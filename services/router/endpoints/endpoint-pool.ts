@@ -5,9 +5,9 @@
 // requests in flight on them finish. A role change keeps the endpoint and its channel.
 import { Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { Backoff, type BackoffConfig } from "../../kernel/backoff.ts";
+import type { Clock } from "../../kernel/clock.ts";
 import type { Logger } from "../../kernel/log.ts";
 import { checkHealth } from "../../rpc/health-client.ts";
-import type { Clock, Timer } from "../clock.ts";
 import { Endpoint, type EndpointOptions, type EndpointSpec } from "./endpoint.ts";
 import { type HealthStatus, HealthWatch } from "./health-watch.ts";
 import { LoadPoller } from "./load-poller.ts";
@@ -34,7 +34,7 @@ interface Entry {
   watch: HealthWatch | undefined;
   kvWatch: HealthWatch | undefined;
   poller: LoadPoller | undefined;
-  modelsTimer: Timer | undefined;
+  cancelModelsTimer: (() => void) | undefined;
   closed: boolean;
 }
 
@@ -112,7 +112,7 @@ export class EndpointPool {
       watch: undefined,
       kvWatch: undefined,
       poller: undefined,
-      modelsTimer: undefined,
+      cancelModelsTimer: undefined,
       closed: false,
     };
     if (health.watch) {
@@ -176,7 +176,7 @@ export class EndpointPool {
   }
 
   async #fetchModels(entry: Entry, backoff: Backoff): Promise<void> {
-    entry.modelsTimer?.cancel();
+    entry.cancelModelsTimer?.();
     const { endpoint } = entry;
     try {
       const { models } = await endpoint.client.unary(
@@ -195,13 +195,16 @@ export class EndpointPool {
         { endpoint: endpoint.name, err: String(err), retryMs: ms },
         "ListModels failed",
       );
-      entry.modelsTimer = this.#options.clock.setTimer(() => void this.#fetchModels(entry, backoff), ms);
+      entry.cancelModelsTimer = this.#options.clock.setTimer(
+        ms,
+        () => void this.#fetchModels(entry, backoff),
+      );
     }
   }
 
   #close(entry: Entry): void {
     entry.closed = true;
-    entry.modelsTimer?.cancel();
+    entry.cancelModelsTimer?.();
     entry.watch?.stop();
     entry.kvWatch?.stop();
     entry.poller?.stop();

@@ -3,8 +3,8 @@
 // Watch), its passive outlier state, its latest load report, this router's requests in flight on it,
 // and its time-to-first-token average.
 import type { ModelInfo } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import type { Clock } from "../../kernel/clock.ts";
 import { GrpcClient } from "../../rpc/grpc-client.ts";
-import type { Clock } from "../clock.ts";
 import type { Candidate, LoadReport } from "../routing/plugin.ts";
 import { Ewma } from "./ewma.ts";
 import type { HealthStatus } from "./health-watch.ts";

@@ -1,18 +1,18 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../testing/manual-clock.ts";
+import { ManualClock } from "../../kernel/manual-clock.ts";
 import { Ewma } from "./ewma.ts";
 
 describe("Ewma", () => {
-  it("starts at the first sample and moves towards new ones by the time elapsed", () => {
+  it("starts at the first sample and moves towards new ones by the time elapsed", async () => {
     const clock = new ManualClock();
     const ewma = new Ewma(1_000, clock);
     assert.equal(ewma.value, undefined);
     ewma.record(10);
     assert.equal(ewma.value, 10);
-    clock.advance(1_000);
+    await clock.advance(1_000);
     ewma.record(20);
     assert.equal(ewma.value, 15, "a sample one half-life old weighs as much as the new one");
-    clock.advance(100_000);
+    await clock.advance(100_000);
     ewma.record(40);
     assert.ok(Math.abs(ewma.value! - 40) < 1e-6, "a very old average is forgotten");
   });

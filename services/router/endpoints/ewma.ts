@@ -1,7 +1,7 @@
 // An exponentially weighted moving average whose weight decays with time, not with the number of
 // samples: a sample `halfLifeMs` old counts half as much as a new one. So an endpoint that served
 // nothing for a while is judged on old figures less and less confidently, however busy the others are.
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../../kernel/clock.ts";
 
 export class Ewma {
   readonly #halfLifeMs: number;

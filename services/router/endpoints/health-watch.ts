@@ -11,8 +11,8 @@ import {
 } from "@grpc/grpc-js";
 import { service as healthService } from "grpc-health-check";
 import { Backoff, type BackoffConfig } from "../../kernel/backoff.ts";
+import type { Clock } from "../../kernel/clock.ts";
 import { Code } from "../../kernel/errors.ts";
-import type { Clock, Timer } from "../clock.ts";
 
 const HealthClient = makeGenericClientConstructor(healthService, "grpc.health.v1.Health");
 
@@ -28,7 +28,7 @@ export class HealthWatch {
   readonly #onStatus: (status: HealthStatus) => void;
   readonly #unimplemented: HealthStatus;
   #stream: ClientReadableStream<{ status: HealthStatus }> | undefined;
-  #timer: Timer | undefined;
+  #cancelTimer: (() => void) | undefined;
   #stopped = false;
 
   constructor(
@@ -67,7 +67,7 @@ export class HealthWatch {
       if (this.#stopped) return;
       if (err?.code === Code.UNIMPLEMENTED) return this.#onStatus(this.#unimplemented);
       this.#onStatus("UNREACHABLE");
-      this.#timer = this.#clock.setTimer(() => this.start(), this.#backoff.next());
+      this.#cancelTimer = this.#clock.setTimer(this.#backoff.next(), () => this.start());
     };
     stream.on("error", broken);
     stream.on("end", () => broken());
@@ -75,7 +75,7 @@ export class HealthWatch {
 
   stop(): void {
     this.#stopped = true;
-    this.#timer?.cancel();
+    this.#cancelTimer?.();
     const stream = this.#stream;
     this.#stream = undefined;
     if (stream) {

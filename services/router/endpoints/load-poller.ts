@@ -2,9 +2,9 @@
 // the service (UNIMPLEMENTED) is not asked again.
 
 import { WorkerLoad } from "../../../proto/gen/tessera/v1/load_pb.js";
+import type { Clock } from "../../kernel/clock.ts";
 import { Code } from "../../kernel/errors.ts";
 import type { GrpcClient } from "../../rpc/grpc-client.ts";
-import type { Clock, Timer } from "../clock.ts";
 import type { LoadReport } from "../routing/plugin.ts";
 
 export class LoadPoller {
@@ -13,7 +13,7 @@ export class LoadPoller {
   readonly #clock: Clock;
   readonly #onReport: (report: LoadReport) => void;
   readonly #active: () => boolean;
-  #timer: Timer | undefined;
+  #cancelTimer: (() => void) | undefined;
   #stopped = false;
 
   constructor(
@@ -38,11 +38,11 @@ export class LoadPoller {
 
   stop(): void {
     this.#stopped = true;
-    this.#timer?.cancel();
+    this.#cancelTimer?.();
   }
 
   #schedule(ms: number): void {
-    if (!this.#stopped) this.#timer = this.#clock.setTimer(() => void this.#poll(), ms);
+    if (!this.#stopped) this.#cancelTimer = this.#clock.setTimer(ms, () => void this.#poll());
   }
 
   async #poll(): Promise<void> {

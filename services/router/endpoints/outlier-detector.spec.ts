@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../testing/manual-clock.ts";
+import { ManualClock } from "../../kernel/manual-clock.ts";
 import { OutlierDetector } from "./outlier-detector.ts";
 
-function detector(probeResults: boolean[]) {
+function detector(probeResults: boolean[], probe = async () => probeResults.shift() ?? true) {
   const clock = new ManualClock();
   const ejections: number[] = [];
   let readmissions = 0;
@@ -10,7 +10,7 @@ function detector(probeResults: boolean[]) {
     { consecutiveFailures: 3, baseEjectionMs: 1_000, maxEjectionMs: 8_000 },
     clock,
     {
-      probe: async () => probeResults.shift() ?? true,
+      probe,
       ejected: (ms) => ejections.push(ms),
       readmitted: () => readmissions++,
     },
@@ -36,12 +36,15 @@ describe("OutlierDetector", () => {
   });
 
   it("probes when the ejection time is up and readmits on a passing probe", async () => {
-    const { clock, outliers, readmissions } = detector([true]);
+    let pass = () => {};
+    const probe = () => new Promise<boolean>((resolve) => (pass = () => resolve(true)));
+    const { clock, outliers, readmissions } = detector([], probe);
     for (let i = 0; i < 3; i++) outliers.recordFailure();
-    clock.advance(999);
+    await clock.advance(999);
     assert.equal(outliers.state, "ejected");
-    clock.advance(1);
+    await clock.advance(1);
     assert.equal(outliers.state, "probing");
+    pass();
     await settle();
     assert.equal(outliers.state, "active");
     assert.equal(readmissions(), 1);
@@ -51,7 +54,7 @@ describe("OutlierDetector", () => {
     const { clock, outliers, ejections } = detector([false, false, false, false, true]);
     for (let i = 0; i < 3; i++) outliers.recordFailure();
     for (const ms of [1_000, 2_000, 4_000, 8_000, 8_000]) {
-      clock.advance(ms);
+      await clock.advance(ms);
       await settle();
     }
     assert.deepEqual(ejections, [1_000, 2_000, 4_000, 8_000, 8_000]);
@@ -61,11 +64,11 @@ describe("OutlierDetector", () => {
   it("ejects again at the first failure on probation, for longer; a success ends the probation", async () => {
     const { clock, outliers, ejections } = detector([true, true]);
     for (let i = 0; i < 3; i++) outliers.recordFailure();
-    clock.advance(1_000);
+    await clock.advance(1_000);
     await settle();
     outliers.recordFailure();
     assert.deepEqual(ejections, [1_000, 2_000]);
-    clock.advance(2_000);
+    await clock.advance(2_000);
     await settle();
     outliers.recordSuccess();
     for (let i = 0; i < 3; i++) outliers.recordFailure();

@@ -5,7 +5,7 @@
 // success ends the probation and resets the ejection time to the base.
 
 import { Backoff } from "../../kernel/backoff.ts";
-import type { Clock, Timer } from "../clock.ts";
+import type { Clock } from "../../kernel/clock.ts";
 
 export interface OutlierConfig {
   /** Failed requests in a row that eject an endpoint. */
@@ -31,7 +31,7 @@ export class OutlierDetector {
   #state: OutlierState = "active";
   #failures = 0;
   #probation = false;
-  #timer: Timer | undefined;
+  #cancelTimer: (() => void) | undefined;
   #closed = false;
 
   constructor(config: OutlierConfig, clock: Clock, events: OutlierEvents) {
@@ -65,7 +65,7 @@ export class OutlierDetector {
 
   close(): void {
     this.#closed = true;
-    this.#timer?.cancel();
+    this.#cancelTimer?.();
   }
 
   #eject(): void {
@@ -73,7 +73,7 @@ export class OutlierDetector {
     this.#state = "ejected";
     this.#failures = 0;
     this.#events.ejected(ms);
-    this.#timer = this.#clock.setTimer(() => void this.#probe(), ms);
+    this.#cancelTimer = this.#clock.setTimer(ms, () => void this.#probe());
   }
 
   async #probe(): Promise<void> {

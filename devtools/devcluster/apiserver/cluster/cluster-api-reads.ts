@@ -2,9 +2,9 @@
 // watches that translate store events into what a filtered watch sees. Writes and deletion build on
 // this class (cluster-api-writes.ts, cluster-api-delete.ts).
 
+import type { Clock } from "../../../../services/kernel/clock.ts";
 import type { KubeObject } from "../../../../services/kube/kube-object.ts";
 import { apiErrors } from "../core/api-status.ts";
-import type { Clock } from "../core/clock.ts";
 import type { ResourceRegistry } from "../resources/registry.ts";
 import { groupResourceOf, type ResourceType } from "../resources/resource-type.ts";
 import type { ObjectStore, StoreEvent } from "../store/object-store.ts";

@@ -1,8 +1,8 @@
 // An in-process cluster for specs: store, registry, manual clock, API with its controllers.
 
+import { ManualClock } from "../../../../services/kernel/manual-clock.ts";
 import type { KubeObject } from "../../../../services/kube/kube-object.ts";
 import { bootstrapCluster } from "../bootstrap.ts";
-import { ManualClock } from "../core/clock.ts";
 import { ResourceRegistry } from "../resources/registry.ts";
 import { ObjectStore } from "../store/object-store.ts";
 import type { ResourceRef } from "./api-types.ts";

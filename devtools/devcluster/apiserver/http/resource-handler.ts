@@ -2,12 +2,12 @@
 // create, update, patch (all four types), delete and deletecollection, with the status, scale,
 // finalize and log subresources.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Clock } from "../../../../services/kernel/clock.ts";
 import type { JsonValue, KubeObject } from "../../../../services/kube/kube-object.ts";
 import type { ResourceRef, WriteOptions } from "../cluster/api-types.ts";
 import type { ClusterApi } from "../cluster/cluster-api.ts";
 import { toScale } from "../cluster/scale.ts";
 import { apiErrors, successStatus } from "../core/api-status.ts";
-import type { Clock } from "../core/clock.ts";
 import { isJsonObject } from "../core/json-object.ts";
 import { groupResourceOf } from "../resources/resource-type.ts";
 import { decodeBody, patchTypeOf, readBody } from "./body-codec.ts";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { request } from "node:https";
 import { createLogger } from "../../../../services/kernel/log.ts";
+import { ManualClock } from "../../../../services/kernel/manual-clock.ts";
 import { type ApiServer, startApiServer } from "../api-server.ts";
-import { ManualClock } from "../core/clock.ts";
 
 /** Opens a watch and collects its lines; resolves `ended` when the server closes the stream. */
 function openWatch(server: ApiServer, path: string) {
@@ -46,12 +46,12 @@ describe("watch-stream", () => {
       server,
       `/api/v1/namespaces/default/configmaps?watch=true&allowWatchBookmarks=true&timeoutSeconds=25&resourceVersion=${server.api.resourceVersion}`,
     );
-    clock.advance(10_000);
+    await clock.advance(10_000);
     await until(() => watch.lines.length > 0);
     const bookmark = JSON.parse(watch.lines[0] ?? "{}");
     assert.equal(bookmark.type, "BOOKMARK");
     assert.equal(bookmark.object.metadata.resourceVersion, server.api.resourceVersion);
-    clock.advance(15_000);
+    await clock.advance(15_000);
     await watch.ended;
     assert.equal(watch.lines.length, 2);
   });

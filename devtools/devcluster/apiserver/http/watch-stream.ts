@@ -3,11 +3,11 @@
 // when the client allows them; a resourceVersion older than the history gets an ERROR event
 // with a 410 Expired Status, after which clients relist.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Clock } from "../../../../services/kernel/clock.ts";
 import type { KubeObject } from "../../../../services/kube/kube-object.ts";
 import type { ResourceRef, WatchEvent, WatchOptions } from "../cluster/api-types.ts";
 import type { ClusterApi } from "../cluster/cluster-api.ts";
 import { toStatus } from "../core/api-status.ts";
-import type { Clock } from "../core/clock.ts";
 import { type Rendering, toMetadata, toTable } from "./table.ts";
 
 export interface WatchServeOptions {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ManualClock } from "../core/clock.ts";
+import { ManualClock } from "../../../../services/kernel/manual-clock.ts";
 import { ObjectStore } from "./object-store.ts";
 import { loadStateFile, StateFileWriter } from "./state-file.ts";
 
@@ -19,7 +19,7 @@ describe("state-file", () => {
       metadata: { name: "a", namespace: "default" },
     });
     assert.equal(await loadStateFile(file), undefined);
-    clock.advance(100);
+    await clock.advance(100);
     await writer.stop();
     const loaded = await loadStateFile(file);
     assert.equal(loaded?.revision, 1);

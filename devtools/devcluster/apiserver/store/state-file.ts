@@ -1,8 +1,8 @@
 // Optional persistence: the store's snapshot is written to a JSON file shortly after changes
 // (and on close), atomically (temp file + rename), and loaded at start-up.
 import { readFile, rename, writeFile } from "node:fs/promises";
+import type { Clock } from "../../../../services/kernel/clock.ts";
 import { TesseraError } from "../../../../services/kernel/errors.ts";
-import type { Clock } from "../core/clock.ts";
 import type { ObjectStore, StoreSnapshot } from "./object-store.ts";
 
 export async function loadStateFile(file: string): Promise<StoreSnapshot | undefined> {
