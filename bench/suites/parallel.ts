@@ -19,9 +19,9 @@ import { freePort } from "../../services/kernel/free-port.ts";
 import { GrpcClient } from "../../services/rpc/grpc-client.ts";
 import { waitUntilServing } from "../../services/rpc/health-client.ts";
 import { onnxOpsAttention } from "../../services/worker/graph/attention-onnx-ops.ts";
+import { type ShardSpec, wholeModel } from "../../services/worker/graph/shard-graph.ts";
 import { describeCheckpoint } from "../../services/worker/model/checkpoint.ts";
 import { WeightStore } from "../../services/worker/model/weights.ts";
-import { type ShardSpec, wholeModel } from "../../services/worker/graph/shard-graph.ts";
 import {
   allocateShardPool,
   type ExecutorOptions,
@@ -195,7 +195,10 @@ async function cutOverhead(): Promise<Record<string, number>> {
   // The whole model as a single process runs it; the cut ones as the members of a group do.
   const whole = await executor(spec, { ...options, alone: true });
   const cut = await executor(spec, { ...options, alone: false, cut: true });
-  const rank = await executor({ layers: spec.layers, tensor: { rank: 0, size: 2 } }, { ...options, alone: false });
+  const rank = await executor(
+    { layers: spec.layers, tensor: { rank: 0, size: 2 } },
+    { ...options, alone: false },
+  );
   const seqs: SequenceStep[] = Array.from({ length: CONCURRENT }, (_, s) => ({
     numPast: 48,
     numNew: 1,

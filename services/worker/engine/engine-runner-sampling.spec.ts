@@ -1,14 +1,14 @@
-// An engine over a runner that samples (ModelRunner.samplesRows, as a parallel replica's last stage
-// does): each row it asks for carries its RowSampling, and the engine streams the runner's tokens. The
-// requests generate exactly what they generate when the engine samples itself (seeded draws and
-// penalties included), and a row the runner could not sample fails only its own request.
+// An engine over a runner that samples (ModelRunner.samplesRows: the model thread samples, as a
+// parallel replica's last stage does): each row it asks for carries its RowSampling, and the engine
+// streams the runner's tokens. The requests generate exactly what they generate when the runner hands
+// back logits rows and the engine samples them itself (seeded draws and penalties included), and a
+// row the runner could not sample fails only its own request.
 import assert from "node:assert/strict";
 import path from "node:path";
 import { greedySampling } from "../../inference/sampling-params.ts";
 import type { GeneratedToken, GenerateEvent, SamplingParams } from "../../inference/types.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
-import { sampleRows } from "../parallel/stage-worker.ts";
-import { ModelRunner } from "../runtime/model-runner.ts";
+import { ModelRunner, type ModelRunnerOptions } from "../runtime/model-runner.ts";
 import { REFERENCE_DIR, referenceCases } from "../testdata/reference.ts";
 import { Engine } from "./engine.ts";
 
@@ -39,8 +39,8 @@ const SAMPLINGS: SamplingParams[] = [
   }),
 ];
 
-/** The single-process runner, sampling each row itself the way a last stage does. */
-async function samplingRunner(o: Parameters<typeof ModelRunner.start>[0]) {
+/** The single-process runner, sampling each row in its model thread; it refuses rows of top_k POISON_TOP_K. */
+async function samplingRunner(o: ModelRunnerOptions): Promise<ModelRunner> {
   const inner = await ModelRunner.start(o);
   const step: ModelRunner["step"] = async (tokens, seqs) => {
     assert.ok(
@@ -48,14 +48,19 @@ async function samplingRunner(o: Parameters<typeof ModelRunner.start>[0]) {
       "every row that needs logits says how to sample it",
     );
     const result = await inner.step(tokens, seqs);
+    assert.equal(result.logits.length, 0, "sampled rows come back instead of logits");
     const asked = seqs.filter((s) => s.needsLogits);
-    const vocab = result.logits.length / Math.max(1, asked.length);
-    const rows = sampleRows(result.logits, seqs, vocab).map((row, i) =>
+    const rows = result.tokens!.map((row, i) =>
       asked[i]!.sampling!.topK === POISON_TOP_K ? { error: "poisoned row" } : row,
     );
-    return { logits: new Float32Array(0), tokens: rows, runMs: result.runMs };
+    return { ...result, tokens: rows };
   };
   return Object.assign(Object.create(inner) as ModelRunner, { step, samplesRows: true });
+}
+
+/** The same runner asked for logits rows: the engine samples them itself. */
+async function logitsRunner(o: ModelRunnerOptions): Promise<ModelRunner> {
+  return Object.assign(Object.create(await ModelRunner.start(o)) as ModelRunner, { samplesRows: false });
 }
 
 async function generate(engine: Engine, id: string, promptIds: number[], sampling: SamplingParams) {
@@ -77,7 +82,7 @@ describe("Engine over a runner that samples", function () {
   let here: Engine;
   let there: Engine;
   before(async () => {
-    here = await Engine.load(MODEL, { threads: 1, engine: ENGINE });
+    here = await Engine.load(MODEL, { threads: 1, engine: ENGINE, startRunner: logitsRunner });
     there = await Engine.load(MODEL, { threads: 1, engine: ENGINE, startRunner: samplingRunner });
   });
   after(async () => {

@@ -1,6 +1,6 @@
 // A loaded model ready to serve: the checkpoint's description and tokenizer on the event loop, the
-// scheduler and KV bookkeeping beside them, and the weights, onnxruntime session and KV numbers in
-// the model thread (ModelRunner).
+// scheduler and KV bookkeeping beside them, and the weights, onnxruntime sessions and KV numbers in
+// the model thread (ModelRunner: in a single process, the one member of a group of one).
 import path from "node:path";
 import type { GenerateEvent, GenerateRequest, ModelDescription } from "../../inference/types.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
@@ -10,8 +10,7 @@ import { Tokenizer } from "../../tokenizer/tokenizer.ts";
 import { BlockPool } from "../kv/block-pool.ts";
 import { KvCacheManager } from "../kv/kv-cache-manager.ts";
 import { describeCheckpoint } from "../model/checkpoint.ts";
-import type { ModelThreadOptions } from "../runtime/messages.ts";
-import { ModelRunner } from "../runtime/model-runner.ts";
+import { ModelRunner, type ModelRunnerOptions } from "../runtime/model-runner.ts";
 import { type EngineConfig, type EngineConfigInput, parseEngineConfig, poolBlocks } from "./engine-config.ts";
 import { EngineCore } from "./engine-core.ts";
 import { EngineMetrics } from "./engine-metrics.ts";
@@ -33,8 +32,11 @@ export interface EngineOptions {
   /** A remote KV tier (Redis) for disaggregated prefill/decode, a shared prefix tier and migration. */
   remoteKv?: RemoteKvOptions;
   log?: Logger;
-  /** Starts the runner (default: the whole model in a thread of this process; rank 0 of a parallel replica passes ShardedRunner.start). */
-  startRunner?: (options: ModelThreadOptions) => Promise<ModelRunner>;
+  /**
+   * Starts the runner (default ModelRunner.start: the whole model in a thread of this process, a group
+   * of one; rank 0 of a parallel replica passes ShardedRunner.start with its placement).
+   */
+  startRunner?: (options: ModelRunnerOptions) => Promise<ModelRunner>;
 }
 
 export class Engine {

@@ -2,7 +2,7 @@
 // engine times the available ones on the loaded model at start-up and uses the fastest
 // (runtime/attention-selection.ts), unless configuration forces one.
 import type { DecoderConfig } from "../arch/decoder-config.ts";
-import type { AttentionGroup } from "./decoder-graph.ts";
+import type { AttentionGroup } from "./graph-names.ts";
 import type { GraphBuilder } from "./onnx-builder.ts";
 
 export interface AttentionInputs {

@@ -1,6 +1,6 @@
 // The building blocks of a decoder graph (embedding, attention over the paged KV pool, the MLP or the
-// experts, RMSNorm, RoPE, the LM head), shared by the whole-model graph (decoder-graph.ts) and the
-// graphs of a parallel shard (shard-graph.ts). With a tensor shard, every projection reads only the
+// experts, RMSNorm, RoPE, the LM head), from which shard-graph.ts builds every graph: the whole model's
+// (a single process) and each segment of a parallel shard's. With a tensor shard, every projection reads only the
 // rank's slice of its weight (Megatron-style): q/k/v, gate/up (each expert's too) and the LM head by
 // rows, o_proj and down_proj by columns, so attention and the MLP each end in a partial sum that an
 // all-reduce completes; the LM head yields a slice of the vocabulary.

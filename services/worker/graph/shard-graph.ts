@@ -1,18 +1,35 @@
-// The graphs of one shard of a parallel replica: a pipeline stage (a range of layers) on a tensor rank
-// (a slice of every layer's heads and MLP columns). The stage that starts at layer 0 embeds the tokens;
-// the others start from the previous stage's hidden states [N, hidden]. The stage that ends at the last
-// layer applies the final norm and the LM head (its rank's vocabulary slice); the others hand on
-// their hidden states.
+// The one graph builder: the ONNX graphs of a shard of a decoder-only transformer (the Llama family,
+// dense or mixture-of-experts), built from its normalized config and checkpoint weights. A shard is a
+// pipeline stage (a range of layers) on a tensor rank (a slice of every layer's heads and MLP columns);
+// a single process is a group of one, whose one shard is the whole model (wholeModel): one graph from
+// token ids to logits. One run is one engine step over a batch of sequences with a paged KV cache; see
+// docs/engine-memory-layout.md for the layout and why.
 //
-// Without tensor parallelism a shard is one graph. With it, the graph is cut into segments at the
-// all-reduce points (after attention's o_proj and after the MLP's down_proj): a segment ends in a
-// partial sum `partial` and hands on the residual stream `residual_out`; the next segment starts from
-// `residual + reduced` (the all-reduced sum). Each segment is its own onnxruntime session.
+// The stage that starts at layer 0 embeds the tokens; the others start from the previous stage's
+// hidden states [N, hidden]. The stage that ends at the last layer applies the final norm and the LM
+// head (its rank's vocabulary slice); the others hand on their hidden states. Without tensor
+// parallelism a shard is one graph. With it, the graph is cut into segments at the all-reduce points
+// (after attention's o_proj and after the MLP's down_proj): a segment ends in a partial sum `partial`
+// and hands on the residual stream `residual_out`; the next segment starts from `residual + reduced`
+// (the all-reduced sum). Each segment is its own onnxruntime session.
 //
-//   entry   tokens: input_ids [N] | hidden: hidden_in [N, hidden] | sum: residual, reduced [N, hidden]
-//   exit    partial: residual_out, partial [N, hidden] | hidden: hidden_out [N, hidden] | logits [L, V/ranks]
-// Attention segments take the same step inputs as the whole-model graph (decoder-graph.ts) for their
-// layers only: key_cache_i/value_cache_i are the shard's pool of layer i, with its rank's KV heads.
+//   entry    tokens: input_ids [N] int64, the step's N new tokens, sequence after sequence
+//            | hidden: hidden_in [N, hidden] | sum: residual, reduced [N, hidden]
+//   attention segments also take
+//            position_ids [N] int64
+//            key_cache_i, value_cache_i [slots, kvH, D]: the shard's KV pool of layer i, its rank's KV
+//            heads (passed without a copy; slot = block * block_size + offset)
+//            per attention group g in (decode, prefill):
+//              g_query_index [B,S]: flat index of each sequence's new tokens (padded)
+//              g_past_index [B,P]: pool slots of each sequence's cached tokens (padded)
+//              g_bias [B,1,S,P+S]: 0 where a query may attend, -inf elsewhere (causal, window, padding)
+//            unpad_index [N]: where each token's attention output sits in the groups' padded outputs
+//            and output new_key_i, new_value_i [N,kvH,D]: the new tokens' K/V, which the caller writes
+//            into the pool (graph outputs stay small: no full cache is ever copied out)
+//   exit     partial: residual_out, partial [N, hidden] | hidden: hidden_out [N, hidden]
+//            | logits: logits [L, V/ranks], from logits_index [L] (the tokens whose next-token logits are wanted)
+// Decode sequences (one new token) and prefill chunks form separate groups so a long chunk does not
+// pad every decode sequence to its length. Linear layers run on the flat [N, hidden] batch.
 import type { DecoderConfig } from "../arch/decoder-config.ts";
 import type { WeightNames } from "../arch/registry.ts";
 import type { AttentionBackend } from "./attention-backend.ts";
@@ -48,6 +65,11 @@ export const SEGMENT_IO = {
   hiddenOut: "hidden_out",
   logits: "logits",
 } as const;
+
+/** The shard of a group of one (a single process): every layer, no tensor ranks. */
+export function wholeModel(numLayers: number): ShardSpec {
+  return { layers: { start: 0, end: numLayers }, tensor: { rank: 0, size: 1 } };
+}
 
 /** Checks a shard against the model; returns a message naming what does not fit, or undefined. */
 export function shardProblem(c: DecoderConfig, spec: ShardSpec): string | undefined {
@@ -108,33 +130,17 @@ export function buildSegmentGraph(parts: ShardGraphParts, segment: Segment): Uin
   const shard = spec.tensor.size > 1 ? spec.tensor : undefined;
   const ops = new DecoderOps(g, { ...parts, shard });
   const hiddenDims = ["tokens", c.hiddenSize];
-  let h: string;
-  switch (segment.entry) {
-    case "tokens":
-      h = ops.embed(g.input(SEGMENT_IO.tokens, "int64", ["tokens"]));
-      break;
-    case "hidden":
-      h = g.input(SEGMENT_IO.hidden, "float", hiddenDims);
-      break;
-    case "sum":
-      h = g.op("Add", [
-        g.input(SEGMENT_IO.residual, "float", hiddenDims),
-        g.input(SEGMENT_IO.reduced, "float", hiddenDims),
-      ]);
-      break;
-    default: {
-      const never: never = segment.entry;
-      throw new Error(`unknown segment entry ${String(never)}`);
-    }
-  }
-  let rope: Rope | undefined;
-  let unpad = "";
-  if (segmentAttentionLayers(segment).length > 0) {
-    const positions = g.input("position_ids", "int64", ["tokens"]);
-    ops.attentionGroupInputs();
-    unpad = g.input("unpad_index", "int64", ["tokens"]);
-    rope = ops.rotaryTables(positions);
-  }
+  // Inputs first, in one order for every segment: the whole model's graph (one segment from tokens to
+  // logits) is then the same bytes as before the runtimes merged (shard-graph.spec.ts).
+  const entry = entryInputs(g, segment.entry, hiddenDims);
+  const attends = segmentAttentionLayers(segment).length > 0;
+  const positions = attends ? g.input("position_ids", "int64", ["tokens"]) : "";
+  if (attends) ops.attentionGroupInputs();
+  const unpad = attends ? g.input("unpad_index", "int64", ["tokens"]) : "";
+  const logitsIndex = segment.exit === "logits" ? g.input("logits_index", "int64", ["logit_rows"]) : "";
+  let h = segment.entry === "tokens" ? ops.embed(entry[0]!) : entry[0]!;
+  if (segment.entry === "sum") h = g.op("Add", entry);
+  const rope: Rope | undefined = attends ? ops.rotaryTables(positions) : undefined;
   for (const layer of segment.layers) h = ops.layer(layer, h, rope!, unpad);
   if (segment.half) {
     const { layer, part } = segment.half;
@@ -143,11 +149,29 @@ export function buildSegmentGraph(parts: ShardGraphParts, segment: Segment): Uin
     g.output(h, SEGMENT_IO.residualOut, "float", hiddenDims);
     g.output(partial, SEGMENT_IO.partial, "float", hiddenDims);
   } else if (segment.exit === "logits") {
-    const logitsIndex = g.input("logits_index", "int64", ["logit_rows"]);
     const { vocab } = shardRanges(c, shard);
     g.output(ops.head(h, logitsIndex), SEGMENT_IO.logits, "float", ["logit_rows", vocab.end - vocab.start]);
   } else {
     g.output(h, SEGMENT_IO.hiddenOut, "float", hiddenDims);
   }
   return g.toBytes(c.architecture);
+}
+
+/** The graph inputs a segment starts from: token ids, hidden states, or the residual and the reduced sum. */
+function entryInputs(g: GraphBuilder, entry: SegmentEntry, hiddenDims: (string | number)[]): string[] {
+  switch (entry) {
+    case "tokens":
+      return [g.input(SEGMENT_IO.tokens, "int64", ["tokens"])];
+    case "hidden":
+      return [g.input(SEGMENT_IO.hidden, "float", hiddenDims)];
+    case "sum":
+      return [
+        g.input(SEGMENT_IO.residual, "float", hiddenDims),
+        g.input(SEGMENT_IO.reduced, "float", hiddenDims),
+      ];
+    default: {
+      const never: never = entry;
+      throw new Error(`unknown segment entry ${String(never)}`);
+    }
+  }
 }

@@ -3,6 +3,8 @@
 // as hidden states, and comes back from the last stage's first rank as sampled tokens (when every row
 // that needs logits says how to sample it) or as whole logits rows. KV export and import ask every
 // member for its part of the blocks. When the group fails, every waiting step fails with UNAVAILABLE.
+// In a group of one (a single process) rank 0 is every stage: a step is one run of the whole model
+// here, its logits handed back as the session returned them, and a run that fails fails only its step.
 import type { ShardFrame } from "../../../proto/gen/tessera/v1/shard_pb.js";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { SampledRow, StepResult } from "../runtime/model-runner.ts";
@@ -16,15 +18,15 @@ import type { OutgoingFrame } from "./peer-link.ts";
 import type { ShardGroup } from "./shard-group.ts";
 import type { ShardPlacement } from "./shard-placement.ts";
 import type { ShardStats } from "./shard-stats.ts";
-import { StageWorker } from "./stage-worker.ts";
+import { type MicroBatch, type MicroBatchOutput, StageWorker } from "./stage-worker.ts";
 
 interface PendingStep {
   /** Each micro-batch's output: logits rows, or sampled rows when the step samples. */
-  outputs: (Float32Array | SampledRow[] | undefined)[];
+  outputs: (Float32Array | SampledRow[] | TesseraError | undefined)[];
   remaining: number;
   sample: boolean;
   started: number;
-  timer: NodeJS.Timeout;
+  timer: NodeJS.Timeout | undefined;
   resolve(result: StepResult): void;
   reject(err: TesseraError): void;
 }
@@ -40,6 +42,8 @@ export class Coordinator {
   private readonly placement: ShardPlacement;
   private readonly kvDims: KvDims;
   private readonly stats: ShardStats | undefined;
+  /** The other stage-0 ranks, which get every micro-batch's token ids. */
+  private readonly peers: number[];
   private readonly steps = new Map<bigint, PendingStep>();
   private readonly kvRequests = new Map<bigint, Deferred<Float32Array>>();
   private nextStep = 1n;
@@ -57,6 +61,7 @@ export class Coordinator {
     this.placement = parts.placement;
     this.kvDims = parts.kvDims;
     this.stats = parts.stats;
+    this.peers = tensorPeers(parts.group.layout, COORDINATOR);
     this.stage = new StageWorker({
       group: parts.group,
       executor: parts.executor,
@@ -79,10 +84,12 @@ export class Coordinator {
     const sample = seqs.every((s) => !s.needsLogits || s.sampling !== undefined);
     const micro = splitMicroBatches(seqs, microBatches);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => this.group.fail(`step ${stepId} did not finish within ${stepTimeoutMs} ms`),
-        stepTimeoutMs,
-      );
+      const timer = Number.isFinite(stepTimeoutMs)
+        ? setTimeout(
+            () => this.group.fail(`step ${stepId} did not finish within ${stepTimeoutMs} ms`),
+            stepTimeoutMs,
+          )
+        : undefined;
       this.steps.set(stepId, {
         outputs: micro.map(() => undefined),
         remaining: micro.length,
@@ -92,29 +99,34 @@ export class Coordinator {
         resolve,
         reject,
       });
-      const peers = tensorPeers(this.group.layout, COORDINATOR);
       for (const [microBatch, mb] of micro.entries()) {
-        const ids = tokens.slice(mb.tokenStart, mb.tokenEnd);
-        // The other stage-0 ranks never sample: their copy leaves the rows' sampling out.
-        const description = { stepId, microBatch, sequences: sequencesToWire(mb.seqs, false), sample };
-        for (const peer of peers)
-          this.group.send(
-            peer,
-            { case: "tokens", value: { batch: description, tokenIds: Array.from(ids) } },
-            ids.byteLength,
-          );
+        const ids = tokens.subarray(mb.tokenStart, mb.tokenEnd);
+        if (this.peers.length > 0) this.sendTokens({ stepId, microBatch, seqs: mb.seqs, sample }, ids);
         this.stage.run({ stepId, microBatch, seqs: mb.seqs, sample }, { tokens: ids });
       }
     });
   }
 
-  private onOutput(stepId: bigint, microBatch: number, output: Float32Array | SampledRow[]): void {
+  /** A micro-batch's token ids to the other stage-0 ranks, which never sample: their copy leaves the rows' sampling out. */
+  private sendTokens(batch: MicroBatch, ids: Int32Array): void {
+    const { stepId, microBatch, seqs, sample } = batch;
+    const description = { stepId, microBatch, sequences: sequencesToWire(seqs, false), sample };
+    for (const peer of this.peers)
+      this.group.send(
+        peer,
+        { case: "tokens", value: { batch: description, tokenIds: Array.from(ids) } },
+        ids.byteLength,
+      );
+  }
+
+  /** A micro-batch's output; the step resolves once all are in (or fails with the first run's error). */
+  private onOutput(stepId: bigint, microBatch: number, output: MicroBatchOutput): void {
     const step = this.steps.get(stepId);
     if (
       !step ||
       microBatch >= step.outputs.length ||
       step.outputs[microBatch] ||
-      step.sample === output instanceof Float32Array
+      (!(output instanceof TesseraError) && step.sample === output instanceof Float32Array)
     ) {
       this.group.fail(`unexpected output for step ${stepId}`);
       return;
@@ -123,6 +135,11 @@ export class Coordinator {
     if (--step.remaining > 0) return;
     this.steps.delete(stepId);
     clearTimeout(step.timer);
+    const failed = step.outputs.find((o) => o instanceof TesseraError);
+    if (failed) {
+      step.reject(failed);
+      return;
+    }
     const runMs = performance.now() - step.started;
     this.stats?.add("steps", 1);
     this.stats?.add("step_seconds", runMs / 1000);
@@ -130,14 +147,7 @@ export class Coordinator {
       step.resolve({ logits: new Float32Array(0), tokens: (step.outputs as SampledRow[][]).flat(), runMs });
       return;
     }
-    const rows = step.outputs as Float32Array[];
-    const logits = new Float32Array(rows.reduce((n, r) => n + r.length, 0));
-    let at = 0;
-    for (const r of rows) {
-      logits.set(r, at);
-      at += r.length;
-    }
-    step.resolve({ logits, runMs });
+    step.resolve({ logits: joinRows(step.outputs as Float32Array[]), runMs });
   }
 
   /** What each member holds of every block, by global rank (known once the group formed). */
@@ -219,4 +229,16 @@ export class Coordinator {
     for (const r of this.kvRequests.values()) r.reject(err);
     this.kvRequests.clear();
   }
+}
+
+/** The micro-batches' logits rows, one after the other: the one batch of a step as it is, without a copy. */
+function joinRows(rows: Float32Array[]): Float32Array {
+  if (rows.length === 1) return rows[0]!;
+  const logits = new Float32Array(rows.reduce((n, r) => n + r.length, 0));
+  let at = 0;
+  for (const r of rows) {
+    logits.set(r, at);
+    at += r.length;
+  }
+  return logits;
 }

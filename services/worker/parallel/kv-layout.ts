@@ -2,6 +2,7 @@
 // [block][its layer][key|value][token][its KV head][dim]. The engine (and the remote KV tier) sees
 // whole blocks [block][layer][key|value][token][KV head][dim], as a single process exports them, so a
 // block stored by a sharded replica can be loaded by any replica of the same model, sharded or not.
+// The one member of a group of one (a single process) holds whole blocks: its data passes as it is.
 export interface KvDims {
   numLayers: number;
   kvHeads: number;
@@ -42,28 +43,38 @@ export function partFloats(dims: KvDims, part: KvPart, blocks: number): number {
   return blocks * layers * 2 * dims.blockSize * (part.heads.end - part.heads.start) * dims.headDim;
 }
 
+/** Whether a part is all of every block (the member of a group of one). */
+function isWhole(dims: KvDims, part: KvPart): boolean {
+  const { layers, heads } = part;
+  return (
+    layers.start === 0 && layers.end === dims.numLayers && heads.start === 0 && heads.end === dims.kvHeads
+  );
+}
+
 /** Joins the members' exports into whole blocks. */
 export function joinKvParts(
   dims: KvDims,
   blocks: number,
   parts: { part: KvPart; data: Float32Array }[],
 ): Float32Array {
-  const whole = new Float32Array(blocks * dims.numLayers * 2 * dims.blockSize * dims.kvHeads * dims.headDim);
-  for (const { part, data } of parts) {
+  for (const { part, data } of parts)
     if (data.length !== partFloats(dims, part, blocks))
       throw new Error(`a member exported ${data.length} floats, expected ${partFloats(dims, part, blocks)}`);
+  if (parts.length === 1 && isWhole(dims, parts[0]!.part)) return parts[0]!.data;
+  const whole = new Float32Array(blocks * dims.numLayers * 2 * dims.blockSize * dims.kvHeads * dims.headDim);
+  for (const { part, data } of parts)
     walk(dims, part, blocks, (w, l, n) => whole.set(data.subarray(l, l + n), w));
-  }
   return whole;
 }
 
-/** Splits whole blocks into what each member imports. */
+/** Splits whole blocks into what each member imports (the member's import checks the size). */
 export function splitKvParts(
   dims: KvDims,
   blocks: number,
   whole: Float32Array,
   parts: KvPart[],
 ): Float32Array[] {
+  if (parts.length === 1 && isWhole(dims, parts[0]!)) return [whole];
   return parts.map((part) => {
     const data = new Float32Array(partFloats(dims, part, blocks));
     walk(dims, part, blocks, (w, l, n) => data.set(whole.subarray(w, w + n), l));

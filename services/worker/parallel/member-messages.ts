@@ -1,22 +1,14 @@
-// Messages between a member's event loop (member-handle.ts) and its member thread (member-thread.ts).
-// The thread owns everything on a step's path: the shard's sessions and KV pool, the links to the
-// peers, the all-reduces and, on rank 0, the coordination of each step. The event loop only starts
-// it, hands it steps (rank 0) and learns when the group is ready or gone.
+// Messages between a member's event loop (member-handle.ts) and its member thread (member-thread.ts),
+// the model thread of every process, a single process (a group of one) included. The thread owns
+// everything on a step's path: the shard's sessions and KV pool, the links to the peers, the
+// all-reduces and, on rank 0, the coordination of each step. The event loop only starts it, hands it
+// steps (rank 0) and learns when the group is ready or gone.
 import type { AttentionBackendName } from "../graph/attention-backend.ts";
-import type { SampledRow } from "../runtime/model-runner.ts";
+import type { ModelRunner, ModelRunnerOptions, SampledRow } from "../runtime/model-runner.ts";
 import type { SequenceStep } from "../runtime/step-inputs.ts";
 import type { ShardPlacement } from "./shard-placement.ts";
 
-export interface MemberThreadOptions {
-  modelDir: string;
-  architectureOverride: string | undefined;
-  /** onnxruntime intra-op threads; 0 = onnxruntime's default (all cores). */
-  threads: number;
-  /** KV pool size in blocks (the same in every member: block ids are the replica's). */
-  numBlocks: number;
-  blockSize: number;
-  /** A shard does not race the backends (its ranks would each pick alone): "auto" means onnx-ops. */
-  attention: AttentionBackendName | "auto";
+export interface MemberThreadOptions extends ModelRunnerOptions {
   placement: ShardPlacement;
   /** Where a member other than rank 0 serves its ShardLink and health (0 = a free port). */
   listen?: { host: string; port: number } | undefined;
@@ -37,7 +29,14 @@ export type FromMember =
   /** A member other than rank 0 serves its links and health on `port`. */
   | { type: "listening"; port: number }
   /** The whole group is wired (rank 0: every member reported; others: rank 0 said so). */
-  | { type: "ready"; attention: AttentionBackendName; graphBytes: number; segments: number }
+  | {
+      type: "ready";
+      attention: AttentionBackendName;
+      attentionTimings: ModelRunner["attentionTimings"];
+      attentionRejected: ModelRunner["attentionRejected"];
+      graphBytes: number;
+      segments: number;
+    }
   /** A step's result: logits rows, or (the last stage sampled) empty logits and the sampled rows. */
   | { type: "logits"; id: number; logits: Float32Array; tokens?: SampledRow[]; runMs: number }
   | { type: "blocks"; id: number; data: Float32Array }

@@ -1,17 +1,21 @@
-// A member's thread: loads its shard (sessions and KV pool), links to its peers, serves its links (a
-// member other than rank 0) and runs every step that passes through it. Rank 0's thread also
-// coordinates steps for its event loop (coordinator.ts). Everything on a step's path lives here, so
-// a frame from a peer reaches the shard without a hop through another thread.
+// The model thread of every process: a member's thread, where a single process is the one member of a
+// group of one. It loads its shard (sessions and KV pool; the whole model in a group of one, whose
+// attention backend it races), links to its peers (none in a group of one), serves its links (a member
+// other than rank 0) and runs every step that passes through it. Rank 0's thread also coordinates steps
+// for its event loop (coordinator.ts). Everything on a step's path lives here, so a frame from a peer
+// reaches the shard without a hop through another thread, and session.run never blocks an event loop
+// that serves clients.
 import { parentPort, workerData } from "node:worker_threads";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import { createLogger } from "../../kernel/log.ts";
-import { onnxOpsAttention } from "../graph/attention-onnx-ops.ts";
-import { shardProblem } from "../graph/shard-graph.ts";
+import { type ShardSpec, shardProblem } from "../graph/shard-graph.ts";
+import type { Checkpoint } from "../model/checkpoint.ts";
 import { describeCheckpoint } from "../model/checkpoint.ts";
 import { WeightStore } from "../model/weights.ts";
-import { BACKENDS } from "../runtime/attention-selection.ts";
-import { ShardExecutor } from "../runtime/shard-executor.ts";
+import { attentionBackend, type Selection, selectAttention } from "../runtime/attention-selection.ts";
+import { allocateShardPool, ShardExecutor } from "../runtime/shard-executor.ts";
 import { Coordinator } from "./coordinator.ts";
+import { groupSize } from "./group-layout.ts";
 import type { FromMember, MemberThreadOptions, ToMember } from "./member-messages.ts";
 import { type MemberServer, startMemberServer } from "./member-server.ts";
 import { hostsFileResolver } from "./peer-hosts.ts";
@@ -36,9 +40,8 @@ try {
   const spec = shardSpec(o.placement, config.numLayers);
   const problem = shardProblem(config, spec);
   if (problem) throw new TesseraError(Code.INVALID_ARGUMENT, `shard: ${problem}`);
-  const backend = o.attention === "auto" ? onnxOpsAttention : BACKENDS.find((b) => b.name === o.attention);
-  if (!backend) throw new TesseraError(Code.INVALID_ARGUMENT, `attention: unknown backend ${o.attention}`);
-  executor = await ShardExecutor.create(checkpoint, WeightStore.open(o.modelDir), backend, spec, o);
+  const selected = await loadShard(checkpoint, spec);
+  executor = selected.executor;
   group = new ShardGroup({
     layout: layoutOf(o.placement),
     self: selfRank(o.placement),
@@ -79,6 +82,8 @@ try {
         post({
           type: "ready",
           attention: executor.attention,
+          attentionTimings: selected.timings,
+          attentionRejected: selected.rejected,
           graphBytes: executor.graphBytes,
           segments: executor.numSegments,
         });
@@ -94,6 +99,27 @@ try {
 }
 
 port.on("message", (msg: ToMember) => void handle(msg));
+
+/**
+ * The shard's executor. A group of one (a single process) races the attention backends on the whole
+ * model; a member of a larger group takes the named one, onnx-ops for "auto" (its ranks would each
+ * pick alone).
+ */
+async function loadShard(checkpoint: Checkpoint, spec: ShardSpec): Promise<Selection> {
+  const weights = WeightStore.open(o.modelDir);
+  if (groupSize(layoutOf(o.placement)) === 1) return selectAttention(checkpoint, weights, o);
+  const pool = allocateShardPool(checkpoint.config, spec, o.numBlocks, o.blockSize);
+  const options = { blockSize: o.blockSize, threads: o.threads, alone: false };
+  const executor = await ShardExecutor.create(
+    checkpoint,
+    weights,
+    attentionBackend(o.attention),
+    spec,
+    pool,
+    options,
+  );
+  return { executor, timings: {}, rejected: {} };
+}
 
 async function handle(msg: ToMember): Promise<void> {
   try {

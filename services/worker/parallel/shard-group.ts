@@ -5,6 +5,7 @@
 // that gives up, a shard that fails or formation past its deadline fails the group, which tells every
 // peer it can still reach and closes its links, so the failure spreads to every member at once. A
 // failed group never serves again; its pods exit and Kubernetes restarts them into a new group.
+// A group of one (a single process) has no links: it forms as soon as it starts.
 
 import type { LinkHello, MemberReady, ShardFrame } from "../../../proto/gen/tessera/v1/shard_pb.js";
 import { Code, TesseraError } from "../../kernel/errors.ts";
@@ -171,7 +172,9 @@ export class ShardGroup implements Acceptor {
     if (this.state !== "forming") return;
     this.state = "ready";
     clearTimeout(this.timer);
-    this.o.log.info({ member: this.self, links: this.expected }, "parallel group formed");
+    // A group of one (a single process) forms at once, with nothing to report.
+    if (groupSize(this.layout) > 1)
+      this.o.log.info({ member: this.self, links: this.expected }, "parallel group formed");
     this.settle.ready();
   }
 

@@ -1,6 +1,7 @@
 // A member's place in its parallel replica, as the operator hands it out (TESSERA_STAGE,
 // TESSERA_NUM_STAGES, TESSERA_TENSOR_RANK, TESSERA_TENSOR_SIZE, TESSERA_PEERS, TESSERA_LAYER_START/END)
-// or `tessera serve` flags set it, plus the group's timing knobs.
+// or `tessera serve` flags set it, plus the group's timing knobs. A single process has a placement too:
+// the one member of a group of one (singleProcess).
 import type { ShardSpec } from "../graph/shard-graph.ts";
 import { COORDINATOR, type GroupLayout, globalRank, stageLayers } from "./group-layout.ts";
 
@@ -20,10 +21,27 @@ export interface ShardPlacement {
   hostsFile?: string | undefined;
   /** How long members wait for the whole group to come up. */
   formationTimeoutMs: number;
-  /** A step not finished by then fails the group (a hung member must not hang requests). */
+  /** A step not finished by then fails the group (a hung member must not hang requests); Infinity = none. */
   stepTimeoutMs: number;
   /** Micro-batches per step (pipeline overlap); 1 = none. */
   microBatches: number;
+}
+
+/**
+ * A single process: the one member of a group of one, the whole model on one stage and one rank. It has
+ * no peers to wait for, so no step deadline (a long prefill on a large model is not a hung member).
+ */
+export function singleProcess(): ShardPlacement {
+  return {
+    stage: 0,
+    stages: 1,
+    tensorRank: 0,
+    tensorSize: 1,
+    peers: [],
+    formationTimeoutMs: 60_000,
+    stepTimeoutMs: Number.POSITIVE_INFINITY,
+    microBatches: 1,
+  };
 }
 
 /**

@@ -1,7 +1,8 @@
 // A whole parallel group in one process, over real gRPC links and real shard threads: rank 0's
 // ShardedRunner and the other members (ShardMember) on free ports. The runner's steps and KV blocks
-// equal the single-process ModelRunner's; a member that leaves fails the waiting step with UNAVAILABLE.
-// (Groups of `tessera serve` processes are tested in e2e/parallel.)
+// equal the single-process ModelRunner's (the same runner over a group of one, which sends nothing
+// over any link and fails only the step whose run fails); a member that leaves fails the waiting step
+// with UNAVAILABLE. (Groups of `tessera serve` processes are tested in e2e/parallel.)
 import assert from "node:assert/strict";
 import path from "node:path";
 import { greedySampling } from "../../inference/sampling-params.ts";
@@ -169,6 +170,21 @@ describe("ShardedRunner (in-process group over gRPC)", () => {
         for (const m of members) await m.close();
       }
     });
+
+  it("runs a single process as a group of one: no frame sent, and a failed run fails only its step", async () => {
+    assert.ok(single instanceof ShardedRunner);
+    const seq = (numNew: number) => ({ numPast: 0, numNew, blockTable: [20], needsLogits: true });
+    await assert.rejects(
+      single.step(Int32Array.of(1, 2), [seq(3)]),
+      /2 tokens but its sequences add up to 3/,
+    );
+    const { logits } = await single.step(Int32Array.of(1, 2, 3), [seq(3)]);
+    assert.equal(logits.length, expected[0]!.length / 2);
+    const counters = single.member.counters();
+    for (const [name, value] of Object.entries(counters))
+      if (name.startsWith("sent_bytes_")) assert.equal(value, 0, name);
+    assert.equal(counters.reduces, 0);
+  });
 
   it("fails the waiting step with UNAVAILABLE, and every later one, when a member leaves", async () => {
     const { runner, members } = await startGroup(2, 1);

@@ -1,36 +1,39 @@
-// The engine's runner on rank 0 of a parallel replica: the same interface as the single-process
-// ModelRunner, so the scheduler, KV manager and Engine are unchanged. It hands each step to rank 0's
-// member thread, which coordinates it across the group (coordinator.ts) and answers with whole logits
-// rows, or with the tokens its last stage sampled (samplesRows: the engine sends each row's sampling
-// along). Once the group fails, every waiting and later call fails with UNAVAILABLE.
+// The engine's runner, on rank 0 of a parallel replica and in every single process (the one member of a
+// group of one, ModelRunner.start): the ModelRunner the scheduler, KV manager and Engine drive. It
+// hands each step to rank 0's member thread, which coordinates it across the group (coordinator.ts; in
+// a group of one, a run of the whole model in that thread) and answers with whole logits rows, or with
+// the tokens its last stage sampled (samplesRows: the engine sends each row's sampling along). Once
+// the group fails, every waiting and later call fails with UNAVAILABLE.
 import type { TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
-import type { ModelThreadOptions } from "../runtime/messages.ts";
-import type { ModelRunner, StepResult } from "../runtime/model-runner.ts";
+import type { ModelRunner, ModelRunnerOptions, StepResult } from "../runtime/model-runner.ts";
 import type { SequenceStep } from "../runtime/step-inputs.ts";
-import { MemberHandle } from "./member-handle.ts";
+import { MemberHandle, type ReadyInfo } from "./member-handle.ts";
 import type { FromMember } from "./member-messages.ts";
 import type { ShardPlacement } from "./shard-placement.ts";
 
-export interface ShardedRunnerOptions extends ModelThreadOptions {
+export interface ShardedRunnerOptions extends ModelRunnerOptions {
   placement: ShardPlacement;
-  log: Logger;
+  /** The member thread logs at this logger's level (default info). */
+  log?: Logger;
 }
 
 export class ShardedRunner implements ModelRunner {
   readonly loadMs: number;
   readonly attention: ModelRunner["attention"];
-  readonly attentionTimings = {};
-  readonly attentionRejected = {};
+  readonly attentionTimings: ModelRunner["attentionTimings"];
+  readonly attentionRejected: ModelRunner["attentionRejected"];
   readonly samplesRows = true;
   /** Resolves with the reason when the group fails. */
   readonly failed: Promise<TesseraError>;
   /** Rank 0's member thread (its link statistics feed the shard metrics). */
   readonly member: MemberHandle;
 
-  private constructor(member: MemberHandle, attention: ModelRunner["attention"], loadMs: number) {
+  private constructor(member: MemberHandle, ready: ReadyInfo, loadMs: number) {
     this.member = member;
-    this.attention = attention;
+    this.attention = ready.attention;
+    this.attentionTimings = ready.attentionTimings;
+    this.attentionRejected = ready.attentionRejected;
     this.loadMs = loadMs;
     this.failed = member.failed;
   }
@@ -46,11 +49,11 @@ export class ShardedRunner implements ModelRunner {
       blockSize: o.blockSize,
       attention: o.attention,
       placement: o.placement,
-      logLevel: o.log.level,
+      logLevel: o.log?.level ?? "info",
     });
     try {
       const ready = await member.ready;
-      return new ShardedRunner(member, ready.attention, performance.now() - started);
+      return new ShardedRunner(member, ready, performance.now() - started);
     } catch (err) {
       await member.close();
       throw err;

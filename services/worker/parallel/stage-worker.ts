@@ -6,6 +6,8 @@
 // row's token (the issue's "the last stage applies the final norm, lm_head and sampling"): rank 0
 // gets the tokens and their logprobs, a few bytes per row, instead of vocabulary-wide rows. It also
 // answers rank 0's KV export and import requests for its part of the blocks, in order with the runs.
+// In a group of one (a single process) this member is every stage and rank: a micro-batch runs the
+// whole model and its output goes straight to rank 0's coordinator, with no frame and no all-reduce.
 import type { BatchDescription, ShardFrame } from "../../../proto/gen/tessera/v1/shard_pb.js";
 import { TesseraError } from "../../kernel/errors.ts";
 import type { SampledRow } from "../runtime/model-runner.ts";
@@ -23,7 +25,7 @@ import {
   sequencesFromWire,
   sequencesToWire,
 } from "./frame-codec.ts";
-import { COORDINATOR, globalRank, memberOf, nextStage, tensorPeers } from "./group-layout.ts";
+import { COORDINATOR, globalRank, groupSize, memberOf, nextStage, tensorPeers } from "./group-layout.ts";
 import type { ShardGroup } from "./shard-group.ts";
 import type { ShardStats } from "./shard-stats.ts";
 
@@ -36,11 +38,13 @@ export interface MicroBatch {
   sample: boolean;
 }
 
-/** A micro-batch's output on rank 0: its whole logits rows [L, V], or its sampled rows. */
-export type OutputSink = (
-  batch: { stepId: bigint; microBatch: number },
-  output: Float32Array | SampledRow[],
-) => void;
+/**
+ * A micro-batch's output on rank 0: its whole logits rows [L, V], or its sampled rows; in a group of
+ * one, why its run failed.
+ */
+export type MicroBatchOutput = Float32Array | SampledRow[] | TesseraError;
+
+export type OutputSink = (batch: { stepId: bigint; microBatch: number }, output: MicroBatchOutput) => void;
 
 /** The logits slices of one micro-batch, as the last stage's first rank collects them. */
 interface Gathering {
@@ -79,6 +83,8 @@ export class StageWorker {
   /** The last stage's first rank, where its ranks' logits slices are joined (and sampled). */
   private readonly lastStageFirst: number;
   private readonly vocab: number;
+  /** The only member of its group: a failed run fails its step, not the group. */
+  private readonly alone: boolean;
   private readonly gathering = new Map<string, Gathering>();
   private readonly onOutput: OutputSink | undefined;
   private readonly onOther: ((from: number, frame: ShardFrame) => void) | undefined;
@@ -104,6 +110,7 @@ export class StageWorker {
     this.tensorRank = memberOf(layout, self).rank;
     this.next = nextStage(layout, self);
     this.lastStageFirst = globalRank(layout, { stage: layout.stages - 1, rank: 0 });
+    this.alone = groupSize(layout) === 1;
     const ranks = [...tensorPeers(layout, self), self].sort((a, b) => a - b);
     this.reducer = new AllReduce(ranks, self, (to, key, data) =>
       group.send(to, { case: "reduce", value: { ...key, data: floatBytes(data) } }, data.byteLength),
@@ -140,8 +147,17 @@ export class StageWorker {
     };
     this.concurrently(timed).then(
       (data) => this.handOn(batch, data),
-      (err: unknown) => this.group.fail(`shard run failed: ${TesseraError.from(err).message}`),
+      (err: unknown) => this.runFailed(batch, TesseraError.from(err)),
     );
+  }
+
+  /**
+   * In a group, a failed run leaves the members' KV and the step's frames out of step: the group fails.
+   * Alone, nothing else depends on it, so only the step fails (its requests end with the error).
+   */
+  private runFailed(batch: MicroBatch, err: TesseraError): void {
+    if (this.alone && this.onOutput) this.onOutput(batch, err);
+    else this.group.fail(`shard run failed: ${err.message}`);
   }
 
   /** This member's part of KV blocks, once the runs started before are done. */

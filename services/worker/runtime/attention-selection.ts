@@ -1,45 +1,56 @@
-// Picks the attention backend for the loaded model on this machine: each available backend builds its
-// session and runs the same representative steps (a decode batch and a prefill chunk); outputs must
-// agree with the first backend's, and the fastest wins. A forced backend skips the race.
+// Picks the attention backend of a single process (the whole model, a group of one) on this machine:
+// each available backend builds its session and runs the same representative steps (a decode batch and
+// a prefill chunk); outputs must agree with the first backend's, and the fastest wins. A forced backend
+// skips the race. The tries share one KV pool. A member of a larger group does not race (its ranks would
+// each pick alone): "auto" is onnx-ops there (attentionBackend).
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { AttentionBackend, AttentionBackendName } from "../graph/attention-backend.ts";
 import { msGqaAttention } from "../graph/attention-ms-gqa.ts";
 import { onnxOpsAttention } from "../graph/attention-onnx-ops.ts";
-import type { WeightSource } from "../graph/decoder-graph.ts";
+import type { WeightSource } from "../graph/graph-names.ts";
+import { wholeModel } from "../graph/shard-graph.ts";
 import type { Checkpoint } from "../model/checkpoint.ts";
-import type { ModelThreadOptions } from "./messages.ts";
-import { allocateKvPool, StepExecutor } from "./step-executor.ts";
+import type { ModelRunnerOptions } from "./model-runner.ts";
+import { allocateShardPool, ShardExecutor } from "./shard-executor.ts";
 import type { SequenceStep } from "./step-inputs.ts";
 
 export const BACKENDS: readonly AttentionBackend[] = [onnxOpsAttention, msGqaAttention];
 
 export interface Selection {
-  executor: StepExecutor;
+  executor: ShardExecutor;
   timings: Partial<Record<AttentionBackendName, number>>;
   rejected: Partial<Record<AttentionBackendName, string>>;
+}
+
+/** The backend `attention` names; "auto" is onnx-ops (for a member that does not race). */
+export function attentionBackend(attention: ModelRunnerOptions["attention"]): AttentionBackend {
+  const backend = attention === "auto" ? onnxOpsAttention : BACKENDS.find((b) => b.name === attention);
+  if (!backend) throw new TesseraError(Code.INVALID_ARGUMENT, `attention: unknown backend ${attention}`);
+  return backend;
 }
 
 export async function selectAttention(
   checkpoint: Checkpoint,
   weights: WeightSource,
-  options: Pick<ModelThreadOptions, "attention" | "numBlocks" | "blockSize" | "threads">,
+  options: Pick<ModelRunnerOptions, "attention" | "numBlocks" | "blockSize" | "threads">,
 ): Promise<Selection> {
-  const pool = allocateKvPool(checkpoint.config, options.numBlocks, options.blockSize);
+  const spec = wholeModel(checkpoint.config.numLayers);
+  const pool = allocateShardPool(checkpoint.config, spec, options.numBlocks, options.blockSize);
   const create = (b: AttentionBackend) =>
-    StepExecutor.create(checkpoint, weights, b, pool, options.blockSize, options.threads);
-  if (options.attention !== "auto") {
-    const forced = BACKENDS.find((b) => b.name === options.attention);
-    if (!forced)
-      throw new TesseraError(Code.INVALID_ARGUMENT, `attention: unknown backend ${options.attention}`);
-    return { executor: await create(forced), timings: {}, rejected: {} };
-  }
+    ShardExecutor.create(checkpoint, weights, b, spec, pool, {
+      blockSize: options.blockSize,
+      threads: options.threads,
+      alone: true,
+    });
+  if (options.attention !== "auto")
+    return { executor: await create(attentionBackend(options.attention)), timings: {}, rejected: {} };
   const workload = probeWorkload(checkpoint, options.numBlocks, options.blockSize);
   const timings: Selection["timings"] = {};
   const rejected: Selection["rejected"] = {};
-  let best: { executor: StepExecutor; ms: number; logits: Float32Array } | undefined;
+  let best: { executor: ShardExecutor; ms: number; logits: Float32Array } | undefined;
   let reference: Float32Array | undefined;
   for (const backend of BACKENDS) {
-    let executor: StepExecutor;
+    let executor: ShardExecutor;
     try {
       executor = await create(backend);
     } catch (err) {
@@ -100,16 +111,16 @@ function probeWorkload(checkpoint: Checkpoint, numBlocks: number, blockSize: num
 }
 
 async function time(
-  executor: StepExecutor,
+  executor: ShardExecutor,
   workload: Probe[],
 ): Promise<{ ms: number; logits: Float32Array }> {
   // The first pass also warms the session up; only the last two probes are timed, over a few rounds.
   let logits: Float32Array = new Float32Array(0);
-  for (const p of workload) logits = await executor.run(p.tokens, p.seqs);
+  for (const p of workload) logits = await executor.run(p.seqs, { tokens: p.tokens });
   const rounds = 3;
   const t0 = performance.now();
   for (let r = 0; r < rounds; r++) {
-    for (const p of workload.slice(1)) logits = await executor.run(p.tokens, p.seqs);
+    for (const p of workload.slice(1)) logits = await executor.run(p.seqs, { tokens: p.tokens });
   }
   return { ms: (performance.now() - t0) / (rounds * (workload.length - 1)), logits };
 }

@@ -1,23 +1,43 @@
-// The shard graphs reproduce the whole model in one process: pipeline stages run one after the other,
-// tensor ranks run side by side with an in-memory all-reduce, and the logits equal the whole-model
-// graph's within 1e-4 with the same greedy ids, on every reference architecture. The ranks of a stage
-// hand on bit-identical hidden states. (The real transport is tested in services/worker/parallel.)
+// The shard graphs reproduce the whole model (the one shard of a single process, checked against
+// transformers in model-runner.spec.ts): pipeline stages run one after the other, tensor ranks run side
+// by side with an in-memory all-reduce, and the logits equal the whole model's within 1e-4 with the
+// same greedy ids, on every reference architecture. The ranks of a stage hand on bit-identical hidden
+// states. The executor copies blocks out of its pool and in only where they are. (The real transport
+// is tested in services/worker/parallel.)
 import assert from "node:assert/strict";
 import path from "node:path";
+import type { AttentionBackend } from "../graph/attention-backend.ts";
 import { msGqaAttention } from "../graph/attention-ms-gqa.ts";
 import { onnxOpsAttention } from "../graph/attention-onnx-ops.ts";
-import { planSegments } from "../graph/shard-graph.ts";
+import type { WeightSource } from "../graph/graph-names.ts";
+import { planSegments, type ShardSpec, wholeModel } from "../graph/shard-graph.ts";
+import type { Checkpoint } from "../model/checkpoint.ts";
 import { describeCheckpoint } from "../model/checkpoint.ts";
 import { evenPart } from "../model/tensor-slice.ts";
 import { WeightStore } from "../model/weights.ts";
 import { REFERENCE_DIR, REFERENCE_MODELS } from "../testdata/reference.ts";
-import { type Reduce, type ShardEntry, ShardExecutor } from "./shard-executor.ts";
-import { allocateKvPool, StepExecutor } from "./step-executor.ts";
+import { allocateShardPool, type Reduce, type ShardEntry, ShardExecutor } from "./shard-executor.ts";
 import type { SequenceStep } from "./step-inputs.ts";
 import { joinVocabSlices } from "./vocab-slices.ts";
 
 const BLOCKS = 16;
 const BLOCK_SIZE = 4;
+
+/** A shard's executor over a pool of its own: `alone` as a single process runs it, else as a group member. */
+function executor(
+  checkpoint: Checkpoint,
+  weights: WeightSource,
+  attention: AttentionBackend,
+  spec: ShardSpec,
+  o: { alone: boolean; cut?: boolean },
+): Promise<ShardExecutor> {
+  const pool = allocateShardPool(checkpoint.config, spec, BLOCKS, BLOCK_SIZE);
+  return ShardExecutor.create(checkpoint, weights, attention, spec, pool, {
+    blockSize: BLOCK_SIZE,
+    threads: 1,
+    ...o,
+  });
+}
 
 /** All-reduce among `size` in-process ranks: sums in rank order once every rank has given its part. */
 function localGroup(size: number): Reduce[] {
@@ -96,15 +116,14 @@ for (const model of REFERENCE_MODELS)
     });
 
     it("cut at the all-reduce points with identity all-reduces, gives the whole graph's logits", async () => {
-      const pool = allocateKvPool(checkpoint.config, BLOCKS, BLOCK_SIZE);
-      const whole = await StepExecutor.create(checkpoint, weights, onnxOpsAttention, pool, BLOCK_SIZE, 1);
-      const spec = { layers: { start: 0, end: numLayers }, tensor: { rank: 0, size: 1 } };
-      const options = { numBlocks: BLOCKS, blockSize: BLOCK_SIZE, threads: 1 };
-      const cut = await ShardExecutor.create(checkpoint, weights, onnxOpsAttention, spec, options, true);
+      const spec = wholeModel(numLayers);
+      const whole = await executor(checkpoint, weights, onnxOpsAttention, spec, { alone: true });
+      const cut = await executor(checkpoint, weights, onnxOpsAttention, spec, { alone: false, cut: true });
+      assert.equal(whole.numSegments, 1);
       assert.equal(cut.numSegments, 2 * numLayers + 1);
       const seqs = [{ numPast: 0, numNew: 5, blockTable: [2, 3], needsLogits: true }];
       const tokens = Int32Array.of(4, 8, 15, 16, 23);
-      const expected = await whole.run(tokens, seqs);
+      const expected = await whole.run(seqs, { tokens });
       const got = await cut.run(seqs, { tokens }, async (_segment, partial) => partial);
       assert.ok(got.every((x, i) => Math.abs(x - expected[i]!) <= 1e-5));
       await whole.release();
@@ -113,30 +132,21 @@ for (const model of REFERENCE_MODELS)
 
     for (const layout of LAYOUTS)
       it(`${layout.name} gives the whole model's logits within 1e-4 and its greedy ids`, async () => {
-        const whole = await StepExecutor.create(
-          checkpoint,
-          weights,
-          layout.attention,
-          allocateKvPool(checkpoint.config, BLOCKS, BLOCK_SIZE),
-          BLOCK_SIZE,
-          1,
-        );
+        const whole = await executor(checkpoint, weights, layout.attention, wholeModel(numLayers), {
+          alone: true,
+        });
         const executors: ShardExecutor[][] = [];
         for (let s = 0; s < layout.stages; s++) {
           const layers = evenPart(numLayers, layout.stages, s);
           executors.push(
             await Promise.all(
               Array.from({ length: layout.ranks }, (_, rank) =>
-                ShardExecutor.create(
+                executor(
                   checkpoint,
                   weights,
                   layout.attention,
                   { layers, tensor: { rank, size: layout.ranks } },
-                  {
-                    numBlocks: BLOCKS,
-                    blockSize: BLOCK_SIZE,
-                    threads: 1,
-                  },
+                  { alone: false },
                 ),
               ),
             ),
@@ -151,7 +161,7 @@ for (const model of REFERENCE_MODELS)
         let tokens = Int32Array.from([...a, ...b]);
         let worst = 0;
         for (let step = 0; step < 6; step++) {
-          const expected = await whole.run(tokens, seqs);
+          const expected = await whole.run(seqs, { tokens });
           const got = await runReplica(executors, tokens, seqs, vocab);
           assert.equal(got.length, expected.length);
           for (let i = 0; i < got.length; i++) worst = Math.max(worst, Math.abs(got[i]! - expected[i]!));

@@ -1,6 +1,9 @@
-// The sessions of one shard of a parallel replica (graph/shard-graph.ts: one per segment) and the KV
-// pool of its layers and KV heads. A step runs the segments in order; between two segments of a tensor
-// shard, the partial sum goes to `reduce` (the all-reduce over the rank's group) and the sum comes back.
+// The one executor of the model, in every process: the sessions of a shard (graph/shard-graph.ts: one per
+// segment) and the KV pool of its layers and KV heads. A single process is the one member of a group of
+// one, whose shard is the whole model: one session of the whole-model graph over the whole pool. A step
+// runs the segments in order; between two segments of a tensor shard, the partial sum goes to `reduce`
+// (the all-reduce over the rank's group) and the sum comes back. It also copies whole blocks of its
+// pool out and in (KV export and import), checking the block ids.
 import * as ort from "onnxruntime-node";
 import type { DecoderConfig } from "../arch/decoder-config.ts";
 import type { AttentionBackend, AttentionBackendName } from "../graph/attention-backend.ts";
@@ -23,6 +26,9 @@ import {
 } from "../graph/shard-graph.ts";
 import type { Checkpoint } from "../model/checkpoint.ts";
 import { allocateKvPool, exportPoolBlocks, importPoolBlocks, type KvPool, writeSlots } from "./kv-pool.ts";
+
+export type { KvPool } from "./kv-pool.ts";
+
 import { stepFeeds, tokenFeed } from "./step-feeds.ts";
 import { buildStepInputs, type SequenceStep } from "./step-inputs.ts";
 
@@ -31,6 +37,38 @@ export type ShardEntry = { tokens: Int32Array } | { hidden: Float32Array };
 
 /** Completes segment `segment`'s partial sum [N, hidden] across the tensor group. */
 export type Reduce = (segment: number, partial: Float32Array) => Promise<Float32Array>;
+
+/** The reduce of a shard without tensor parallelism: it has no partial sums, so it is never called. */
+const NO_REDUCE: Reduce = () => Promise.reject(new Error("a shard without tensor ranks has no all-reduce"));
+
+export interface ExecutorOptions {
+  blockSize: number;
+  /** onnxruntime intra-op threads; 0 = onnxruntime's default (all cores). */
+  threads: number;
+  /**
+   * The only member of its group (a single process): nothing of its waits on a peer, so its session
+   * keeps onnxruntime's spinning threads and runs need not take turns with link writes (runInTurn).
+   */
+  alone: boolean;
+  /** Cut at the all-reduce points even without tensor parallelism (to measure what the cuts cost). */
+  cut?: boolean;
+}
+
+/** The KV pool of a shard: its layers, its rank's KV heads, `numBlocks` blocks of `blockSize` tokens. */
+export function allocateShardPool(
+  config: DecoderConfig,
+  spec: ShardSpec,
+  numBlocks: number,
+  blockSize: number,
+): KvPool {
+  const { kvHeads } = shardRanges(config, spec.tensor);
+  const layers = spec.layers.end - spec.layers.start;
+  return allocateKvPool(
+    { numLayers: layers, numKvHeads: kvHeads, headDim: config.headDim },
+    numBlocks,
+    blockSize,
+  );
+}
 
 interface LoadedSegment {
   segment: Segment;
@@ -48,7 +86,11 @@ export class ShardExecutor {
   private readonly blockSize: number;
   private readonly kvHeads: number;
   private readonly slots: number;
-  /** The last session run queued on this thread (runs take turns, see runInTurn). */
+  /** Whether a segment takes GroupQueryAttention's sequence lengths. */
+  private readonly gqa: boolean;
+  /** Runs take turns with the event loop's link writes (see runInTurn); not in a group of one. */
+  private readonly turns: boolean;
+  /** The last session run queued on this thread. */
   private lastRun: Promise<unknown> = Promise.resolve();
 
   private constructor(
@@ -57,6 +99,7 @@ export class ShardExecutor {
       segments: LoadedSegment[];
       pool: KvPool;
       blockSize: number;
+      turns: boolean;
     },
   ) {
     this.attention = parts.attention;
@@ -66,53 +109,58 @@ export class ShardExecutor {
     this.segments = parts.segments;
     this.pool = parts.pool;
     this.blockSize = parts.blockSize;
+    this.turns = parts.turns;
     this.kvHeads = shardRanges(parts.config, parts.spec.tensor).kvHeads;
     this.slots = (this.pool.keys[0]?.length ?? 0) / (this.kvHeads * parts.config.headDim);
+    this.gqa = this.segments.some((s) => s.session.inputNames.includes(GQA_SEQLENS));
   }
 
+  /** Builds the shard's sessions over `pool` (allocateShardPool; the caller may share it between tries). */
   static async create(
     checkpoint: Checkpoint,
     weights: WeightSource,
     attention: AttentionBackend,
     spec: ShardSpec,
-    pool: { numBlocks: number; blockSize: number; threads: number },
-    /** Cut at the all-reduce points even without tensor parallelism (to measure what the cuts cost). */
-    cut?: boolean,
+    pool: KvPool,
+    o: ExecutorOptions,
   ): Promise<ShardExecutor> {
     const { config } = checkpoint;
+    if (pool.keys.length !== spec.layers.end - spec.layers.start)
+      throw new Error(`a pool of ${pool.keys.length} layers does not fit the shard's layers`);
     const parts = { config, names: checkpoint.architecture.weightNames(config), weights, attention, spec };
-    // No spinning: between two runs a shard waits on its peers (an all-reduce, the previous stage), and
-    // the spinning intra-op threads of its several sessions, and of the members sharing its machine,
-    // would hold the cores the running session needs.
+    // Warnings (e.g. about the unused present K/V of GroupQueryAttention) would flood stderr per step.
     const options: ort.InferenceSession.SessionOptions = {
       graphOptimizationLevel: "all",
       logSeverityLevel: 3,
-      extra: { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } },
     };
-    if (pool.threads > 0) options.intraOpNumThreads = pool.threads;
+    // A member of a larger group does not spin: between two runs it waits on its peers (an all-reduce,
+    // the previous stage), and the spinning intra-op threads of its several sessions, and of the members
+    // sharing its machine, would hold the cores the running session needs.
+    if (!o.alone)
+      options.extra = { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } };
+    if (o.threads > 0) options.intraOpNumThreads = o.threads;
     const segments: LoadedSegment[] = [];
     let graphBytes = 0;
-    for (const segment of planSegments(spec, config.numLayers, cut)) {
-      const graph = buildSegmentGraph(parts, segment);
-      graphBytes += graph.byteLength;
-      const session = await ort.InferenceSession.create(graph, options);
-      segments.push({ segment, session, attends: segmentAttentionLayers(segment) });
+    try {
+      for (const segment of planSegments(spec, config.numLayers, o.cut)) {
+        const graph = buildSegmentGraph(parts, segment);
+        graphBytes += graph.byteLength;
+        const session = await ort.InferenceSession.create(graph, options);
+        segments.push({ segment, session, attends: segmentAttentionLayers(segment) });
+      }
+    } catch (err) {
+      for (const s of segments) await s.session.release();
+      throw err;
     }
-    const { kvHeads } = shardRanges(config, spec.tensor);
-    const layers = spec.layers.end - spec.layers.start;
-    const kv = allocateKvPool(
-      { numLayers: layers, numKvHeads: kvHeads, headDim: config.headDim },
-      pool.numBlocks,
-      pool.blockSize,
-    );
     return new ShardExecutor({
       attention: attention.name,
       graphBytes,
       spec,
       config,
       segments,
-      pool: kv,
-      blockSize: pool.blockSize,
+      pool,
+      blockSize: o.blockSize,
+      turns: !o.alone,
     });
   }
 
@@ -121,15 +169,15 @@ export class ShardExecutor {
     return this.segments.length;
   }
 
-  /** Runs one step of the shard: its hidden states [N, hidden], or its logits slice [L, V/ranks] on the last stage. */
-  async run(seqs: readonly SequenceStep[], entry: ShardEntry, reduce: Reduce): Promise<Float32Array> {
+  /**
+   * Runs one step of the shard: its hidden states [N, hidden], or its logits slice [L, V/ranks] on the
+   * last stage (whole rows [L, V] for the whole model). `reduce` is needed with tensor ranks only.
+   */
+  async run(seqs: readonly SequenceStep[], entry: ShardEntry, reduce = NO_REDUCE): Promise<Float32Array> {
     const c = this.config;
     const inputs = buildStepInputs(seqs, this.blockSize, c.slidingWindow);
     const n = inputs.positions.length;
-    const feeds = stepFeeds(
-      inputs,
-      this.segments.some((s) => s.session.inputNames.includes(GQA_SEQLENS)),
-    );
+    const feeds = stepFeeds(inputs, this.gqa);
     const hiddenDims = [n, c.hiddenSize];
     if ("tokens" in entry) {
       if (entry.tokens.length !== n)
@@ -181,7 +229,8 @@ export class ShardExecutor {
   }
 
   /**
-   * Runs a session once the runs queued before it are done, and one event-loop turn after the last.
+   * Runs a session once the runs queued before it are done and, in a group, one event-loop turn after
+   * the last.
    * onnxruntime-node runs a session in an immediate, holding the thread; two runs queued at once run
    * back to back in one turn. What the first handed on (hidden states to the next stage, an all-reduce
    * part, logits) is written to its HTTP/2 stream, but Node sends HTTP/2 frames from an immediate of
@@ -189,7 +238,8 @@ export class ShardExecutor {
    * batches in flight (virtual engines, micro-batches), every hand-off would wait a whole run.
    */
   private runInTurn(session: ort.InferenceSession, feeds: Record<string, ort.Tensor>) {
-    const run = this.lastRun.then(nextLoopTurn).then(() => session.run(feeds));
+    const turn = this.turns ? this.lastRun.then(nextLoopTurn) : this.lastRun;
+    const run = turn.then(() => session.run(feeds));
     this.lastRun = run.catch(() => {});
     return run;
   }

@@ -1,6 +1,7 @@
 // Turns one scheduled step (the sequences, how many of their tokens are cached and how many are new,
-// and their block tables) into the index and mask tensors of the decoder graph. Pure: no onnxruntime.
-import { ATTENTION_GROUPS, type AttentionGroup } from "../graph/decoder-graph.ts";
+// and their block tables) into the index and mask tensors of the decoder graph (graph/shard-graph.ts).
+// Pure: no onnxruntime.
+import { ATTENTION_GROUPS, type AttentionGroup } from "../graph/graph-names.ts";
 import type { RowSampling } from "../sampling/sampler.ts";
 
 export interface SequenceStep {

@@ -11,7 +11,7 @@ import type { Checkpoint } from "../model/checkpoint.ts";
 import { registerShardMetrics } from "../parallel/shard-metrics.ts";
 import { defaultVirtualEngines, isCoordinator } from "../parallel/shard-placement.ts";
 import { ShardedRunner } from "../parallel/sharded-runner.ts";
-import type { ModelThreadOptions } from "../runtime/messages.ts";
+import type { ModelRunnerOptions } from "../runtime/model-runner.ts";
 import { InferenceServer } from "./inference-server.ts";
 import type { ServeConfig } from "./serve-config.ts";
 import { servedCheckpoint } from "./serve-model-flags.ts";
@@ -33,7 +33,7 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
   const metrics = config.metricsPort === undefined ? undefined : new Metrics();
   let sharded: ShardedRunner | undefined;
   const startRunner = shard
-    ? async (options: ModelThreadOptions) => {
+    ? async (options: ModelRunnerOptions) => {
         sharded = await ShardedRunner.start({ ...options, placement: shard, log });
         return sharded;
       }
