@@ -15,9 +15,8 @@ import { Informer } from "../services/kube/informer.ts";
 import type { KubeClient } from "../services/kube/kube-client.ts";
 import { type KubeObject, objectKey } from "../services/kube/kube-object.ts";
 import { DEFAULT_LEASE_TIMING, LeaderElector } from "../services/kube/leader-election.ts";
+import { ReconcileLoop } from "../services/kube/reconcile-loop.ts";
 import { DEPLOYMENTS, PODS, SERVICES } from "../services/kube/resources.ts";
-import { WorkQueue } from "../services/kube/work-queue.ts";
-import { Controller } from "./controller/controller.ts";
 import { OperatorMetrics } from "./controller/operator-metrics.ts";
 import { informerCache } from "./reconcile/cluster-cache.ts";
 import { InferenceModelReconciler } from "./reconcile/inference-model-reconciler.ts";
@@ -49,7 +48,7 @@ export class Operator {
   readonly #options: OperatorOptions;
   readonly #log: Logger;
   readonly #informers;
-  readonly #controllers: Controller[];
+  readonly #controllers: ReconcileLoop[];
   readonly #events: EventRecorder;
   readonly #abort = new AbortController();
   #elector: LeaderElector | undefined;
@@ -83,12 +82,12 @@ export class Operator {
       log,
       config: { cleanupTimeoutMs: options.cleanupTimeoutMs ?? 60_000 },
     };
-    const controllerDeps = { clock, log, metrics: this.metrics, workers: options.workers ?? 4 };
+    const loopOptions = { clock, log, observer: this.metrics, workers: options.workers ?? 4 };
     const models = new InferenceModelReconciler(deps);
     const pools = new WorkerPoolReconciler(deps);
     this.#controllers = [
-      new Controller(MODELS_CONTROLLER, new WorkQueue(clock), (key) => models.reconcile(key), controllerDeps),
-      new Controller(POOLS_CONTROLLER, new WorkQueue(clock), (key) => pools.reconcile(key), controllerDeps),
+      new ReconcileLoop(MODELS_CONTROLLER, (key) => models.reconcile(key), loopOptions),
+      new ReconcileLoop(POOLS_CONTROLLER, (key) => pools.reconcile(key), loopOptions),
     ];
     this.#route();
     if (options.leaderElection) {
@@ -164,7 +163,7 @@ export class Operator {
   }
 
   #route(): void {
-    const [models, pools] = this.#controllers as [Controller, Controller];
+    const [models, pools] = this.#controllers as [ReconcileLoop, ReconcileLoop];
     const { models: modelInformer, pools: poolInformer, pods, services, deployments } = this.#informers;
     const modelOf = (o: KubeObject) => o.metadata.labels?.[LABELS.model];
     const usesPool = (m: InferenceModel, pool: string) => {

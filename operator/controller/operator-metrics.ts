@@ -6,10 +6,9 @@
 import type { Meter } from "@opentelemetry/api";
 import type { InferenceModel } from "../../services/api/kinds.ts";
 import { LATENCY_BUCKETS } from "../../services/kernel/telemetry/metrics.ts";
+import type { ReconcileObserver, ReconcileResult } from "../../services/kube/reconcile-loop.ts";
 
-export type ReconcileResult = "success" | "error" | "conflict";
-
-export class OperatorMetrics {
+export class OperatorMetrics implements ReconcileObserver {
   readonly #reconciles;
   readonly #errors;
   readonly #duration;

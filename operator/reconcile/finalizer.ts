@@ -6,8 +6,8 @@ import { API_VERSION, CLEANUP_FINALIZER, INFERENCE_MODELS } from "../../services
 import { inferenceModelSpecSchema } from "../../services/api/inference-model-spec.ts";
 import type { InferenceModel } from "../../services/api/kinds.ts";
 import type { KubeObject } from "../../services/kube/kube-object.ts";
+import type { ReconcileOutcome } from "../../services/kube/reconcile-loop.ts";
 import { PODS, SECRETS } from "../../services/kube/resources.ts";
-import type { ReconcileOutcome } from "../controller/controller.ts";
 import { kvKeyPrefix } from "../placement/shard-env.ts";
 import type { KvStoreTarget } from "./kv-cleanup.ts";
 import type { ReconcilerDeps } from "./reconciler-deps.ts";

@@ -10,8 +10,8 @@ import type { InferenceModel, InferenceModelSpec } from "../../services/api/kind
 import { workerPoolSpecSchema } from "../../services/api/worker-pool.ts";
 import { splitKey } from "../../services/kube/kube-object.ts";
 import { formatTime } from "../../services/kube/kube-time.ts";
+import type { ReconcileOutcome } from "../../services/kube/reconcile-loop.ts";
 import { PODS, SERVICES } from "../../services/kube/resources.ts";
-import type { ReconcileOutcome } from "../controller/controller.ts";
 import { type ModelRef, type PoolView, planPlacement } from "../placement/planner.ts";
 import { type ObservedPod, observePod, plannedPod } from "../placement/pod-state.ts";
 import { shardPod } from "../placement/pod-template.ts";

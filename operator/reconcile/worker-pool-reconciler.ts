@@ -5,7 +5,7 @@ import type { WorkerPool, WorkerPoolStatus } from "../../services/api/kinds.ts";
 import { workerPoolSpecSchema } from "../../services/api/worker-pool.ts";
 import { type KubeObject, splitKey } from "../../services/kube/kube-object.ts";
 import { formatTime } from "../../services/kube/kube-time.ts";
-import type { ReconcileOutcome } from "../controller/controller.ts";
+import type { ReconcileOutcome } from "../../services/kube/reconcile-loop.ts";
 import { observePod } from "../placement/pod-state.ts";
 import { canonicalJson } from "../placement/revision.ts";
 import { type ConditionState, withTransitions } from "./conditions.ts";

@@ -54,8 +54,12 @@ export interface KubeObject {
 
 /** "namespace/name" (or "name" for cluster-scoped objects): the work-queue key. */
 export function objectKey(object: { metadata: ObjectMeta }): string {
-  const { namespace, name } = object.metadata;
-  return namespace ? `${namespace}/${name ?? ""}` : (name ?? "");
+  return keyOf(object.metadata.namespace, object.metadata.name ?? "");
+}
+
+/** The work-queue key of the object with this namespace and name (splitKey reads it back). */
+export function keyOf(namespace: string | undefined, name: string): string {
+  return namespace ? `${namespace}/${name}` : name;
 }
 
 export function splitKey(key: string): { namespace: string; name: string } {

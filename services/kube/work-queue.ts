@@ -1,7 +1,9 @@
-// A rate-limited work queue of object keys, as client-go's: a key is queued at most once however
-// often it is added (the worker always reads the latest object from the informer cache, so only
-// the key matters); a key being processed is not handed to a second worker, and is queued again
-// when it was added meanwhile; failures requeue it after a per-key exponential delay.
+// A rate-limited work queue of object keys, as client-go's, under every reconcile loop
+// (reconcile-loop.ts: the operator's controllers, the dev cluster's controllers, kubelet and
+// scheduler): a key is queued at most once however often it is added (the worker always reads the
+// latest object, so only the key matters); a key being processed is not handed to a second worker,
+// and is queued again when it was added meanwhile; failures requeue it after a per-key exponential
+// delay. `idle()` lets tests wait until nothing is queued or being processed.
 import { Backoff, type BackoffConfig } from "../kernel/backoff.ts";
 import type { Clock } from "../kernel/clock.ts";
 
@@ -17,7 +19,9 @@ export class WorkQueue {
   readonly #processing = new Set<string>();
   readonly #failures = new Map<string, Backoff>();
   readonly #delayed = new Map<string, { at: number; cancel: () => void }>();
-  #waiters: ((key: string | undefined) => void)[] = [];
+  /** Workers waiting in get() for a key (or the shutdown). */
+  #waiters: (() => void)[] = [];
+  #idleWaiters: (() => void)[] = [];
   #shutDown = false;
 
   constructor(clock: Clock, retry: BackoffConfig = RETRY_BACKOFF) {
@@ -29,12 +33,8 @@ export class WorkQueue {
     if (this.#shutDown || this.#dirty.has(key)) return;
     this.#dirty.add(key);
     if (this.#processing.has(key)) return;
-    const waiter = this.#waiters.shift();
-    if (waiter) {
-      this.#dirty.delete(key);
-      this.#processing.add(key);
-      waiter(key);
-    } else this.#queue.push(key);
+    this.#queue.push(key);
+    this.#waiters.shift()?.();
   }
 
   /** Adds the key after ms (the earliest of several pending delays wins). */
@@ -55,14 +55,16 @@ export class WorkQueue {
     this.#delayed.set(key, { at, cancel });
   }
 
-  /** Requeues a key that failed, after its next backoff delay. */
-  addRateLimited(key: string): void {
+  /** Requeues a key that failed, after its next backoff delay, which it returns. */
+  addRateLimited(key: string): number {
     let backoff = this.#failures.get(key);
     if (!backoff) {
       backoff = new Backoff(this.#retry);
       this.#failures.set(key, backoff);
     }
-    this.addAfter(key, backoff.next());
+    const delay = backoff.next();
+    this.addAfter(key, delay);
+    return delay;
   }
 
   /** The key succeeded: its next failure starts from the initial delay. */
@@ -74,16 +76,21 @@ export class WorkQueue {
     return this.#failures.get(key)?.failures ?? 0;
   }
 
-  /** The next key to process; undefined once the queue is shut down. */
-  get(): Promise<string | undefined> {
-    const key = this.#queue.shift();
-    if (key !== undefined) {
-      this.#dirty.delete(key);
-      this.#processing.add(key);
-      return Promise.resolve(key);
+  /**
+   * The next key to process; undefined once the queue is shut down and empty. A waiting worker
+   * takes its key only when it runs, so adds made meanwhile still fold into the queued key.
+   */
+  async get(): Promise<string | undefined> {
+    for (;;) {
+      const key = this.#queue.shift();
+      if (key !== undefined) {
+        this.#dirty.delete(key);
+        this.#processing.add(key);
+        return key;
+      }
+      if (this.#shutDown) return undefined;
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
     }
-    if (this.#shutDown) return Promise.resolve(undefined);
-    return new Promise((resolve) => this.#waiters.push(resolve));
   }
 
   /** Processing of key ended; a key added meanwhile is queued now. */
@@ -93,6 +100,7 @@ export class WorkQueue {
       this.#dirty.delete(key);
       this.add(key);
     }
+    if (!this.busy) for (const resolve of this.#idleWaiters.splice(0)) resolve();
   }
 
   /** Keys waiting to be processed (the queue depth). */
@@ -100,14 +108,21 @@ export class WorkQueue {
     return this.#queue.length;
   }
 
+  /** Whether a key is queued or being processed (keys added after a delay do not count until due). */
   get busy(): boolean {
     return this.#queue.length > 0 || this.#processing.size > 0;
+  }
+
+  /** Resolves once no key is queued or being processed, including keys those added meanwhile. */
+  idle(): Promise<void> {
+    if (!this.busy) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
   shutdown(): void {
     this.#shutDown = true;
     for (const { cancel } of this.#delayed.values()) cancel();
     this.#delayed.clear();
-    for (const waiter of this.#waiters.splice(0)) waiter(undefined);
+    for (const wake of this.#waiters.splice(0)) wake();
   }
 }

@@ -2,12 +2,12 @@
 // nothing to do), and watching a kind together with the objects it controls so that a change to
 // either queues the controller's key.
 
-import type { KubeObject } from "../../../services/kube/kube-object.ts";
+import { type KubeObject, keyOf, objectKey } from "../../../services/kube/kube-object.ts";
+import type { ReconcileLoop } from "../../../services/kube/reconcile-loop.ts";
 import type { ResourceRef, WatchHandle } from "../apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
 import { controllerOf } from "./owner-refs.ts";
-import { keyOf, type ReconcileLoop } from "./reconcile-loop.ts";
 
 /** The object, or undefined when it no longer exists (404) or is being deleted. */
 export function getLive<T extends KubeObject>(
@@ -39,11 +39,11 @@ export function watchControlled(
   onOwned?: (object: KubeObject) => void,
 ): WatchHandle[] {
   return [
-    api.watch(kind, {}, (e) => loop.enqueue(keyOf(e.object.metadata.namespace, e.object.metadata.name))),
+    api.watch(kind, {}, (e) => loop.queue.add(objectKey(e.object))),
     api.watch(owned, {}, (e) => {
       if (onOwned) return onOwned(e.object);
       const owner = controllerOf(e.object);
-      if (owner?.kind === ownerKind) loop.enqueue(keyOf(e.object.metadata.namespace, owner.name));
+      if (owner?.kind === ownerKind) loop.queue.add(keyOf(e.object.metadata.namespace, owner.name));
     }),
   ];
 }

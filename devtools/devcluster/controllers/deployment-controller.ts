@@ -6,7 +6,8 @@
 // history/undo` work.
 
 import type { Clock } from "../../../services/kernel/clock.ts";
-import type { KubeObject } from "../../../services/kube/kube-object.ts";
+import { type KubeObject, splitKey } from "../../../services/kube/kube-object.ts";
+import type { ReconcileLoop, ReconcileOutcome } from "../../../services/kube/reconcile-loop.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
@@ -16,10 +17,9 @@ import type { PodTemplate } from "../objects/pod-types.ts";
 import { DEPLOYMENTS, REPLICASETS } from "../objects/refs.ts";
 import type { Deployment, ReplicaSet } from "../objects/workload-types.ts";
 import { getLive, watchControlled } from "./controlled-objects.ts";
-import type { ControllerDeps } from "./controller.ts";
+import { type ControllerDeps, controllerLoop } from "./controller.ts";
 import { deploymentStatus, msUntilDeadline } from "./deployment-status.ts";
 import { controllerRef, isControlledBy } from "./owner-refs.ts";
-import { ReconcileLoop, type ReconcileResult, splitKey } from "./reconcile-loop.ts";
 import {
   planRecreate,
   planRollingUpdate,
@@ -66,7 +66,7 @@ export class DeploymentController {
     this.#api = deps.api;
     this.#clock = deps.clock;
     this.#events = deps.events;
-    this.loop = new ReconcileLoop(DEPLOYMENT_MANAGER, (key) => this.reconcile(key), deps);
+    this.loop = controllerLoop(DEPLOYMENT_MANAGER, (key) => this.reconcile(key), deps);
   }
 
   start(): void {
@@ -75,10 +75,10 @@ export class DeploymentController {
 
   stop(): void {
     for (const watch of this.#watches) watch.stop();
-    this.loop.stop();
+    void this.loop.stop();
   }
 
-  reconcile(key: string): ReconcileResult | undefined {
+  reconcile(key: string): ReconcileOutcome | undefined {
     const { namespace, name } = splitKey(key);
     const deployment = getLive<Deployment>(this.#api, DEPLOYMENTS, namespace, name);
     if (!deployment) return undefined;
@@ -263,7 +263,7 @@ export class DeploymentController {
     owned: ReplicaSet[],
     maxUnavailable: number,
     createdNewRs: boolean,
-  ): ReconcileResult | undefined {
+  ): ReconcileOutcome | undefined {
     const now = this.#clock.now();
     const allRss =
       newRs && !owned.some((r) => r.metadata.uid === newRs.metadata.uid) ? [...owned, newRs] : owned;

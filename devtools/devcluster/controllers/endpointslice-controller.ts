@@ -3,7 +3,8 @@
 // garbage collector removes them with it) equal to desiredSlices(service, selected pods). In-cluster
 // clients find a Service's pod IPs here: the dev cluster has no cluster IPs to route to.
 
-import type { KubeObject } from "../../../services/kube/kube-object.ts";
+import { type KubeObject, objectKey, splitKey } from "../../../services/kube/kube-object.ts";
+import type { ReconcileLoop, ReconcileOutcome } from "../../../services/kube/reconcile-loop.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
@@ -11,10 +12,9 @@ import { jsonEqual } from "../apiserver/core/json-object.ts";
 import type { Pod } from "../objects/pod-types.ts";
 import { ENDPOINTSLICES, PODS, SERVICES } from "../objects/refs.ts";
 import type { EndpointSlice, Service } from "../objects/workload-types.ts";
-import type { ControllerDeps } from "./controller.ts";
+import { type ControllerDeps, controllerLoop } from "./controller.ts";
 import { desiredSlices, type SliceContent } from "./endpoint-slices.ts";
 import { controllerRef } from "./owner-refs.ts";
-import { keyOf, ReconcileLoop, type ReconcileResult, splitKey } from "./reconcile-loop.ts";
 
 export const ENDPOINTSLICE_MANAGER = "endpointslice-controller.k8s.io";
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
@@ -32,27 +32,25 @@ export class EndpointSliceController {
 
   constructor(deps: ControllerDeps) {
     this.#api = deps.api;
-    this.loop = new ReconcileLoop("endpointslice-controller", (key) => this.reconcile(key), deps);
+    this.loop = controllerLoop("endpointslice-controller", (key) => this.reconcile(key), deps);
   }
 
   start(): void {
     this.#watches = [
-      this.#api.watch(SERVICES, {}, (e) =>
-        this.loop.enqueue(keyOf(e.object.metadata.namespace, e.object.metadata.name)),
-      ),
+      this.#api.watch(SERVICES, {}, (e) => this.loop.queue.add(objectKey(e.object))),
       this.#api.watch(PODS, {}, (e) => {
         for (const svc of this.#api.list(SERVICES, { namespace: e.object.metadata.namespace ?? "" }).items)
-          this.loop.enqueue(keyOf(svc.metadata.namespace, svc.metadata.name));
+          this.loop.queue.add(objectKey(svc));
       }),
     ];
   }
 
   stop(): void {
     for (const watch of this.#watches) watch.stop();
-    this.loop.stop();
+    void this.loop.stop();
   }
 
-  reconcile(key: string): ReconcileResult | undefined {
+  reconcile(key: string): ReconcileOutcome | undefined {
     const { namespace, name } = splitKey(key);
     let service: Service | undefined;
     try {

@@ -5,7 +5,8 @@
 // availableReplicas (ready for minReadySeconds) and observedGeneration.
 
 import type { Clock } from "../../../services/kernel/clock.ts";
-import type { KubeObject } from "../../../services/kube/kube-object.ts";
+import { type KubeObject, keyOf, objectKey, splitKey } from "../../../services/kube/kube-object.ts";
+import type { ReconcileLoop, ReconcileOutcome } from "../../../services/kube/reconcile-loop.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
@@ -17,9 +18,8 @@ import type { Pod } from "../objects/pod-types.ts";
 import { PODS, REPLICASETS } from "../objects/refs.ts";
 import type { ReplicaSet, ReplicaSetStatus } from "../objects/workload-types.ts";
 import { getLive, watchControlled } from "./controlled-objects.ts";
-import type { ControllerDeps } from "./controller.ts";
+import { type ControllerDeps, controllerLoop } from "./controller.ts";
 import { controllerOf, controllerRef, isControlledBy } from "./owner-refs.ts";
-import { keyOf, ReconcileLoop, type ReconcileResult, splitKey } from "./reconcile-loop.ts";
 
 export const REPLICASET_MANAGER = "replicaset-controller";
 
@@ -71,7 +71,7 @@ export class ReplicaSetController {
     this.#api = deps.api;
     this.#clock = deps.clock;
     this.#events = deps.events;
-    this.loop = new ReconcileLoop(REPLICASET_MANAGER, (key) => this.reconcile(key), deps);
+    this.loop = controllerLoop(REPLICASET_MANAGER, (key) => this.reconcile(key), deps);
   }
 
   start(): void {
@@ -82,19 +82,19 @@ export class ReplicaSetController {
 
   stop(): void {
     for (const watch of this.#watches) watch.stop();
-    this.loop.stop();
+    void this.loop.stop();
   }
 
   #podChanged(pod: KubeObject): void {
     const owner = controllerOf(pod);
-    if (owner?.kind === "ReplicaSet") this.loop.enqueue(keyOf(pod.metadata.namespace, owner.name));
+    if (owner?.kind === "ReplicaSet") this.loop.queue.add(keyOf(pod.metadata.namespace, owner.name));
     else if (!owner) {
       for (const rs of this.#api.list(REPLICASETS, { namespace: pod.metadata.namespace ?? "" }).items)
-        this.loop.enqueue(keyOf(rs.metadata.namespace, rs.metadata.name));
+        this.loop.queue.add(objectKey(rs));
     }
   }
 
-  reconcile(key: string): ReconcileResult | undefined {
+  reconcile(key: string): ReconcileOutcome | undefined {
     const { namespace, name } = splitKey(key);
     const rs = getLive<ReplicaSet>(this.#api, REPLICASETS, namespace, name);
     if (!rs) return undefined;
@@ -154,7 +154,7 @@ export class ReplicaSetController {
     }
   }
 
-  #writeStatus(rs: ReplicaSet, active: Pod[]): ReconcileResult | undefined {
+  #writeStatus(rs: ReplicaSet, active: Pod[]): ReconcileOutcome | undefined {
     const now = this.#clock.now();
     const minReady = rs.spec.minReadySeconds ?? 0;
     const templateLabels = rs.spec.template.metadata?.labels ?? {};

@@ -1,11 +1,12 @@
 // Every active namespace gets a "default" ServiceAccount (pods name it implicitly), as the
 // Kubernetes service account controller does.
+
+import type { ReconcileLoop, ReconcileOutcome } from "../../../services/kube/reconcile-loop.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
 import { NAMESPACES, SERVICEACCOUNTS } from "../objects/refs.ts";
-import type { ControllerDeps } from "./controller.ts";
-import { ReconcileLoop, type ReconcileResult } from "./reconcile-loop.ts";
+import { type ControllerDeps, controllerLoop } from "./controller.ts";
 
 export class ServiceAccountController {
   readonly loop: ReconcileLoop;
@@ -14,24 +15,24 @@ export class ServiceAccountController {
 
   constructor(deps: ControllerDeps) {
     this.#api = deps.api;
-    this.loop = new ReconcileLoop("serviceaccount-controller", (ns) => this.reconcile(ns), deps);
+    this.loop = controllerLoop("serviceaccount-controller", (ns) => this.reconcile(ns), deps);
   }
 
   start(): void {
     this.#watches = [
-      this.#api.watch(NAMESPACES, {}, (e) => this.loop.enqueue(e.object.metadata.name ?? "")),
+      this.#api.watch(NAMESPACES, {}, (e) => this.loop.queue.add(e.object.metadata.name ?? "")),
       this.#api.watch(SERVICEACCOUNTS, { fieldSelector: "metadata.name=default" }, (e) => {
-        if (e.type === "DELETED") this.loop.enqueue(e.object.metadata.namespace ?? "");
+        if (e.type === "DELETED") this.loop.queue.add(e.object.metadata.namespace ?? "");
       }),
     ];
   }
 
   stop(): void {
     for (const watch of this.#watches) watch.stop();
-    this.loop.stop();
+    void this.loop.stop();
   }
 
-  reconcile(namespace: string): ReconcileResult | undefined {
+  reconcile(namespace: string): ReconcileOutcome | undefined {
     try {
       const ns = this.#api.get(NAMESPACES, "", namespace);
       if (ns.metadata.deletionTimestamp) return undefined;

@@ -7,7 +7,8 @@
 // availableReplicas, currentReplicas, updatedReplicas and current/update revisions.
 
 import type { Clock } from "../../../services/kernel/clock.ts";
-import type { KubeObject } from "../../../services/kube/kube-object.ts";
+import { type KubeObject, splitKey } from "../../../services/kube/kube-object.ts";
+import type { ReconcileLoop, ReconcileOutcome } from "../../../services/kube/reconcile-loop.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
@@ -18,9 +19,8 @@ import type { Pod, Volume } from "../objects/pod-types.ts";
 import { PODS, STATEFULSETS } from "../objects/refs.ts";
 import type { StatefulSet, StatefulSetStatus } from "../objects/workload-types.ts";
 import { getLive, watchControlled } from "./controlled-objects.ts";
-import type { ControllerDeps } from "./controller.ts";
+import { type ControllerDeps, controllerLoop } from "./controller.ts";
 import { controllerRef, isControlledBy } from "./owner-refs.ts";
-import { ReconcileLoop, type ReconcileResult, splitKey } from "./reconcile-loop.ts";
 import { type OrdinalPod, planStatefulSet } from "./statefulset-plan.ts";
 import { templateHash } from "./template-hash.ts";
 
@@ -71,7 +71,7 @@ export class StatefulSetController {
     this.#api = deps.api;
     this.#clock = deps.clock;
     this.#events = deps.events;
-    this.loop = new ReconcileLoop(STATEFULSET_MANAGER, (key) => this.reconcile(key), deps);
+    this.loop = controllerLoop(STATEFULSET_MANAGER, (key) => this.reconcile(key), deps);
   }
 
   start(): void {
@@ -80,10 +80,10 @@ export class StatefulSetController {
 
   stop(): void {
     for (const watch of this.#watches) watch.stop();
-    this.loop.stop();
+    void this.loop.stop();
   }
 
-  reconcile(key: string): ReconcileResult | undefined {
+  reconcile(key: string): ReconcileOutcome | undefined {
     const { namespace, name } = splitKey(key);
     const sts = getLive<StatefulSet>(this.#api, STATEFULSETS, namespace, name);
     if (!sts) return undefined;
@@ -136,7 +136,7 @@ export class StatefulSetController {
     return this.#writeStatus(sts, pods, updateRevision);
   }
 
-  #writeStatus(sts: StatefulSet, pods: Pod[], updateRevision: string): ReconcileResult | undefined {
+  #writeStatus(sts: StatefulSet, pods: Pod[], updateRevision: string): ReconcileOutcome | undefined {
     const now = this.#clock.now();
     const minReady = sts.spec.minReadySeconds ?? 0;
     const replicas = sts.spec.replicas ?? 1;

@@ -9,10 +9,11 @@
 // changes, so a replaced pod's new IP shows up within a moment.
 import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import type { Clock } from "../../../services/kernel/clock.ts";
 import type { Logger } from "../../../services/kernel/log.ts";
+import { ReconcileLoop } from "../../../services/kube/reconcile-loop.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
-import { WorkQueue } from "../apiserver/cluster/work-queue.ts";
 import type { Pod } from "../objects/pod-types.ts";
 import { ENDPOINTSLICES, SERVICES } from "../objects/refs.ts";
 import type { EndpointSlice, Service } from "../objects/workload-types.ts";
@@ -74,36 +75,51 @@ export class ClusterHosts {
   readonly file: string;
   readonly #api: ClusterApi;
   readonly #domain: string;
-  readonly #queue: WorkQueue<string>;
+  readonly #log: Logger;
+  readonly #loop: ReconcileLoop;
   #watches: WatchHandle[] = [];
   #written: string | undefined;
   #stopped = false;
 
-  constructor(api: ClusterApi, options: { file: string; domain: string; log: Logger }) {
+  constructor(api: ClusterApi, options: { file: string; domain: string; clock: Clock; log: Logger }) {
     this.file = options.file;
     this.#api = api;
     this.#domain = options.domain;
-    this.#queue = new WorkQueue(() => this.#sync(), {
-      onError: (err) => options.log.warn({ err, file: this.file }, "cluster hosts file not written"),
+    this.#log = options.log;
+    this.#loop = new ReconcileLoop("cluster-hosts", () => this.#syncLogged(), {
+      clock: options.clock,
+      log: options.log,
     });
   }
 
   start(): void {
     this.#sync();
-    const changed = () => this.#queue.add("hosts", "hosts");
+    this.#loop.start();
+    const changed = () => this.#loop.queue.add("hosts");
     this.#watches = [this.#api.watch(SERVICES, {}, changed), this.#api.watch(ENDPOINTSLICES, {}, changed)];
   }
 
   /** Resolves when no change waits to be written. */
   idle(): Promise<void> {
-    return this.#queue.idle();
+    return this.#loop.idle();
   }
 
   stop(): void {
     this.#stopped = true;
+    void this.#loop.stop();
     for (const watch of this.#watches) watch.stop();
     this.#watches = [];
     rmSync(this.file, { force: true });
+  }
+
+  /** A file that cannot be written is logged; the next change writes it again. */
+  #syncLogged(): undefined {
+    try {
+      this.#sync();
+    } catch (err) {
+      this.#log.warn({ err, file: this.file }, "cluster hosts file not written");
+    }
+    return undefined;
   }
 
   #sync(): void {

@@ -8,9 +8,10 @@ import { rmSync } from "node:fs";
 import path from "node:path";
 import { type Clock, systemClock } from "../../../services/kernel/clock.ts";
 import { createLogger, type Logger } from "../../../services/kernel/log.ts";
+import { keyOf, splitKey } from "../../../services/kube/kube-object.ts";
+import { ReconcileLoop } from "../../../services/kube/reconcile-loop.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
-import { WorkQueue } from "../apiserver/cluster/work-queue.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
 import type { PodLogSource } from "../apiserver/http/pod-logs.ts";
 import { ApiEventRecorder, type EventRecorder } from "../objects/event-recorder.ts";
@@ -36,8 +37,6 @@ export interface KubeletDeps {
   events?: EventRecorder;
 }
 
-const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
-
 /** The kubelet's minimum grace period, used for pods that were force-deleted. */
 const FORCED_GRACE_SECONDS = 2;
 
@@ -52,7 +51,7 @@ export class Kubelet {
   readonly #events: EventRecorder;
   readonly #ips: PodIpPool;
   readonly #processes: ProcessRegistry;
-  readonly #queue: WorkQueue<string>;
+  readonly #loop: ReconcileLoop;
   readonly #hosts: ClusterHosts;
   readonly #workers = new Map<string, PodWorker>();
   readonly #finishing = new Set<Promise<void>>();
@@ -71,12 +70,14 @@ export class Kubelet {
       deps.events ?? new ApiEventRecorder(deps.api, this.#clock, "kubelet", this.config.nodeName);
     this.#ips = new PodIpPool(this.config.podCidr);
     this.#processes = new ProcessRegistry(this.config.processFile);
-    this.#queue = new WorkQueue((key) => this.#sync(key), {
-      onError: (err, key) => this.#log.warn({ err, pod: key }, "pod sync failed"),
+    this.#loop = new ReconcileLoop("kubelet", (key) => this.#syncLogged(key), {
+      clock: this.#clock,
+      log: this.#log,
     });
     this.#hosts = new ClusterHosts(this.#api, {
       file: this.config.hostsFile ?? path.join(this.config.rootDir, "cluster-hosts"),
       domain: this.config.clusterDomain,
+      clock: this.#clock,
       log: this.#log,
     });
     this.logs = podLogSource(
@@ -96,23 +97,21 @@ export class Kubelet {
   start(): void {
     this.#register();
     this.#hosts.start();
+    this.#loop.start();
     this.#watch = this.#api.watch(PODS, {}, (event) => {
       const meta = event.object.metadata;
       if (event.type === "DELETED") this.#workers.get(meta.uid ?? "")?.update(event.object as Pod);
-      this.#queue.add(
-        keyOf(meta.namespace ?? "", meta.name ?? ""),
-        keyOf(meta.namespace ?? "", meta.name ?? ""),
-      );
+      this.#loop.queue.add(keyOf(meta.namespace, meta.name ?? ""));
     });
   }
 
   /** Resolves when no pod change is waiting to be handled (deletions may still wait for their grace period). */
   async idle(): Promise<void> {
     do {
-      await this.#queue.idle();
+      await this.#loop.idle();
       await this.#hosts.idle();
       await new Promise((resolve) => setImmediate(resolve));
-    } while (this.#queue.busy);
+    } while (this.#loop.busy);
   }
 
   /** The worker running a pod instance (tests look at its containers). */
@@ -137,6 +136,7 @@ export class Kubelet {
   async stop(options: { graceSeconds?: number; maxGraceSeconds?: number } = {}): Promise<void> {
     this.#stopped = true;
     this.#watch?.stop();
+    void this.#loop.stop();
     this.#hosts.stop();
     const workers = [...this.#workers.values()];
     const cap = options.maxGraceSeconds ?? Number.POSITIVE_INFINITY;
@@ -195,11 +195,19 @@ export class Kubelet {
     return last.metadata.deletionTimestamp ? grace : Math.min(grace, FORCED_GRACE_SECONDS);
   }
 
+  /** Syncs the pod a key names; a failure is logged, and the pod's next change syncs it again. */
+  #syncLogged(key: string): undefined {
+    try {
+      this.#sync(key);
+    } catch (err) {
+      this.#log.warn({ err, pod: key }, "pod sync failed");
+    }
+    return undefined;
+  }
+
   #sync(key: string): void {
     if (this.#stopped) return;
-    const slash = key.indexOf("/");
-    const namespace = key.slice(0, slash);
-    const name = key.slice(slash + 1);
+    const { namespace, name } = splitKey(key);
     let pod: Pod | undefined;
     try {
       pod = this.#api.get(PODS, namespace, name) as Pod;

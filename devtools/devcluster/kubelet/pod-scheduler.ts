@@ -6,9 +6,9 @@
 import { type Clock, systemClock } from "../../../services/kernel/clock.ts";
 import { createLogger, type Logger } from "../../../services/kernel/log.ts";
 import { formatTime } from "../../../services/kube/kube-time.ts";
+import { ReconcileLoop } from "../../../services/kube/reconcile-loop.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
-import { WorkQueue } from "../apiserver/cluster/work-queue.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
 import { jsonEqual } from "../apiserver/core/json-object.ts";
 import { ApiEventRecorder, type EventRecorder } from "../objects/event-recorder.ts";
@@ -37,7 +37,7 @@ export class PodScheduler {
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #events: EventRecorder;
-  readonly #queue: WorkQueue<true>;
+  readonly #loop: ReconcileLoop;
   #watches: WatchHandle[] = [];
 
   constructor(api: ClusterApi, deps: PodSchedulerDeps = {}) {
@@ -45,26 +45,39 @@ export class PodScheduler {
     this.#clock = deps.clock ?? systemClock;
     this.#log = deps.log ?? createLogger("devcluster-scheduler");
     this.#events = deps.events ?? new ApiEventRecorder(api, this.#clock, SCHEDULER_NAME);
-    this.#queue = new WorkQueue(() => this.#scheduleAll(), {
-      onError: (err) => this.#log.warn({ err }, "scheduling failed"),
+    this.#loop = new ReconcileLoop(SCHEDULER_NAME, () => this.#scheduleLogged(), {
+      clock: this.#clock,
+      log: this.#log,
     });
   }
 
   start(): void {
-    const poke = () => this.#queue.add("all", true);
+    this.#loop.start();
+    const poke = () => this.#loop.queue.add("all");
     this.#watches = [this.#api.watch(PODS, {}, poke), this.#api.watch(NODES, {}, poke)];
   }
 
   stop(): void {
     for (const watch of this.#watches) watch.stop();
+    void this.#loop.stop();
   }
 
   idle(): Promise<void> {
-    return this.#queue.idle();
+    return this.#loop.idle();
   }
 
   get busy(): boolean {
-    return this.#queue.busy;
+    return this.#loop.busy;
+  }
+
+  /** A failed pass is logged; the next pod or node change schedules again. */
+  #scheduleLogged(): undefined {
+    try {
+      this.#scheduleAll();
+    } catch (err) {
+      this.#log.warn({ err }, "scheduling failed");
+    }
+    return undefined;
   }
 
   #scheduleAll(): void {

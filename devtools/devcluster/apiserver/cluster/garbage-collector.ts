@@ -1,9 +1,13 @@
 // The garbage collector: objects whose owners (metadata.ownerReferences) are all gone are
 // deleted; an owner deleted in the foreground waits (finalizer foregroundDeletion) until its
 // dependents are gone; an owner deleted with propagationPolicy=Orphan releases its dependents.
-// Ownership is found by scanning the store, which is small in a dev cluster.
-import type { Logger } from "../../../../services/kernel/log.ts";
+// Ownership is found by scanning the store, which is small in a dev cluster. Work is queued as keys
+// on a reconcile loop (services/kube/reconcile-loop.ts): d/<uid> and f/<uid> (the dependents of an
+// owner that went or is going), o/<group-resource>/<namespace>/<name> (the owners of an object).
+// A failure is logged and not retried: the next change to the objects queues them again.
+import { createLogger, type Logger } from "../../../../services/kernel/log.ts";
 import type { KubeObject, OwnerReference } from "../../../../services/kube/kube-object.ts";
+import { ReconcileLoop } from "../../../../services/kube/reconcile-loop.ts";
 import { statusCodeOf } from "../core/api-status.ts";
 import { parseApiVersion } from "../core/json-object.ts";
 import { groupResourceOf, type ResourceType } from "../resources/resource-type.ts";
@@ -11,7 +15,6 @@ import type { StoreEvent } from "../store/object-store.ts";
 import type { ResourceRef } from "./api-types.ts";
 import type { ClusterApi } from "./cluster-api.ts";
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from "./cluster-api-delete.ts";
-import { type Scheduler, WorkQueue } from "./work-queue.ts";
 
 const MANAGER = "garbage-collector";
 
@@ -23,20 +26,31 @@ export function refOf(type: ResourceType): ResourceRef {
   return { group: type.group, version: type.version, resource: type.plural };
 }
 
+/** The work a queued key names (see the keys above). */
+function workOf(key: string): Work {
+  const [kind, groupResource = "", namespace = "", name = ""] = key.split("/");
+  return kind === "o"
+    ? { kind: "owners-of", groupResource, namespace, name }
+    : { kind: "dependents-of", uid: groupResource };
+}
+
 export class GarbageCollector {
   readonly #api: ClusterApi;
-  readonly #queue: WorkQueue<Work>;
+  readonly #log: Logger;
+  readonly #loop: ReconcileLoop;
   #stop: (() => void) | undefined;
 
-  constructor(api: ClusterApi, options: { schedule?: Scheduler; log?: Logger } = {}) {
+  constructor(api: ClusterApi, options: { log?: Logger } = {}) {
     this.#api = api;
-    this.#queue = new WorkQueue((work) => this.#process(work), {
-      ...(options.schedule ? { schedule: options.schedule } : {}),
-      onError: (err, work) => options.log?.warn({ err, work }, "garbage collection failed"),
+    this.#log = options.log ?? createLogger("garbage-collector", "silent");
+    this.#loop = new ReconcileLoop("garbage-collector", (key) => this.#process(key), {
+      clock: api.clock,
+      log: this.#log,
     });
   }
 
   start(): void {
+    this.#loop.start();
     this.#stop = this.#api.store.watch(this.#api.store.revision, (event) => this.#observe(event));
     for (const groupResource of this.#api.store.groupResources()) {
       for (const object of this.#api.store.list(groupResource))
@@ -46,37 +60,37 @@ export class GarbageCollector {
 
   stop(): void {
     this.#stop?.();
+    void this.#loop.stop();
   }
 
   idle(): Promise<void> {
-    return this.#queue.idle();
+    return this.#loop.idle();
   }
 
   get busy(): boolean {
-    return this.#queue.busy;
+    return this.#loop.busy;
   }
 
   #observe(event: StoreEvent): void {
     const meta = event.object.metadata;
-    if (event.type === "DELETED" || meta.deletionTimestamp)
-      this.#queue.add(`d/${meta.uid}`, { kind: "dependents-of", uid: meta.uid ?? "" });
+    if (event.type === "DELETED" || meta.deletionTimestamp) this.#loop.queue.add(`d/${meta.uid ?? ""}`);
     const owners = meta.ownerReferences ?? [];
-    if (owners.length > 0 && event.type !== "DELETED") {
-      const key = `o/${event.groupResource}/${meta.namespace ?? ""}/${meta.name}`;
-      this.#queue.add(key, {
-        kind: "owners-of",
-        groupResource: event.groupResource,
-        namespace: meta.namespace ?? "",
-        name: meta.name ?? "",
-      });
-    }
+    if (owners.length > 0 && event.type !== "DELETED")
+      this.#loop.queue.add(`o/${event.groupResource}/${meta.namespace ?? ""}/${meta.name ?? ""}`);
     // A dependent that went away may unblock an owner waiting in the foreground.
-    if (event.type === "DELETED")
-      for (const owner of owners)
-        this.#queue.add(`f/${owner.uid}`, { kind: "dependents-of", uid: owner.uid });
+    if (event.type === "DELETED") for (const owner of owners) this.#loop.queue.add(`f/${owner.uid}`);
   }
 
-  #process(work: Work): void {
+  #process(key: string): undefined {
+    try {
+      this.#collect(workOf(key));
+    } catch (err) {
+      this.#log.warn({ err, work: key }, "garbage collection failed");
+    }
+    return undefined;
+  }
+
+  #collect(work: Work): void {
     if (work.kind === "dependents-of") {
       const owner = this.#findByUid(work.uid);
       if (owner) this.#finalizeOwner(owner.type, owner.object);

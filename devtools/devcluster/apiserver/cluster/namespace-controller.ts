@@ -1,37 +1,40 @@
 // Namespace and CRD deletion: a terminating namespace has its content deleted, then goes; a
 // deleted CustomResourceDefinition has its custom objects deleted, then goes (and stops being
-// served). Both wait for objects with finalizers, as on real Kubernetes.
-import type { Logger } from "../../../../services/kernel/log.ts";
+// served). Both wait for objects with finalizers, as on real Kubernetes. Work is queued as keys
+// ns/<name> and crd/<name> on a reconcile loop (services/kube/reconcile-loop.ts); a failure is
+// logged and not retried: the next deletion in the namespace or of a custom object queues it again.
+import { createLogger, type Logger } from "../../../../services/kernel/log.ts";
+import { ReconcileLoop } from "../../../../services/kube/reconcile-loop.ts";
 import { statusCodeOf } from "../core/api-status.ts";
 import { groupResourceOf } from "../resources/resource-type.ts";
 import type { StoreEvent } from "../store/object-store.ts";
 import type { ClusterApi } from "./cluster-api.ts";
 import { NAMESPACE_FINALIZER } from "./cluster-api-delete.ts";
 import { refOf } from "./garbage-collector.ts";
-import { type Scheduler, WorkQueue } from "./work-queue.ts";
 
 const NAMESPACES = { group: "", version: "v1", resource: "namespaces" };
 const CRDS = { group: "apiextensions.k8s.io", version: "v1", resource: "customresourcedefinitions" };
 const CRD_GROUP_RESOURCE = "customresourcedefinitions.apiextensions.k8s.io";
 
-type Work = { kind: "namespace"; name: string } | { kind: "crd"; name: string };
-
 export class NamespaceController {
   readonly #api: ClusterApi;
-  readonly #queue: WorkQueue<Work>;
+  readonly #log: Logger;
+  readonly #loop: ReconcileLoop;
   readonly #terminating = new Set<string>();
   readonly #deletingCrds = new Map<string, string>();
   #stop: (() => void) | undefined;
 
-  constructor(api: ClusterApi, options: { schedule?: Scheduler; log?: Logger } = {}) {
+  constructor(api: ClusterApi, options: { log?: Logger } = {}) {
     this.#api = api;
-    this.#queue = new WorkQueue((work) => this.#process(work), {
-      ...(options.schedule ? { schedule: options.schedule } : {}),
-      onError: (err, work) => options.log?.warn({ err, work }, "namespace cleanup failed"),
+    this.#log = options.log ?? createLogger("namespace-controller", "silent");
+    this.#loop = new ReconcileLoop("namespace-controller", (key) => this.#process(key), {
+      clock: api.clock,
+      log: this.#log,
     });
   }
 
   start(): void {
+    this.#loop.start();
     this.#stop = this.#api.store.watch(this.#api.store.revision, (event) => this.#observe(event));
     for (const ns of this.#api.store.list("namespaces"))
       this.#observe({ type: "ADDED", groupResource: "namespaces", revision: 0, object: ns });
@@ -41,21 +44,22 @@ export class NamespaceController {
 
   stop(): void {
     this.#stop?.();
+    void this.#loop.stop();
   }
 
   idle(): Promise<void> {
-    return this.#queue.idle();
+    return this.#loop.idle();
   }
 
   get busy(): boolean {
-    return this.#queue.busy;
+    return this.#loop.busy;
   }
 
   #observe(event: StoreEvent): void {
     const meta = event.object.metadata;
     if (event.groupResource === "namespaces" && meta.deletionTimestamp && event.type !== "DELETED") {
       this.#terminating.add(meta.name ?? "");
-      this.#queue.add(`ns/${meta.name}`, { kind: "namespace", name: meta.name ?? "" });
+      this.#loop.queue.add(`ns/${meta.name ?? ""}`);
     } else if (
       event.groupResource === CRD_GROUP_RESOURCE &&
       meta.deletionTimestamp &&
@@ -63,18 +67,25 @@ export class NamespaceController {
     ) {
       const spec = event.object["spec"] as { group?: string; names?: { plural?: string } } | undefined;
       this.#deletingCrds.set(`${spec?.names?.plural}.${spec?.group}`, meta.name ?? "");
-      this.#queue.add(`crd/${meta.name}`, { kind: "crd", name: meta.name ?? "" });
+      this.#loop.queue.add(`crd/${meta.name ?? ""}`);
     } else if (event.type === "DELETED" && meta.namespace && this.#terminating.has(meta.namespace)) {
-      this.#queue.add(`ns/${meta.namespace}`, { kind: "namespace", name: meta.namespace });
+      this.#loop.queue.add(`ns/${meta.namespace}`);
     } else if (event.type === "DELETED" && this.#deletingCrds.has(event.groupResource)) {
       const crd = this.#deletingCrds.get(event.groupResource) ?? "";
-      this.#queue.add(`crd/${crd}`, { kind: "crd", name: crd });
+      this.#loop.queue.add(`crd/${crd}`);
     }
   }
 
-  #process(work: Work): void {
-    if (work.kind === "namespace") this.#cleanNamespace(work.name);
-    else this.#cleanCrd(work.name);
+  #process(key: string): undefined {
+    const slash = key.indexOf("/");
+    const name = key.slice(slash + 1);
+    try {
+      if (key.startsWith("ns/")) this.#cleanNamespace(name);
+      else this.#cleanCrd(name);
+    } catch (err) {
+      this.#log.warn({ err, work: key }, "namespace cleanup failed");
+    }
+    return undefined;
   }
 
   #cleanNamespace(name: string): void {
