@@ -3,6 +3,7 @@ import { Command, Option } from "commander";
 import type { RawSamplingParams } from "../inference/sampling-params.ts";
 import type { FinishReason, GenerateEvent, GenerateRequest } from "../inference/types.ts";
 import type { Result } from "../kernel/errors.ts";
+import { loadEngine } from "../worker/index.ts";
 import { asFlagError, idListFlag, integerFlag, numberFlag, positiveIntegerFlag, seedFlag } from "./flags.ts";
 
 interface GenerateFlags {
@@ -99,7 +100,7 @@ export function generateCommand(): Command {
 }
 
 async function generate(flags: GenerateFlags, command: Command): Promise<void> {
-  const { Engine } = await import("../worker/index.ts");
+  const Engine = await loadEngine();
   const { parseSamplingParams } = await import("../inference/sampling-params.ts");
   const { checkPromptIds, promptIdsFromText } = await import("../inference/generate-request.ts");
   const engine = await Engine.load(

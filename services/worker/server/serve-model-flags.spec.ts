@@ -1,37 +1,43 @@
 import assert from "node:assert/strict";
 import { dtypeProblem, modelInput } from "./serve-model-flags.ts";
 
-describe("serve architecture and dtype (flags, else the operator's environment)", () => {
-  it("reads TESSERA_ARCHITECTURE and TESSERA_DTYPE where no flag is given", () => {
-    const env = { TESSERA_ARCHITECTURE: "llama", TESSERA_DTYPE: "bfloat16" };
-    assert.deepEqual(modelInput({}, env).value, { architecture: "LlamaForCausalLM", dtype: "bfloat16" });
-    assert.deepEqual(modelInput({ architecture: "Qwen2ForCausalLM", dtype: "float32" }, env).value, {
+describe("serve architecture and dtype", () => {
+  const fromFlag = (key: "architecture" | "dtype") => `--${key}`;
+
+  it("resolves a model_type or an architectures name to the registry's name", () => {
+    assert.deepEqual(modelInput({ architecture: "llama", dtype: "bfloat16" }, fromFlag).value, {
+      architecture: "LlamaForCausalLM",
+      dtype: "bfloat16",
+    });
+    assert.deepEqual(modelInput({ architecture: "Qwen2ForCausalLM", dtype: "float32" }, fromFlag).value, {
       architecture: "Qwen2ForCausalLM",
       dtype: "float32",
     });
-    assert.deepEqual(modelInput({}, { TESSERA_ARCHITECTURE: "mixtral" }).value, {
+    assert.deepEqual(modelInput({ architecture: " mixtral ", dtype: "auto" }, fromFlag).value, {
       architecture: "MixtralForCausalLM",
     });
   });
 
-  it("leaves auto, empty and absent to the checkpoint", () => {
-    assert.deepEqual(modelInput({}, {}).value, {});
-    assert.deepEqual(modelInput({}, { TESSERA_ARCHITECTURE: "auto", TESSERA_DTYPE: " " }).value, {});
-    assert.deepEqual(modelInput({ dtype: "auto" }, { TESSERA_DTYPE: "float16" }).value, {});
+  it("leaves auto to the checkpoint", () => {
+    assert.deepEqual(modelInput({ architecture: "auto", dtype: "auto" }, fromFlag).value, {});
   });
 
   it("names the variable or the flag a bad value came from", () => {
-    const arch = modelInput({}, { TESSERA_ARCHITECTURE: "gpt2" }).error;
+    const fromEnv = (key: "architecture" | "dtype") => `TESSERA_${key.toUpperCase()}`;
+    const arch = modelInput({ architecture: "gpt2", dtype: "auto" }, fromEnv).error;
     assert.match(
       arch!.message,
       /^TESSERA_ARCHITECTURE: unsupported architecture "gpt2"; supported: auto, .*llama/,
     );
-    const dtype = modelInput({}, { TESSERA_DTYPE: "int8" }).error;
+    const dtype = modelInput({ architecture: "auto", dtype: "int8" }, fromEnv).error;
     assert.equal(
       dtype?.message,
       'TESSERA_DTYPE: unsupported dtype "int8"; supported: auto, float32, float16, bfloat16',
     );
-    assert.match(modelInput({ dtype: "fp16" }, {}).error!.message, /^--dtype: unsupported dtype "fp16"/);
+    assert.match(
+      modelInput({ architecture: "auto", dtype: "fp16" }, fromFlag).error!.message,
+      /^--dtype: unsupported dtype "fp16"/,
+    );
   });
 
   it("serves a checkpoint in its own dtype or float32, and refuses a conversion it cannot make", () => {

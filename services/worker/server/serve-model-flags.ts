@@ -1,7 +1,8 @@
-// The model's architecture and dtype for `tessera serve`, from `--architecture` / `--dtype` and, where a
-// flag is not given, the environment the operator sets on a worker pod (operator/placement/shard-env.ts:
-// TESSERA_ARCHITECTURE, TESSERA_DTYPE, present only when the InferenceModel says other than auto).
-// Errors name where the bad value came from (the flag or the variable).
+// The model's architecture and dtype for `tessera serve`, as `--architecture` / `--dtype` or, where a
+// flag is not given, the environment the operator sets on a worker pod (TESSERA_ARCHITECTURE,
+// TESSERA_DTYPE, present only when the InferenceModel says other than auto) give them (serve-flags.ts),
+// checked against the architectures and dtypes the worker serves. Errors name where the bad value came
+// from (the flag or the variable).
 import "../arch/builtin.ts";
 import { type Result, TesseraError } from "../../kernel/errors.ts";
 import {
@@ -14,11 +15,6 @@ import { type Checkpoint, describeCheckpoint, type ModelDtype } from "../model/c
 export const SERVE_DTYPES = ["auto", "float32", "float16", "bfloat16"] as const;
 export type ServeDtype = (typeof SERVE_DTYPES)[number];
 
-export interface ModelFlags {
-  architecture?: string | undefined;
-  dtype?: string | undefined;
-}
-
 export interface ModelInput {
   /** The registry's name of the architecture (e.g. LlamaForCausalLM); unset = what config.json says. */
   architecture?: string;
@@ -26,46 +22,39 @@ export interface ModelInput {
 }
 
 /**
- * Reads and checks the architecture and dtype. An architecture is a config.json `model_type` (llama,
- * mistral, qwen2, mixtral: the InferenceModel's values) or an `architectures` name (LlamaForCausalLM);
- * `auto` or nothing leaves it to config.json.
+ * Checks the architecture and dtype; `from` names where each came from. An architecture is a config.json
+ * `model_type` (llama, mistral, qwen2, mixtral: the InferenceModel's values) or an `architectures` name
+ * (LlamaForCausalLM); `auto` leaves it to config.json, as `auto` leaves the dtype to the checkpoint.
  */
 export function modelInput(
-  flags: ModelFlags,
-  env: Readonly<Record<string, string | undefined>>,
+  given: { architecture: string; dtype: string },
+  from: (key: "architecture" | "dtype") => string,
 ): Result<ModelInput> {
-  const pick = (flag: string, value: string | undefined, variable: string) => {
-    if (value !== undefined) return { source: flag, value: value.trim() };
-    const fromEnv = env[variable]?.trim();
-    return fromEnv ? { source: variable, value: fromEnv } : undefined;
-  };
   const input: ModelInput = {};
-  const arch = pick("--architecture", flags.architecture, "TESSERA_ARCHITECTURE");
-  if (arch && arch.value !== "auto") {
-    const def = architectureNamed(arch.value);
+  const arch = given.architecture.trim();
+  if (arch !== "auto") {
+    const def = architectureNamed(arch);
     if (!def) {
       const kinds = supportedModelTypes().join(", ");
       const names = supportedArchitectures().join(", ");
       return {
         error: TesseraError.invalidArgument(
-          arch.source,
-          `unsupported architecture ${JSON.stringify(arch.value)}; supported: auto, ${kinds} (or ${names})`,
+          from("architecture"),
+          `unsupported architecture ${JSON.stringify(arch)}; supported: auto, ${kinds} (or ${names})`,
         ),
       };
     }
     input.architecture = def.name;
   }
-  const dtype = pick("--dtype", flags.dtype, "TESSERA_DTYPE");
-  if (dtype) {
-    if (!isServeDtype(dtype.value))
-      return {
-        error: TesseraError.invalidArgument(
-          dtype.source,
-          `unsupported dtype ${JSON.stringify(dtype.value)}; supported: ${SERVE_DTYPES.join(", ")}`,
-        ),
-      };
-    if (dtype.value !== "auto") input.dtype = dtype.value;
-  }
+  const dtype = given.dtype.trim();
+  if (!isServeDtype(dtype))
+    return {
+      error: TesseraError.invalidArgument(
+        from("dtype"),
+        `unsupported dtype ${JSON.stringify(dtype)}; supported: ${SERVE_DTYPES.join(", ")}`,
+      ),
+    };
+  if (dtype !== "auto") input.dtype = dtype;
   return { value: input };
 }
 

@@ -1,0 +1,181 @@
+import assert from "node:assert/strict";
+import { flagOfField } from "./flag-table.ts";
+import { serveConfigFromFlags } from "./serve-flag-config.ts";
+import { layerRange, SERVE_FLAGS } from "./serve-flags.ts";
+
+describe("serve config from flags and environment", () => {
+  const model = { model: "/m" };
+
+  it("fills the defaults: the whole model, no KV tier, the engine's settings", () => {
+    const { value } = serveConfigFromFlags(model, {});
+    assert.equal(value?.modelDir, "/m");
+    assert.deepEqual([value?.host, value?.port, value?.drainTimeoutMs], ["127.0.0.1", 50051, 30_000]);
+    assert.deepEqual(Object.keys(value!).sort(), ["drainTimeoutMs", "engine", "host", "modelDir", "port"]);
+    assert.equal(value?.engine?.enablePrefixCaching, true);
+    assert.equal(value?.engine?.blockSize, 16);
+  });
+
+  it("puts each flag at its config field", () => {
+    const { value } = serveConfigFromFlags(
+      { ...model, port: 0, threads: 2, blockSize: 32, maxRunningRequests: 8, prefixCaching: false },
+      {},
+    );
+    assert.deepEqual([value?.port, value?.threads], [0, 2]);
+    assert.deepEqual(
+      [value?.engine?.blockSize, value?.engine?.maxNumSeqs, value?.engine?.enablePrefixCaching],
+      [32, 8, false],
+    );
+  });
+
+  describe("architecture and dtype", () => {
+    it("reads TESSERA_ARCHITECTURE and TESSERA_DTYPE where no flag is given", () => {
+      const env = { TESSERA_ARCHITECTURE: "llama", TESSERA_DTYPE: "bfloat16" };
+      const fromEnv = serveConfigFromFlags(model, env).value;
+      assert.deepEqual([fromEnv?.architecture, fromEnv?.dtype], ["LlamaForCausalLM", "bfloat16"]);
+      const flags = { ...model, architecture: "Qwen2ForCausalLM", dtype: "float32" };
+      const fromFlags = serveConfigFromFlags(flags, env).value;
+      assert.deepEqual([fromFlags?.architecture, fromFlags?.dtype], ["Qwen2ForCausalLM", "float32"]);
+      const mixtral = serveConfigFromFlags(model, { TESSERA_ARCHITECTURE: "mixtral" }).value;
+      assert.equal(mixtral?.architecture, "MixtralForCausalLM");
+    });
+
+    it("leaves auto, empty and absent to the checkpoint", () => {
+      for (const [given, env] of [
+        [{}, {}],
+        [{}, { TESSERA_ARCHITECTURE: "auto", TESSERA_DTYPE: " " }],
+        [{ dtype: "auto" }, { TESSERA_DTYPE: "float16" }],
+      ] as const) {
+        const { value } = serveConfigFromFlags({ ...model, ...given }, env);
+        assert.deepEqual([value?.architecture, value?.dtype], [undefined, undefined]);
+      }
+    });
+
+    it("names the variable or the flag a bad value came from", () => {
+      const arch = serveConfigFromFlags(model, { TESSERA_ARCHITECTURE: "gpt2" }).error;
+      assert.match(
+        arch!.message,
+        /^TESSERA_ARCHITECTURE: unsupported architecture "gpt2"; supported: auto, .*llama/,
+      );
+      assert.equal(
+        serveConfigFromFlags(model, { TESSERA_DTYPE: "int8" }).error?.message,
+        'TESSERA_DTYPE: unsupported dtype "int8"; supported: auto, float32, float16, bfloat16',
+      );
+      assert.match(
+        serveConfigFromFlags({ ...model, dtype: "fp16" }, {}).error!.message,
+        /^--dtype: unsupported dtype "fp16"/,
+      );
+    });
+  });
+
+  describe("the remote KV tier", () => {
+    const kvEnv = {
+      TESSERA_KV_URL: "redis://redis:6379/0",
+      TESSERA_KV_PASSWORD: "secret",
+      TESSERA_KV_KEY_PREFIX: "tessera:kv:ml:tiny:",
+      TESSERA_KV_TTL_MS: "600000",
+      TESSERA_KV_FAILURE_POLICY: "fail",
+    };
+
+    it("is there only with an address", () => {
+      assert.equal(serveConfigFromFlags(model, { TESSERA_KV_KEY_PREFIX: "p:" }).value?.kv, undefined);
+      assert.equal(serveConfigFromFlags({ ...model, kvRedis: "" }, {}).value?.kv, undefined);
+    });
+
+    it("reads the operator's environment; flags override it", () => {
+      const kv = serveConfigFromFlags(model, kvEnv).value?.kv;
+      assert.deepEqual(
+        [kv?.redis.url, kv?.redis.password, kv?.redis.keyPrefix, kv?.redis.ttlMs, kv?.policy],
+        ["redis://redis:6379/0", "secret", "tessera:kv:ml:tiny:", 600_000, "fail"],
+      );
+      assert.deepEqual([kv?.readThrough, kv?.writeThrough], [true, true]);
+      const flags = { ...model, kvTtlMs: 1000, kvPolicy: "recompute", kvWriteThrough: false } as const;
+      const flagged = serveConfigFromFlags(flags, kvEnv).value?.kv;
+      assert.deepEqual(
+        [flagged?.redis.ttlMs, flagged?.policy, flagged?.writeThrough],
+        [1000, "recompute", false],
+      );
+    });
+
+    it("names a variable that does not read", () => {
+      assert.equal(
+        serveConfigFromFlags(model, { ...kvEnv, TESSERA_KV_TTL_MS: "10m" }).error?.message,
+        "option '--kv-ttl-ms <ms>' value '10m' from env 'TESSERA_KV_TTL_MS' is invalid. must be an integer",
+      );
+      assert.equal(
+        serveConfigFromFlags(model, { ...kvEnv, TESSERA_KV_FAILURE_POLICY: "retry" }).error?.message,
+        "option '--kv-policy <policy>' value 'retry' from env 'TESSERA_KV_FAILURE_POLICY' is invalid. " +
+          "Allowed choices are recompute, fail.",
+      );
+    });
+  });
+
+  describe("a shard of a parallel replica", () => {
+    const operatorEnv = {
+      TESSERA_STAGE: "1",
+      TESSERA_NUM_STAGES: "2",
+      TESSERA_TENSOR_RANK: "0",
+      TESSERA_TENSOR_SIZE: "2",
+      TESSERA_PEERS: "a:50051,b:50051,c:50051,d:50051",
+      TESSERA_LAYER_START: "6",
+      TESSERA_LAYER_END: "12",
+    };
+
+    it("reads the operator's environment, layers as [start, end)", () => {
+      const { value, error } = serveConfigFromFlags(model, operatorEnv);
+      assert.equal(error, undefined);
+      assert.deepEqual(value?.shard, {
+        stage: 1,
+        stages: 2,
+        tensorRank: 0,
+        tensorSize: 2,
+        layers: { start: 6, end: 12 },
+        peers: ["a:50051", "b:50051", "c:50051", "d:50051"],
+        formationTimeoutMs: 600_000,
+        stepTimeoutMs: 30_000,
+        microBatches: 1,
+      });
+    });
+
+    it("takes the dev cluster's hosts file (its stand-in for cluster DNS) from TESSERA_HOSTS_FILE", () => {
+      const hosts = { ...operatorEnv, TESSERA_HOSTS_FILE: "/var/dev/cluster-hosts" };
+      assert.equal(serveConfigFromFlags(model, hosts).value?.shard?.hostsFile, "/var/dev/cluster-hosts");
+      const blank = { ...operatorEnv, TESSERA_HOSTS_FILE: " " };
+      assert.equal(serveConfigFromFlags(model, blank).value?.shard?.hostsFile, undefined);
+    });
+
+    it("lets flags override the environment; --layers is inclusive", () => {
+      const layers = layerRange("0-5").value;
+      const flags = { ...model, pipelineStage: 0, layers, microBatches: 2 };
+      const shard = serveConfigFromFlags(flags, operatorEnv).value?.shard;
+      assert.deepEqual([shard?.stage, shard?.layers, shard?.microBatches], [0, { start: 0, end: 6 }, 2]);
+      assert.equal(layerRange("5-3").error, "must be first-last layer numbers, e.g. 0-11");
+      assert.equal(layerRange("x").error, "must be first-last layer numbers, e.g. 0-11");
+    });
+
+    it("is no shard for a group of one, and names the field of a bad group", () => {
+      const one = { TESSERA_NUM_STAGES: "1", TESSERA_TENSOR_SIZE: "1", TESSERA_PEERS: "a:1" };
+      assert.equal(serveConfigFromFlags(model, one).value?.shard, undefined);
+      const short = serveConfigFromFlags({ ...model, tensorSize: 2, peers: ["a:1"] }, {});
+      assert.match(short.error!.message, /^shard\.peers: must list one address per worker/);
+      const rank = serveConfigFromFlags(
+        { ...model, tensorSize: 2, tensorRank: 2, peers: ["a:1", "b:1"] },
+        {},
+      );
+      assert.match(rank.error!.message, /^shard\.tensorRank: /);
+      const nan = serveConfigFromFlags(model, { ...operatorEnv, TESSERA_STAGE: "x" });
+      assert.match(
+        nan.error!.message,
+        /^option '--pipeline-stage <n>' value 'x' from env 'TESSERA_STAGE' is invalid/,
+      );
+    });
+  });
+
+  it("knows the flag behind each config field it sets", () => {
+    const flags = flagOfField(SERVE_FLAGS);
+    assert.equal(flags["modelDir"], "--model");
+    assert.equal(flags["engine.maxNumSeqs"], "--max-running-requests");
+    assert.equal(flags["shard.formationTimeoutMs"], "--group-timeout-ms");
+    assert.equal(flags["shard.peers"], "--peers");
+    assert.equal(flags["kv.redis.password"], undefined);
+  });
+});
