@@ -10,7 +10,7 @@ import type { InferenceModel, WorkerPool } from "../services/api/kinds.ts";
 import { type Clock, systemClock } from "../services/kernel/clock.ts";
 import { createLogger, type Logger } from "../services/kernel/log.ts";
 import { Metrics } from "../services/kernel/telemetry/metrics.ts";
-import { EventRecorder } from "../services/kube/event-recorder.ts";
+import { ApiEventRecorder, kubeClientEvents } from "../services/kube/event-recorder.ts";
 import { Informer } from "../services/kube/informer.ts";
 import type { KubeClient } from "../services/kube/kube-client.ts";
 import { type KubeObject, objectKey } from "../services/kube/kube-object.ts";
@@ -49,7 +49,7 @@ export class Operator {
   readonly #log: Logger;
   readonly #informers;
   readonly #controllers: ReconcileLoop[];
-  readonly #events: EventRecorder;
+  readonly #events: ApiEventRecorder;
   readonly #abort = new AbortController();
   #elector: LeaderElector | undefined;
   #running: Promise<void> | undefined;
@@ -72,7 +72,11 @@ export class Operator {
       deployments: new Informer<KubeObject>(options.client, DEPLOYMENTS, { ...base, labelSelector: managed }),
     };
     this.metrics.watchModels(() => this.#informers.models.list());
-    this.#events = new EventRecorder(options.client, { component: "tessera-operator", clock, log });
+    this.#events = new ApiEventRecorder(kubeClientEvents(options.client), {
+      component: "tessera-operator",
+      clock,
+      log,
+    });
     const deps: ReconcilerDeps = {
       client: options.client,
       cache: informerCache(this.#informers),

@@ -4,8 +4,9 @@
 
 import { type Clock, systemClock } from "../../../services/kernel/clock.ts";
 import { createLogger, type Logger } from "../../../services/kernel/log.ts";
+import type { EventRecorder } from "../../../services/kube/event-recorder.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
-import { ApiEventRecorder, type EventRecorder } from "../objects/event-recorder.ts";
+import { clusterEventRecorder } from "../objects/cluster-events.ts";
 import type { Controller, ControllerDeps } from "./controller.ts";
 import { DeploymentController } from "./deployment-controller.ts";
 import { EndpointSliceController } from "./endpointslice-controller.ts";
@@ -29,7 +30,7 @@ export function startControllers(
     api,
     clock,
     log: options.log ?? createLogger("devcluster-controllers"),
-    events: options.events ?? new ApiEventRecorder(api, clock, "controller-manager"),
+    events: options.events ?? clusterEventRecorder(api, clock, "controller-manager"),
   };
   const controllers: Controller[] = [
     new DeploymentController(deps),

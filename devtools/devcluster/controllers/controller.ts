@@ -4,10 +4,10 @@
 // with a per-key back-off from 100 ms doubling to 10 s, all on the injected clock.
 import type { Clock } from "../../../services/kernel/clock.ts";
 import type { Logger } from "../../../services/kernel/log.ts";
+import type { EventRecorder } from "../../../services/kube/event-recorder.ts";
 import { type Reconcile, ReconcileLoop } from "../../../services/kube/reconcile-loop.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
-import type { EventRecorder } from "../objects/event-recorder.ts";
 
 export interface ControllerDeps {
   api: ClusterApi;

@@ -6,13 +6,13 @@
 // history/undo` work.
 
 import type { Clock } from "../../../services/kernel/clock.ts";
+import type { EventRecorder } from "../../../services/kube/event-recorder.ts";
 import { type KubeObject, splitKey } from "../../../services/kube/kube-object.ts";
 import type { ReconcileLoop, ReconcileOutcome } from "../../../services/kube/reconcile-loop.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
 import { jsonEqual } from "../apiserver/core/json-object.ts";
-import type { EventRecorder } from "../objects/event-recorder.ts";
 import type { PodTemplate } from "../objects/pod-types.ts";
 import { DEPLOYMENTS, REPLICASETS } from "../objects/refs.ts";
 import type { Deployment, ReplicaSet } from "../objects/workload-types.ts";

@@ -5,6 +5,7 @@
 // availableReplicas (ready for minReadySeconds) and observedGeneration.
 
 import type { Clock } from "../../../services/kernel/clock.ts";
+import type { EventRecorder } from "../../../services/kube/event-recorder.ts";
 import { type KubeObject, keyOf, objectKey, splitKey } from "../../../services/kube/kube-object.ts";
 import type { ReconcileLoop, ReconcileOutcome } from "../../../services/kube/reconcile-loop.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
@@ -12,7 +13,6 @@ import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
 import { jsonEqual } from "../apiserver/core/json-object.ts";
 import { fromStructuredSelector, matchesLabels } from "../apiserver/selectors/label-selector.ts";
-import type { EventRecorder } from "../objects/event-recorder.ts";
 import { isPodActive, isPodAvailable, isPodReady, msUntilAvailable } from "../objects/pod-readiness.ts";
 import type { Pod } from "../objects/pod-types.ts";
 import { PODS, REPLICASETS } from "../objects/refs.ts";

@@ -7,13 +7,13 @@
 // availableReplicas, currentReplicas, updatedReplicas and current/update revisions.
 
 import type { Clock } from "../../../services/kernel/clock.ts";
+import type { EventRecorder } from "../../../services/kube/event-recorder.ts";
 import { type KubeObject, splitKey } from "../../../services/kube/kube-object.ts";
 import type { ReconcileLoop, ReconcileOutcome } from "../../../services/kube/reconcile-loop.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
 import { jsonEqual } from "../apiserver/core/json-object.ts";
-import type { EventRecorder } from "../objects/event-recorder.ts";
 import { isPodAvailable, isPodReady, msUntilAvailable } from "../objects/pod-readiness.ts";
 import type { Pod, Volume } from "../objects/pod-types.ts";
 import { PODS, STATEFULSETS } from "../objects/refs.ts";

@@ -1,9 +1,9 @@
 // Specs' cluster for the controllers: the in-process API with GC, the built-in controllers on a
 // manual clock, and a stand-in for the kubelet that marks pods Running and Ready.
 import { createLogger } from "../../../services/kernel/log.ts";
+import { discardEvents } from "../../../services/kube/event-recorder.ts";
 import { formatTime } from "../../../services/kube/kube-time.ts";
 import { testCluster } from "../apiserver/cluster/test-cluster.ts";
-import { discardEvents } from "../objects/event-recorder.ts";
 import type { Pod } from "../objects/pod-types.ts";
 import { PODS } from "../objects/refs.ts";
 import { startControllers } from "./controller-manager.ts";

@@ -5,8 +5,8 @@
 import path from "node:path";
 import type { Clock } from "../../../services/kernel/clock.ts";
 import type { Result } from "../../../services/kernel/errors.ts";
+import type { EventType } from "../../../services/kube/event-recorder.ts";
 import { formatTime } from "../../../services/kube/kube-time.ts";
-import type { EventType } from "../objects/event-recorder.ts";
 import type {
   Container,
   ContainerState,

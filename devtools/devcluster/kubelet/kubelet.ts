@@ -8,13 +8,14 @@ import { rmSync } from "node:fs";
 import path from "node:path";
 import { type Clock, systemClock } from "../../../services/kernel/clock.ts";
 import { createLogger, type Logger } from "../../../services/kernel/log.ts";
+import type { EventRecorder } from "../../../services/kube/event-recorder.ts";
 import { keyOf, splitKey } from "../../../services/kube/kube-object.ts";
 import { ReconcileLoop } from "../../../services/kube/reconcile-loop.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
 import type { PodLogSource } from "../apiserver/http/pod-logs.ts";
-import { ApiEventRecorder, type EventRecorder } from "../objects/event-recorder.ts";
+import { clusterEventRecorder } from "../objects/cluster-events.ts";
 import type { Pod } from "../objects/pod-types.ts";
 import { NODES, PODS } from "../objects/refs.ts";
 import { ClusterHosts, HOSTS_FILE_ENV, usesClusterDns } from "./cluster-hosts.ts";
@@ -67,7 +68,7 @@ export class Kubelet {
     this.#launcher = deps.launcher ?? hostProcessLauncher;
     this.#checker = deps.checker ?? checkProbe;
     this.#events =
-      deps.events ?? new ApiEventRecorder(deps.api, this.#clock, "kubelet", this.config.nodeName);
+      deps.events ?? clusterEventRecorder(deps.api, this.#clock, "kubelet", this.config.nodeName);
     this.#ips = new PodIpPool(this.config.podCidr);
     this.#processes = new ProcessRegistry(this.config.processFile);
     this.#loop = new ReconcileLoop("kubelet", (key) => this.#syncLogged(key), {

@@ -5,13 +5,14 @@
 
 import { type Clock, systemClock } from "../../../services/kernel/clock.ts";
 import { createLogger, type Logger } from "../../../services/kernel/log.ts";
+import type { EventRecorder } from "../../../services/kube/event-recorder.ts";
 import { formatTime } from "../../../services/kube/kube-time.ts";
 import { ReconcileLoop } from "../../../services/kube/reconcile-loop.ts";
 import type { WatchHandle } from "../apiserver/cluster/api-types.ts";
 import type { ClusterApi } from "../apiserver/cluster/cluster-api.ts";
 import { statusCodeOf } from "../apiserver/core/api-status.ts";
 import { jsonEqual } from "../apiserver/core/json-object.ts";
-import { ApiEventRecorder, type EventRecorder } from "../objects/event-recorder.ts";
+import { clusterEventRecorder } from "../objects/cluster-events.ts";
 import { isPodActive } from "../objects/pod-readiness.ts";
 import type { Pod, PodCondition } from "../objects/pod-types.ts";
 import { NODES, PODS } from "../objects/refs.ts";
@@ -44,7 +45,7 @@ export class PodScheduler {
     this.#api = api;
     this.#clock = deps.clock ?? systemClock;
     this.#log = deps.log ?? createLogger("devcluster-scheduler");
-    this.#events = deps.events ?? new ApiEventRecorder(api, this.#clock, SCHEDULER_NAME);
+    this.#events = deps.events ?? clusterEventRecorder(api, this.#clock, SCHEDULER_NAME);
     this.#loop = new ReconcileLoop(SCHEDULER_NAME, () => this.#scheduleLogged(), {
       clock: this.#clock,
       log: this.#log,

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { CONFIGMAPS, configMap, testCluster } from "../apiserver/cluster/test-cluster.ts";
-import { ApiEventRecorder } from "./event-recorder.ts";
+import { clusterEventRecorder } from "./cluster-events.ts";
 import { EVENTS } from "./refs.ts";
 
-describe("event-recorder", () => {
+describe("cluster events", () => {
   it("records an event about an object and counts repeats instead of adding events", () => {
     const { api, clock } = testCluster();
     const subject = api.create(CONFIGMAPS, "default", configMap("cm"));
-    const recorder = new ApiEventRecorder(api, clock, "kubelet", "node-a");
+    const recorder = clusterEventRecorder(api, clock, "kubelet", "node-a");
     recorder.record(subject, "Warning", "Unhealthy", "Liveness probe failed");
     recorder.record(subject, "Warning", "Unhealthy", "Liveness probe failed");
     recorder.record(subject, "Normal", "Started", "Started container c");
@@ -28,7 +28,7 @@ describe("event-recorder", () => {
 
   it("drops events it cannot write", () => {
     const { api, clock } = testCluster();
-    const recorder = new ApiEventRecorder(api, clock, "kubelet");
+    const recorder = clusterEventRecorder(api, clock, "kubelet");
     const ghost = configMap("ghost", { namespace: "missing", uid: "u" });
     assert.doesNotThrow(() => recorder.record(ghost, "Normal", "X", "y"));
   });
