@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Command, type CommanderError } from "commander";
+import { type FlagTable, integer } from "../kernel/flag-table.ts";
 import { SERVE_FLAGS } from "../worker/index.ts";
-import { type FlagTable, integer } from "../worker/server/flag-table.ts";
 import { flagsGiven, mountFlags } from "./flag-options.ts";
 import { serveCommand } from "./serve-command.ts";
 

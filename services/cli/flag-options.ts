@@ -1,9 +1,10 @@
-// Mounts a flag table (services/worker/server/flag-table.ts) on a commander command: one option per
+// Mounts a flag table (services/kernel/flag-table.ts) on a commander command: one option per
 // entry that has a flag, read by the entry's reader (a bad value is commander's one-line error naming
 // the flag), described in --help with its choices, default and variable. flagsGiven returns what the
 // command line gave, for readFlags to complete from the environment and the defaults.
-import { type Command, InvalidArgumentError, Option } from "commander";
-import { type Flag, type FlagTable, type FlagValues, type Reader, readerOf } from "../worker/index.ts";
+import { type Command, Option } from "commander";
+import { type Flag, type FlagTable, type FlagValues, readerOf } from "../kernel/flag-table.ts";
+import { commanderParser } from "./flags.ts";
 
 export function mountFlags(command: Command, table: FlagTable): Command {
   for (const [key, flag] of Object.entries(table)) {
@@ -17,15 +18,6 @@ export function mountFlags(command: Command, table: FlagTable): Command {
     command.addOption(option);
   }
   return command;
-}
-
-/** A table's reader as a commander parser: the reason it gives becomes commander's error. */
-function commanderParser<T>(read: Reader<T>): (text: string) => T {
-  return (text) => {
-    const reading = read(text);
-    if (reading.error !== undefined) throw new InvalidArgumentError(reading.error);
-    return reading.value;
-  };
 }
 
 /** The table's values given on the command line (the options' defaults left out). */

@@ -1,25 +1,23 @@
 // Parsers for flag values: each throws commander's InvalidArgumentError, which commander reports as
 // a one-line error naming the flag ("option '--top-k <k>' argument 'x' is invalid. ...").
+// The integer readers are the flag tables' own (services/kernel/flag-table.ts), so a flag reads alike
+// whether a table or a hand-written command declares it.
 import { InvalidArgumentError } from "commander";
 import type { TesseraError } from "../kernel/errors.ts";
+import { integer, nonNegativeInteger, positiveInteger, type Reader } from "../kernel/flag-table.ts";
 
-export function integerFlag(value: string): number {
-  const n = Number(value);
-  if (value.trim() === "" || !Number.isSafeInteger(n)) throw new InvalidArgumentError("must be an integer");
-  return n;
+/** A reader as a commander parser: the reason it gives becomes commander's error naming the flag. */
+export function commanderParser<T>(read: Reader<T>): (text: string) => T {
+  return (text) => {
+    const reading = read(text);
+    if (reading.error !== undefined) throw new InvalidArgumentError(reading.error);
+    return reading.value;
+  };
 }
 
-export function nonNegativeIntegerFlag(value: string): number {
-  const n = integerFlag(value);
-  if (n < 0) throw new InvalidArgumentError("must be >= 0");
-  return n;
-}
-
-export function positiveIntegerFlag(value: string): number {
-  const n = integerFlag(value);
-  if (n <= 0) throw new InvalidArgumentError("must be > 0");
-  return n;
-}
+export const integerFlag = commanderParser(integer);
+export const nonNegativeIntegerFlag = commanderParser(nonNegativeInteger);
+export const positiveIntegerFlag = commanderParser(positiveInteger);
 
 export function numberFlag(value: string): number {
   const n = Number(value);

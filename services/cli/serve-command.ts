@@ -1,8 +1,9 @@
 // `tessera serve`: serves one checkpoint over gRPC until SIGTERM or SIGINT, then drains and exits 0.
 // Its flags are the worker's (services/worker/server/serve-flags.ts); this command only mounts them.
 import { Command } from "commander";
+import { flagOfField } from "../kernel/flag-table.ts";
 import { createLogger } from "../kernel/log.ts";
-import { flagOfField, loadServe, loadServeConfig, SERVE_FLAGS } from "../worker/index.ts";
+import { loadServe, loadServeConfig, SERVE_FLAGS } from "../worker/index.ts";
 import { flagsGiven, mountFlags } from "./flag-options.ts";
 import { asFlagError } from "./flags.ts";
 

@@ -4,7 +4,7 @@ import type { RequestPhases } from "../kernel/telemetry/phase-spans.ts";
 /** Why a generation ended. */
 export type FinishReason = "stop" | "length" | "stop_string" | "context" | "cancelled";
 
-/** Validated sampling and stopping parameters of one request (see sampling/params.ts). */
+/** Validated sampling and stopping parameters of one request (see sampling-params.ts). */
 export interface SamplingParams {
   /** Tokens to generate, >= 1. */
   maxTokens: number;

@@ -1,15 +1,7 @@
 // The worker's public entry: what the CLI needs to run a model (`tessera serve`, `tessera generate`).
 // Nothing else outside services/worker imports the worker (scripts/import-direction.ts). Every `tessera`
-// command loads it to build its options, so it stays light: `tessera serve`'s flag table, and what the
-// CLI needs to mount a flag table, now; the engine and the server only when a command runs them.
-export {
-  type Flag,
-  type FlagTable,
-  type FlagValues,
-  flagOfField,
-  type Reader,
-  readerOf,
-} from "./server/flag-table.ts";
+// command loads it to build its options, so it stays light: `tessera serve`'s flag table (a
+// services/kernel/flag-table.ts table) now; the engine and the server only when a command runs them.
 export { SERVE_FLAGS } from "./server/serve-flags.ts";
 
 /** The engine, for `tessera generate`: a model in this process. */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { flagOfField } from "./flag-table.ts";
+import { flagOfField } from "../../kernel/flag-table.ts";
 import { serveConfigFromFlags } from "./serve-flag-config.ts";
 import { layerRange, SERVE_FLAGS } from "./serve-flags.ts";
 

@@ -5,7 +5,7 @@
 // from TESSERA_LAYER_START and TESSERA_LAYER_END when both are set. Errors name the flag or variable a
 // bad value came from, or the config field (services/cli/serve-command.ts names its flag).
 import type { Result } from "../../kernel/errors.ts";
-import { configOf, type Env, readFlags } from "./flag-table.ts";
+import { configOf, type Env, readFlags } from "../../kernel/flag-table.ts";
 import { parseServeConfig, type ServeConfig } from "./serve-config.ts";
 import { SERVE_FLAGS, type ServeFlags } from "./serve-flags.ts";
 import { modelInput } from "./serve-model-flags.ts";

@@ -1,6 +1,7 @@
-// Every setting `tessera serve` takes from its command line or its environment, declared once (see
-// flag-table.ts): the flag, its help, how it is read, its default, the variable the operator sets instead
-// on a worker pod (operator/placement/shard-env.ts) and its field in the serve config (serve-config.ts).
+// Every setting `tessera serve` takes from its command line or its environment, declared once (a table
+// of services/kernel/flag-table.ts): the flag, its help, how it is read, its default, the variable the
+// operator sets instead on a worker pod (operator/placement/shard-env.ts) and its field in the serve
+// config (serve-config.ts).
 // The CLI mounts the flags (services/cli/serve-command.ts); serve-flag-config.ts reads them into a
 // ServeConfig. Variables without a flag: TESSERA_KV_PASSWORD (from a Secret), TESSERA_LAYER_START /
 // TESSERA_LAYER_END (the stage's layers [start, end), the operator's split) and TESSERA_HOSTS_FILE, which
@@ -15,7 +16,7 @@ import {
   positiveInteger,
   type Reader,
   trimmed,
-} from "./flag-table.ts";
+} from "../../kernel/flag-table.ts";
 
 /** `--layers 0-11`: layers 0 to 11 inclusive, as [0, 12). */
 export const layerRange: Reader<{ start: number; end: number }> = (text) => {

@@ -6,7 +6,7 @@
 // values in a raw config and name the flag behind a config field, so the options, the values' type, the
 // reading and the errors all come from the one entry. Readers return { value } | { error } with the
 // reason ("must be > 0"); whoever read the text names the flag or variable it came from.
-import { Code, type Result, TesseraError } from "../../kernel/errors.ts";
+import { Code, type Result, TesseraError } from "./errors.ts";
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
