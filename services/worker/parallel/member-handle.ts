@@ -1,5 +1,6 @@
-// The event loop's handle on a member thread (member-thread.ts): starts it, learns where it listens,
-// when its group is ready and when it fails, and (rank 0) sends it steps and KV requests.
+// The event loop's handle on a member thread (member-thread.ts), the model thread of every process (a
+// single process is a group of one): starts it, learns where it listens, when its group is ready and
+// when it fails, and (rank 0) sends it steps and KV requests.
 import { Worker } from "node:worker_threads";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { FromMember, MemberThreadOptions, ToMember } from "./member-messages.ts";
@@ -10,7 +11,9 @@ import { type ShardCounter, ShardStats } from "./shard-stats.ts";
  * grow past what the old generation has left before its limit, and V8 then starts incremental marking
  * again and again: a last stage of PP=2 ran a mark-compact every ~100 ms, its GC threads taking ~0.1 ms
  * of CPU per generated token. 16 MiB: PP=2 with two virtual engines, median of 6 rounds 1730 -> 2404
- * tok/s; TP=2 unchanged (895 -> 917); 6 MiB helped PP as much but cost TP 11%.
+ * tok/s; TP=2 unchanged (895 -> 917); 6 MiB helped PP as much but cost TP 11%. A single process's model
+ * thread is a member thread too: the engine benchmark's batch-1 decode gave 0.959 of the bare loop with
+ * 16 MiB and 0.948 with the default, in alternating rounds on a loaded machine (no difference to claim).
  */
 const MEMBER_YOUNG_GENERATION_MB = 16;
 
