@@ -13,21 +13,20 @@
 // and hands on the residual stream `residual_out`; the next segment starts from `residual + reduced`
 // (the all-reduced sum). Each segment is its own onnxruntime session.
 //
-//   entry    tokens: input_ids [N] int64, the step's N new tokens, sequence after sequence
-//            | hidden: hidden_in [N, hidden] | sum: residual, reduced [N, hidden]
-//   attention segments also take
-//            position_ids [N] int64
-//            key_cache_i, value_cache_i [slots, kvH, D]: the shard's KV pool of layer i, its rank's KV
-//            heads (passed without a copy; slot = block * block_size + offset)
-//            per attention group g in (decode, prefill):
-//              g_query_index [B,S]: flat index of each sequence's new tokens (padded)
-//              g_past_index [B,P]: pool slots of each sequence's cached tokens (padded)
-//              g_bias [B,1,S,P+S]: 0 where a query may attend, -inf elsewhere (causal, window, padding)
-//            unpad_index [N]: where each token's attention output sits in the groups' padded outputs
-//            and output new_key_i, new_value_i [N,kvH,D]: the new tokens' K/V, which the caller writes
-//            into the pool (graph outputs stay small: no full cache is ever copied out)
-//   exit     partial: residual_out, partial [N, hidden] | hidden: hidden_out [N, hidden]
-//            | logits: logits [L, V/ranks], from logits_index [L] (the tokens whose next-token logits are wanted)
+//   entry      tokens: input_ids [N] int64, the step's N new tokens, sequence after sequence
+//              | hidden: hidden_in [N, hidden] | sum: residual, reduced [N, hidden]
+//   attention  (a segment with whole layers or an attention half) position_ids [N] int64;
+//              key_cache_i, value_cache_i [slots, kvH, D]: the shard's KV pool of layer i, its rank's
+//              KV heads (passed without a copy; slot = block * block_size + offset);
+//              per attention group g in (decode, prefill):
+//                g_query_index [B,S]: flat index of each sequence's new tokens (padded)
+//                g_past_index [B,P]: pool slots of each sequence's cached tokens (padded)
+//                g_bias [B,1,S,P+S]: 0 where a query may attend, -inf elsewhere (causal, window, padding)
+//              unpad_index [N]: where each token's attention output sits in the groups' padded outputs;
+//              outputs new_key_i, new_value_i [N,kvH,D]: the new tokens' K/V, which the caller writes
+//              into the pool (graph outputs stay small: no full cache is ever copied out)
+//   exit       partial: residual_out, partial [N, hidden] | hidden: hidden_out [N, hidden]
+//              | logits: logits [L, V/ranks] of the L tokens logits_index [L] names
 // Decode sequences (one new token) and prefill chunks form separate groups so a long chunk does not
 // pad every decode sequence to its length. Linear layers run on the flat [N, hidden] batch.
 import type { DecoderConfig } from "../arch/decoder-config.ts";
@@ -138,7 +137,9 @@ export function buildSegmentGraph(parts: ShardGraphParts, segment: Segment): Uin
   if (attends) ops.attentionGroupInputs();
   const unpad = attends ? g.input("unpad_index", "int64", ["tokens"]) : "";
   const logitsIndex = segment.exit === "logits" ? g.input("logits_index", "int64", ["logit_rows"]) : "";
-  let h = segment.entry === "tokens" ? ops.embed(entry[0]!) : entry[0]!;
+  // The stream a segment starts from: the embedded tokens, the hidden states, or residual + reduced.
+  let h = entry[0]!;
+  if (segment.entry === "tokens") h = ops.embed(h);
   if (segment.entry === "sum") h = g.op("Add", entry);
   const rope: Rope | undefined = attends ? ops.rotaryTables(positions) : undefined;
   for (const layer of segment.layers) h = ops.layer(layer, h, rope!, unpad);

@@ -100,15 +100,20 @@ export class Coordinator {
         reject,
       });
       for (const [microBatch, mb] of micro.entries()) {
+        const batch = { stepId, microBatch, seqs: mb.seqs, sample };
         const ids = tokens.subarray(mb.tokenStart, mb.tokenEnd);
-        if (this.peers.length > 0) this.sendTokens({ stepId, microBatch, seqs: mb.seqs, sample }, ids);
-        this.stage.run({ stepId, microBatch, seqs: mb.seqs, sample }, { tokens: ids });
+        this.sendTokens(batch, ids);
+        this.stage.run(batch, { tokens: ids });
       }
     });
   }
 
-  /** A micro-batch's token ids to the other stage-0 ranks, which never sample: their copy leaves the rows' sampling out. */
+  /**
+   * A micro-batch's token ids to the other stage-0 ranks (none without tensor ranks), which never
+   * sample: their copy leaves the rows' sampling out.
+   */
   private sendTokens(batch: MicroBatch, ids: Int32Array): void {
+    if (this.peers.length === 0) return;
     const { stepId, microBatch, seqs, sample } = batch;
     const description = { stepId, microBatch, sequences: sequencesToWire(seqs, false), sample };
     for (const peer of this.peers)

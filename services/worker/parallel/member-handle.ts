@@ -43,6 +43,7 @@ export class MemberHandle {
   private failure: TesseraError | undefined;
   private isReady = false;
   private closed = false;
+  private exited = false;
 
   constructor(options: Omit<MemberThreadOptions, "stats">) {
     const deferred = <T>() => {
@@ -71,6 +72,7 @@ export class MemberHandle {
       this.fail(new TesseraError(Code.INTERNAL, `member thread failed: ${err.message}`)),
     );
     this.worker.on("exit", () => {
+      this.exited = true;
       if (!this.closed) this.fail(new TesseraError(Code.UNAVAILABLE, "member thread exited"));
     });
   }
@@ -97,6 +99,7 @@ export class MemberHandle {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.exited) return;
     const exited = new Promise<void>((resolve) => this.worker.once("exit", () => resolve()));
     this.worker.postMessage({ type: "close" } satisfies ToMember);
     await exited;
