@@ -133,9 +133,14 @@ export async function run(): Promise<void> {
   const colocated = await Engine.load(MODEL_DIR, { threads: 1 });
   try {
     // a. Handoff vs the decode worker's own prefill.
-    const handoff: Record<string, { handoffMs: number; localPrefillMs: number }> = {};
+    const handoff: Record<
+      string,
+      { handoffMs: number; storeMs: number; fetchMs: number; localPrefillMs: number }
+    > = {};
     for (const length of [128, 512, 1024]) {
       const handoffs: number[] = [];
+      const storeTimes: number[] = [];
+      const fetchTimes: number[] = [];
       const locals: number[] = [];
       for (let round = 0; round < 3; round++) {
         const prompt = randomIds(length);
@@ -144,10 +149,17 @@ export async function run(): Promise<void> {
         const handoffPrompt = [...prompt, p.ids[0]!];
         const blocks = Math.floor((handoffPrompt.length - 1) / 16);
         await gen(decode, handoffPrompt, 1, { expectedRemoteBlocks: blocks });
+        storeTimes.push(p.end - p.firstToken);
+        fetchTimes.push(decode.remote!.stats.lastFetchMs);
         handoffs.push(p.end - p.firstToken + decode.remote!.stats.lastFetchMs);
         locals.push(local.firstToken - local.start);
       }
-      handoff[String(length)] = { handoffMs: median(handoffs), localPrefillMs: median(locals) };
+      handoff[String(length)] = {
+        handoffMs: median(handoffs),
+        storeMs: median(storeTimes),
+        fetchMs: median(fetchTimes),
+        localPrefillMs: median(locals),
+      };
     }
     figures["handoff"] = handoff;
 
