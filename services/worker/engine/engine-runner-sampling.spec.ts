@@ -1,8 +1,8 @@
-// An engine over a runner that samples (ModelRunner.samplesRows: the model thread samples, as a
-// parallel replica's last stage does): each row it asks for carries its RowSampling, and the engine
-// streams the runner's tokens. The requests generate exactly what they generate when the runner hands
-// back logits rows and the engine samples them itself (seeded draws and penalties included), and a
-// row the runner could not sample fails only its own request.
+// An engine over a runner that samples (ModelRunner.samplesRows, as a parallel replica's last stage
+// does; here the single-process runner, asked to sample in its model thread): each row it asks for
+// carries its RowSampling, and the engine streams the runner's tokens. The requests generate exactly
+// what they generate when the runner hands back logits rows and the engine samples them itself (seeded
+// draws and penalties included), and a row the runner could not sample fails only its own request.
 import assert from "node:assert/strict";
 import path from "node:path";
 import { greedySampling } from "../../inference/sampling-params.ts";
@@ -39,7 +39,7 @@ const SAMPLINGS: SamplingParams[] = [
   }),
 ];
 
-/** The single-process runner, sampling each row in its model thread; it refuses rows of top_k POISON_TOP_K. */
+/** The single-process runner made to sample each row in its model thread; it refuses rows of top_k POISON_TOP_K. */
 async function samplingRunner(o: ModelRunnerOptions): Promise<ModelRunner> {
   const inner = await ModelRunner.start(o);
   const step: ModelRunner["step"] = async (tokens, seqs) => {
@@ -56,11 +56,6 @@ async function samplingRunner(o: ModelRunnerOptions): Promise<ModelRunner> {
     return { ...result, tokens: rows };
   };
   return Object.assign(Object.create(inner) as ModelRunner, { step, samplesRows: true });
-}
-
-/** The same runner asked for logits rows: the engine samples them itself. */
-async function logitsRunner(o: ModelRunnerOptions): Promise<ModelRunner> {
-  return Object.assign(Object.create(await ModelRunner.start(o)) as ModelRunner, { samplesRows: false });
 }
 
 async function generate(engine: Engine, id: string, promptIds: number[], sampling: SamplingParams) {
@@ -82,7 +77,7 @@ describe("Engine over a runner that samples", function () {
   let here: Engine;
   let there: Engine;
   before(async () => {
-    here = await Engine.load(MODEL, { threads: 1, engine: ENGINE, startRunner: logitsRunner });
+    here = await Engine.load(MODEL, { threads: 1, engine: ENGINE });
     there = await Engine.load(MODEL, { threads: 1, engine: ENGINE, startRunner: samplingRunner });
   });
   after(async () => {

@@ -13,7 +13,8 @@ import { type ShardCounter, ShardStats } from "./shard-stats.ts";
  * of CPU per generated token. 16 MiB: PP=2 with two virtual engines, median of 6 rounds 1730 -> 2404
  * tok/s; TP=2 unchanged (895 -> 917); 6 MiB helped PP as much but cost TP 11%. A single process's model
  * thread is a member thread too: the engine benchmark's batch-1 decode gave 0.959 of the bare loop with
- * 16 MiB and 0.948 with the default, in alternating rounds on a loaded machine (no difference to claim).
+ * 16 MiB and 0.948 with the default, and `tessera serve` of the small preset 3513 tok/s against 3515
+ * (16 concurrent, medians), in alternating rounds on a loaded machine: no difference to claim.
  */
 const MEMBER_YOUNG_GENERATION_MB = 16;
 
