@@ -76,7 +76,8 @@ export class ApiEventRecorder implements EventRecorder {
     const write = this.#write(object, { type, reason, message }).catch((err: unknown) =>
       this.#options.log?.warn({ err: String(err), reason }, "could not record an event"),
     );
-    this.#pending = Promise.all([this.#pending, write]);
+    // Settles to undefined, so the chain keeps no array of every result before it.
+    this.#pending = Promise.all([this.#pending, write]).then(() => undefined);
   }
 
   /** Resolves when the events recorded so far are written (tests, shutdown). */
