@@ -1,6 +1,8 @@
 // The one config object of a serving process, validated at start-up.
+import path from "node:path";
 import { z } from "zod";
 import { type Result, TesseraError } from "../../kernel/errors.ts";
+import { servedModelNameProblem } from "../../kernel/served-model-name.ts";
 import { engineConfigSchema } from "../engine/engine-config.ts";
 import { redisKvConfigSchema } from "../kv-transfer/redis-kv-config.ts";
 import { SERVE_DTYPES } from "./serve-model-flags.ts";
@@ -49,6 +51,14 @@ export const ServeConfigSchema = z
   .object({
     /** Checkpoint folder (config.json, model.safetensors, tokenizer.json). */
     modelDir: z.string().min(1),
+    /** The model id clients send and ListModels reports; unset = the checkpoint folder's name. */
+    servedName: z
+      .string()
+      .superRefine((name, ctx) => {
+        const problem = servedModelNameProblem(name);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      })
+      .optional(),
     /** The architecture's registry name (e.g. LlamaForCausalLM); unset = what config.json says. */
     architecture: z.string().min(1).optional(),
     /** Weight dtype to run in (serve-model-flags.ts: dtypeProblem); unset = the checkpoint's. */
@@ -86,6 +96,11 @@ export const ServeConfigSchema = z
   });
 
 export type ServeConfig = z.infer<typeof ServeConfigSchema>;
+
+/** The name the model is served as: the configured one, else the checkpoint folder's name. */
+export function servedNameOf(config: Pick<ServeConfig, "modelDir" | "servedName">): string {
+  return config.servedName ?? path.basename(path.resolve(config.modelDir));
+}
 
 /** Parses a raw config; the error names the first bad field (e.g. `port: ...`). */
 export function parseServeConfig(raw: unknown): Result<ServeConfig> {

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { flagOfField } from "../../kernel/flag-table.ts";
+import { parseServeConfig, servedNameOf } from "./serve-config.ts";
 import { serveConfigFromFlags } from "./serve-flag-config.ts";
-import { layerRange, SERVE_FLAGS } from "./serve-flags.ts";
+import { layerRange, SERVE_FLAGS, servedModelName } from "./serve-flags.ts";
 
 describe("serve config from flags and environment", () => {
   const model = { model: "/m" };
@@ -25,6 +26,42 @@ describe("serve config from flags and environment", () => {
       [value?.engine?.blockSize, value?.engine?.maxNumSeqs, value?.engine?.enablePrefixCaching],
       [32, 8, false],
     );
+  });
+
+  describe("the served model name", () => {
+    it("is the folder's name unless --served-model-name or TESSERA_MODEL_NAME (the operator's) says otherwise", () => {
+      const qwen = { model: "/models/Qwen2.5-0.5B-Instruct/" };
+      const folder = serveConfigFromFlags(qwen, {}).value!;
+      assert.equal(folder.servedName, undefined);
+      assert.equal(servedNameOf(folder), "Qwen2.5-0.5B-Instruct");
+      const env = serveConfigFromFlags(qwen, { TESSERA_MODEL_NAME: "q2" }).value!;
+      assert.equal(servedNameOf(env), "q2");
+      const flag = serveConfigFromFlags(
+        { ...qwen, servedModelName: "Qwen/Qwen2.5-0.5B" },
+        { TESSERA_MODEL_NAME: "q2" },
+      );
+      assert.equal(servedNameOf(flag.value!), "Qwen/Qwen2.5-0.5B");
+      assert.equal(
+        servedNameOf(serveConfigFromFlags(qwen, { TESSERA_MODEL_NAME: " " }).value!),
+        "Qwen2.5-0.5B-Instruct",
+      );
+    });
+
+    it("refuses an empty or invalid name, naming the flag or the variable", () => {
+      assert.deepEqual(servedModelName(""), { error: "must not be empty" });
+      assert.match(servedModelName("my model").error ?? "", /"my model" is not a model name/);
+      assert.equal(flagOfField(SERVE_FLAGS)["servedName"], "--served-model-name");
+      const env = serveConfigFromFlags(model, { TESSERA_MODEL_NAME: "q2@v1" }).error;
+      assert.match(
+        env!.message,
+        /^option '--served-model-name <name>' value 'q2@v1' from env 'TESSERA_MODEL_NAME' is invalid\. "q2@v1" is not a model name/,
+      );
+      // A program building the config itself gets the same rule, naming the field.
+      assert.match(
+        parseServeConfig({ modelDir: "/m", servedName: "" }).error!.message,
+        /^servedName: must not be empty/,
+      );
+    });
   });
 
   describe("architecture and dtype", () => {

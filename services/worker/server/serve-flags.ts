@@ -17,6 +17,7 @@ import {
   type Reader,
   trimmed,
 } from "../../kernel/flag-table.ts";
+import { servedModelNameProblem } from "../../kernel/served-model-name.ts";
 
 /** `--layers 0-11`: layers 0 to 11 inclusive, as [0, 12). */
 export const layerRange: Reader<{ start: number; end: number }> = (text) => {
@@ -35,10 +36,25 @@ export const addressList: Reader<string[]> = (text) => ({
     .filter((p) => p !== ""),
 });
 
+/** `--served-model-name q2`, checked by the rule every served name follows (kernel/served-model-name.ts). */
+export const servedModelName: Reader<string> = (text) => {
+  const problem = servedModelNameProblem(text);
+  return problem === undefined ? { value: text } : { error: problem };
+};
+
 const parallel = "parallel replica:";
 
 export const SERVE_FLAGS = {
   model: { flag: "--model <dir>", description: "checkpoint folder", required: true, field: "modelDir" },
+  // The operator sets TESSERA_MODEL_NAME on every worker pod: the InferenceModel's spec.model.servedName.
+  servedModelName: {
+    flag: "--served-model-name <name>",
+    description:
+      "the model id clients send and ListModels reports (letters, digits, . _ : / -; default: the checkpoint folder's name)",
+    read: servedModelName,
+    env: "TESSERA_MODEL_NAME",
+    field: "servedName",
+  },
   // Checked, and resolved to the registry's names, by modelInput (serve-model-flags.ts).
   architecture: {
     flag: "--architecture <name>",

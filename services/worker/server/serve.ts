@@ -1,7 +1,6 @@
 // The serving process: load the model, serve it (and /metrics when asked), and on SIGTERM or SIGINT
 // drain and stop.
 import type { Server as HttpServer } from "node:http";
-import path from "node:path";
 import type { Logger } from "../../kernel/log.ts";
 import { listeningPort, Metrics } from "../../kernel/telemetry/metrics.ts";
 import { Engine } from "../engine/engine.ts";
@@ -13,7 +12,7 @@ import { defaultVirtualEngines, isCoordinator } from "../parallel/shard-placemen
 import { ShardedRunner } from "../parallel/sharded-runner.ts";
 import type { ModelRunnerOptions } from "../runtime/model-runner.ts";
 import { InferenceServer } from "./inference-server.ts";
-import type { ServeConfig } from "./serve-config.ts";
+import { type ServeConfig, servedNameOf } from "./serve-config.ts";
 import { servedCheckpoint } from "./serve-model-flags.ts";
 import { serveShardMember } from "./serve-shard.ts";
 import { engineLoad } from "./worker-load.ts";
@@ -55,6 +54,7 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
     config.modelDir,
     withThreads(
       {
+        id: servedNameOf(config),
         log,
         ...(config.architecture && { architecture: config.architecture }),
         ...(engineConfig && { engine: engineConfig }),
@@ -123,7 +123,7 @@ async function openKvStore(
   const store = new RedisKvStore({
     config: config.kv!.redis,
     format: {
-      modelId: path.basename(path.resolve(config.modelDir)),
+      modelId: servedNameOf(config),
       revision: checkpoint.revision,
       layerRange: { start: 0, end: model.numLayers },
       shape: { blockSize: config.engine?.blockSize ?? 16, kvHeads: model.numKvHeads, headDim: model.headDim },
