@@ -142,5 +142,8 @@ describe("placement planner", () => {
     assert.notEqual(rev({ engine: { blockSize: 32 } }), base);
     assert.notEqual(rev({ model: { path: "/models/other" } }), base);
     assert.notEqual(rev({}, { image: "tessera:2" }), base);
+    // A new served name rolls the pods (they serve it); spelling out the default does not.
+    assert.notEqual(rev({ model: { path: "/models/tiny", servedName: "q2" } }), base);
+    assert.equal(rev({ model: { path: "/models/tiny", servedName: MODEL_REF.name } }), base);
   });
 });

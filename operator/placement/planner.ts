@@ -108,10 +108,21 @@ export function headlessServiceName(model: string): string {
   return `${model}-workers`;
 }
 
-/** What a role's pods are made of, apart from replica identity: the revision's input. */
-export function templateInput(spec: InferenceModelSpec, role: Role, pool: WorkerPoolSpec): unknown {
+/**
+ * What a role's pods are made of, apart from replica identity: the revision's input. The served name
+ * shapes the pods (TESSERA_MODEL_NAME), so a new one rolls them; spelling out the default (the model's
+ * own name) is the same pods, and hashes as if it were left out.
+ */
+export function templateInput(
+  model: { name: string },
+  spec: InferenceModelSpec,
+  role: Role,
+  pool: WorkerPoolSpec,
+): unknown {
   const { replicas: _replicas, routing: _routing, serving, ...shaping } = spec;
-  return { role, mode: serving.mode, spec: shaping, pool };
+  const { servedName, ...source } = spec.model;
+  const named = servedName === model.name ? { ...shaping, model: source } : shaping;
+  return { role, mode: serving.mode, spec: named, pool };
 }
 
 export function planPlacement(input: PlacementInput): PlacementPlan {
@@ -144,7 +155,7 @@ export function planPlacement(input: PlacementInput): PlacementPlan {
       plan.shortfalls.push({ role: want.role, pool: want.pool, wanted: want.wanted, placed: count, reason });
     }
     if (!pool) continue;
-    const revision = shortHash(templateInput(spec, want.role, pool.spec));
+    const revision = shortHash(templateInput(input.model, spec, want.role, pool.spec));
     plan.revisions[want.role] = revision;
     plan.surgeRoom[want.role] = (left.get(want.pool) ?? 0) >= podsPerGroup;
     for (let replica = 0; replica < count; replica++)

@@ -102,6 +102,12 @@ describe("CRD validation in the dev cluster API", () => {
       /need serving.mode disaggregated/,
     ],
     [
+      "a served name with a space",
+      { model: { path: "/m", servedName: "my model" } },
+      "spec.model.servedName",
+      /should match/,
+    ],
+    [
       "a malformed quantity",
       { resources: { requests: { cpu: "two" } } },
       "spec.resources.requests.cpu",
@@ -122,28 +128,27 @@ describe("CRD validation in the dev cluster API", () => {
     assert.match(error.message, /DNS label of at most 40 characters/);
   });
 
-  it("keeps serving.mode and model.servedName immutable", () => {
+  it("keeps serving.mode immutable; model.servedName may change (the pods roll to serve the new name)", () => {
     const created = cluster.api.create(
       MODELS,
       "default",
       model("tiny", { model: { path: "/m", servedName: "tiny-v1" } }),
     );
-    const change = (spec: Record<string, unknown>) =>
-      errorOf(() =>
-        cluster.api.update(MODELS, "default", "tiny", {
-          ...created,
-          spec: { ...(created["spec"] as object), ...spec },
-        }),
-      );
-    const mode = change({
-      serving: { mode: "disaggregated" },
-      kvTransfer: { redis: { address: "redis:6379" } },
-    });
+    const update = (spec: Record<string, unknown>) =>
+      cluster.api.update(MODELS, "default", "tiny", {
+        ...created,
+        spec: { ...(created["spec"] as object), ...spec },
+      });
+    const mode = errorOf(() =>
+      update({ serving: { mode: "disaggregated" }, kvTransfer: { redis: { address: "redis:6379" } } }),
+    );
     assert.ok(mode.fields?.includes("spec.serving.mode"));
     assert.match(mode.message, /serving.mode is immutable/);
-    const name = change({ model: { path: "/m", servedName: "tiny-v2" } });
-    assert.ok(name.fields?.includes("spec.model.servedName"));
-    assert.match(name.message, /servedName is immutable/);
+    const renamed = update({ model: { path: "/m", servedName: "Qwen/Qwen2.5-0.5B-Instruct" } });
+    assert.equal(
+      (renamed["spec"] as { model: { servedName: string } }).model.servedName,
+      "Qwen/Qwen2.5-0.5B-Instruct",
+    );
   });
 
   it("checks a WorkerPool's pod bounds", () => {

@@ -1,5 +1,6 @@
 // InferenceModel.spec: what to serve, how to split it across pods, how to route to it.
 import { z } from "zod";
+import { SERVED_MODEL_NAME_MAX_LENGTH, SERVED_MODEL_NAME_PATTERN } from "../kernel/served-model-name.ts";
 import { resourceRequirementsSchema, secretKeySelectorSchema } from "./common-types.ts";
 import { doc, immutable } from "./schema-kit.ts";
 
@@ -29,8 +30,13 @@ const modelSource = doc(
       "Mount this claim read-only at /models and read the checkpoint from /models/<path>.",
     ),
     servedName: doc(
-      z.string().min(1).max(256).optional(),
-      "The model id clients send (tessera.v1 GenerateRequest.model); defaults to metadata.name. Immutable.",
+      z
+        .string()
+        .min(1)
+        .max(SERVED_MODEL_NAME_MAX_LENGTH)
+        .regex(new RegExp(SERVED_MODEL_NAME_PATTERN))
+        .optional(),
+      "The model id clients send (tessera.v1 GenerateRequest.model, OpenAI `model`), which the workers serve (tessera serve --served-model-name) and the router lists at /v1/models; defaults to metadata.name, never the checkpoint folder's name. Letters, digits and . _ : / -, starting with a letter or digit. A change replaces the pods one replica at a time and rolls the router; clients must then send the new name.",
     ),
     architecture: doc(
       z.enum(ARCHITECTURES).default("auto"),
@@ -54,11 +60,6 @@ const modelSource = doc(
         rule: "!has(self.pvc) || !self.path.startsWith('/')",
         message: "path must be relative to the volume when pvc is set",
         fieldPath: ".path",
-      },
-      {
-        rule: "has(self.servedName) == has(oldSelf.servedName) && (!has(self.servedName) || self.servedName == oldSelf.servedName)",
-        message: "servedName is immutable",
-        fieldPath: ".servedName",
       },
     ],
   },
