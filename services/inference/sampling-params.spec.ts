@@ -84,6 +84,28 @@ describe("parseSamplingParams", () => {
     });
   });
 
+  it("gives an unset field the model's default, and an explicit zero its 'off' meaning", () => {
+    const defaults = { temperature: 0.6, topP: 0.95, topK: 20, minP: 0.01, repetitionPenalty: 1.1 };
+    const unset = parseSamplingParams({}, limits, defaults).value;
+    assert.deepEqual(
+      [unset?.temperature, unset?.topP, unset?.topK, unset?.minP, unset?.repetitionPenalty],
+      [0.6, 0.95, 20, 0.01, 1.1],
+    );
+    const off = parseSamplingParams(
+      { temperature: 0, topP: 0, topK: 0, minP: 0, repetitionPenalty: 0 },
+      limits,
+      defaults,
+    ).value;
+    assert.deepEqual(
+      [off?.temperature, off?.topP, off?.topK, off?.minP, off?.repetitionPenalty],
+      [0, 1, 0, 0, 1],
+    );
+    const mixed = parseSamplingParams({ temperature: 1.5, topK: 5 }, limits, defaults).value;
+    assert.deepEqual([mixed?.temperature, mixed?.topK, mixed?.topP], [1.5, 5, 0.95]);
+    // Only the five sampling knobs have model defaults; the rest keep theirs.
+    assert.deepEqual([unset?.maxTokens, unset?.presencePenalty, unset?.logprobs], [DEFAULT_MAX_TOKENS, 0, 0]);
+  });
+
   it("accepts seeds as numbers or bigints over the full uint64 range", () => {
     assert.equal(parseSamplingParams({ seed: 0 }, limits).value?.seed, 0n);
     assert.equal(parseSamplingParams({ seed: 7 }, limits).value?.seed, 7n);

@@ -1,10 +1,12 @@
 // Validation of a request's sampling parameters into the engine's SamplingParams.
 //
-// The API is proto3, where an unset scalar reads as zero, so zero means "unset" wherever the proto
-// says so: max_tokens 0 -> the default (16), temperature 0 -> greedy, top_p 0 -> 1 (off),
-// top_k 0 -> off, logprobs 0 -> none, min_p 0 -> off, repetition_penalty 0 -> 1 (off),
-// presence_penalty / frequency_penalty 0 -> off. Errors name the field as the API spells it
-// (snake_case).
+// temperature, top_p, top_k, min_p and repetition_penalty may be unset (undefined; optional in the proto):
+// an unset one takes the model's default (SamplingDefaults, from the checkpoint's generation_config.json),
+// else the front door's (the OpenAI API's temperature 1), else the neutral value. Set, zero means "off" as
+// the proto says: temperature 0 -> greedy, top_p 0 -> 1 (off), top_k 0 -> off, min_p 0 -> off,
+// repetition_penalty 0 -> 1 (off). The other fields are plain proto3 scalars, where unset reads as zero:
+// max_tokens 0 -> the default (16), logprobs 0 -> none, presence_penalty / frequency_penalty 0 -> off.
+// Errors name the field as the API spells it (snake_case).
 import { type Result, TesseraError } from "../kernel/errors.ts";
 import type { SamplingParams } from "./types.ts";
 
@@ -34,6 +36,38 @@ export interface RawSamplingParams {
   logprobs?: number | undefined;
 }
 
+/**
+ * What an unset temperature, top_p, top_k, min_p or repetition_penalty means: a model's recommendation
+ * (generation_config.json, read by the worker) layered over a front door's convention. Every value is
+ * already valid (the same ranges as a request's).
+ */
+export interface SamplingDefaults {
+  temperature?: number | undefined;
+  topP?: number | undefined;
+  topK?: number | undefined;
+  minP?: number | undefined;
+  repetitionPenalty?: number | undefined;
+}
+
+/** The fields of SamplingDefaults, as the API spells them. */
+export const SAMPLING_DEFAULT_FIELDS = {
+  temperature: "temperature",
+  topP: "top_p",
+  topK: "top_k",
+  minP: "min_p",
+  repetitionPenalty: "repetition_penalty",
+} as const satisfies Record<keyof SamplingDefaults, string>;
+
+/** The defaults keyed as the API spells them (`{ temperature: 0.6, top_p: 0.95 }`), for logs and model listings. */
+export function samplingDefaultsByApiName(defaults: SamplingDefaults): Record<string, number> {
+  const named: Record<string, number> = {};
+  for (const [key, name] of Object.entries(SAMPLING_DEFAULT_FIELDS)) {
+    const value = defaults[key as keyof SamplingDefaults];
+    if (value !== undefined) named[name] = value;
+  }
+  return named;
+}
+
 export interface SamplingLimits {
   /** Size of the model's vocabulary: stop_token_ids must lie in 0..vocabSize-1. */
   vocabSize: number;
@@ -50,7 +84,6 @@ function notNumber(value: number, integer: boolean): string | undefined {
   return undefined;
 }
 
-/** Checks `raw` and fills in defaults; the first problem found is returned as INVALID_ARGUMENT. */
 /**
  * The parameters of a request that sets nothing but `overrides`: greedy, no filter, no penalty, no stop,
  * max_tokens 16. For programs that build requests without going through the API (tests, benchmarks).
@@ -74,33 +107,41 @@ export function greedySampling(overrides: Partial<SamplingParams> = {}): Samplin
   };
 }
 
-export function parseSamplingParams(raw: RawSamplingParams, limits: SamplingLimits): Result<SamplingParams> {
+/**
+ * Checks `raw` and fills in defaults (`defaults` for the fields it covers); the first problem found is
+ * returned as INVALID_ARGUMENT.
+ */
+export function parseSamplingParams(
+  raw: RawSamplingParams,
+  limits: SamplingLimits,
+  defaults: SamplingDefaults = {},
+): Result<SamplingParams> {
   const maxTokens = raw.maxTokens ?? 0;
   const maxTokensProblem = notNumber(maxTokens, true);
   if (maxTokensProblem) return invalid("max_tokens", maxTokensProblem);
   if (maxTokens < 0) return invalid("max_tokens", "must be > 0");
 
-  const temperature = raw.temperature ?? 0;
+  const temperature = raw.temperature ?? defaults.temperature ?? 0;
   const temperatureProblem = notNumber(temperature, false);
   if (temperatureProblem) return invalid("temperature", temperatureProblem);
   if (temperature < 0) return invalid("temperature", "must be >= 0");
 
-  const topP = raw.topP ?? 0;
+  const topP = raw.topP ?? defaults.topP ?? 0;
   const topPProblem = notNumber(topP, false);
   if (topPProblem) return invalid("top_p", topPProblem);
   if (topP < 0 || topP > 1) return invalid("top_p", "must be in (0, 1]");
 
-  const topK = raw.topK ?? 0;
+  const topK = raw.topK ?? defaults.topK ?? 0;
   const topKProblem = notNumber(topK, true);
   if (topKProblem) return invalid("top_k", topKProblem);
   if (topK < 0) return invalid("top_k", "must be >= 0");
 
-  const minP = raw.minP ?? 0;
+  const minP = raw.minP ?? defaults.minP ?? 0;
   const minPProblem = notNumber(minP, false);
   if (minPProblem) return invalid("min_p", minPProblem);
   if (minP < 0 || minP > 1) return invalid("min_p", "must be in [0, 1]");
 
-  const repetitionPenalty = raw.repetitionPenalty ?? 0;
+  const repetitionPenalty = raw.repetitionPenalty ?? defaults.repetitionPenalty ?? 0;
   const repetitionProblem = notNumber(repetitionPenalty, false);
   if (repetitionProblem) return invalid("repetition_penalty", repetitionProblem);
   if (repetitionPenalty < 0) return invalid("repetition_penalty", "must be > 0");

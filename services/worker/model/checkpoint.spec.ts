@@ -35,6 +35,27 @@ describe("describeCheckpoint", () => {
     assert.equal(llama.dtype, "float32");
   });
 
+  it("takes eos ids and sampling defaults from generation_config.json, else config.json's eos", () => {
+    const dir = copyCheckpoint("tiny-llama");
+    const file = path.join(dir, "generation_config.json");
+    fs.writeFileSync(
+      file,
+      JSON.stringify({ do_sample: true, eos_token_id: [2, 5], temperature: 0.6, top_p: 0.9 }),
+    );
+    const described = describeCheckpoint(dir);
+    assert.deepEqual(described.eosTokenIds, [2, 5]);
+    assert.deepEqual(described.generation, { sampling: { temperature: 0.6, topP: 0.9 }, notApplied: [] });
+    fs.rmSync(file);
+    const bare = describeCheckpoint(dir);
+    assert.deepEqual(bare.eosTokenIds, [2]);
+    assert.deepEqual(bare.generation, { sampling: {}, notApplied: [] });
+    fs.writeFileSync(file, JSON.stringify({ temperature: -0.5 }));
+    assert.throws(
+      () => describeCheckpoint(dir),
+      isError(Code.INVALID_ARGUMENT, /generation_config\.json: temperature/),
+    );
+  });
+
   it("names the supported architectures when config.json asks for another", () => {
     const dir = copyCheckpoint("tiny-llama");
     const config = JSON.parse(fs.readFileSync(path.join(dir, "config.json"), "utf8"));

@@ -1,12 +1,15 @@
 // A Hugging Face checkpoint folder, described without reading its weights: config.json (through the
-// architecture registry), generation_config.json (eos ids), and the weights' dtype.
+// architecture registry), generation_config.json (eos ids and recommended sampling,
+// checkpoint-generation-config.ts), and the weights' dtype.
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import "../arch/builtin.ts";
+import type { SamplingDefaults } from "../../inference/sampling-params.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { DecoderConfig } from "../arch/decoder-config.ts";
 import { type ArchitectureDefinition, resolveArchitecture } from "../arch/registry.ts";
+import { GENERATION_CONFIG_FILE, parseGenerationConfig } from "./checkpoint-generation-config.ts";
 import { WeightStore } from "./weights.ts";
 
 export type ModelDtype = "float32" | "float16" | "bfloat16";
@@ -17,6 +20,9 @@ export interface Checkpoint {
   config: DecoderConfig;
   /** Token ids that end generation (generation_config.json, else config.json). */
   eosTokenIds: number[];
+  /** The sampling generation_config.json recommends (what an unset request field means), and what it
+   * holds that is not applied, with why; `tessera serve --generation-config none` leaves them unused. */
+  generation: { sampling: SamplingDefaults; notApplied: string[] };
   dtype: ModelDtype;
   /** Names these weights and config: a hash of config.json and the safetensors headers. */
   revision: string;
@@ -33,15 +39,9 @@ export function describeCheckpoint(dir: string, architectureOverride?: string): 
   if (architecture.error) throw architecture.error;
   const config = architecture.value.parseConfig(raw);
   if (config.error) throw config.error;
-  const generation = readJson(path.join(dir, "generation_config.json"), false) as
-    | { eos_token_id?: unknown }
-    | undefined;
-  const eos = generation?.eos_token_id;
-  const eosTokenIds = Array.isArray(eos)
-    ? eos.map(Number)
-    : typeof eos === "number"
-      ? [eos]
-      : config.value.eosTokenIds;
+  const generation = parseGenerationConfig(readJson(path.join(dir, GENERATION_CONFIG_FILE), false), dir);
+  if (generation.error) throw generation.error;
+  const { eosTokenIds = config.value.eosTokenIds, sampling, notApplied } = generation.value;
   const weights = WeightStore.open(dir);
   const dtype = DTYPES[weights.dtype()];
   return {
@@ -49,6 +49,7 @@ export function describeCheckpoint(dir: string, architectureOverride?: string): 
     architecture: architecture.value,
     config: config.value,
     eosTokenIds,
+    generation: { sampling, notApplied },
     dtype,
     revision: revisionOf(dir, weights),
   };

@@ -118,6 +118,15 @@ export declare type TokenIds = Message<"tessera.v1.TokenIds"> & {
 export declare const TokenIdsSchema: GenMessage<TokenIds>;
 
 /**
+ * Sampling of one request. temperature, top_p, top_k, min_p and repetition_penalty have explicit
+ * presence: left unset, each takes the model's default, which the worker reads from the checkpoint's
+ * generation_config.json (`tessera serve --generation-config auto`, the default; ModelInfo.sampling_defaults
+ * lists them) and which is the neutral value below when the model recommends none or the worker runs with
+ * `--generation-config none`. Set to 0, each means "off" (temperature 0 = greedy) whatever the model
+ * recommends. A client built from this file before these fields were optional sends no zero at all (proto3
+ * leaves zeros off the wire), so its "temperature 0" now reads as unset: set the field explicitly for
+ * greedy decoding of a model that recommends sampling.
+ *
  * @generated from message tessera.v1.SamplingParams
  */
 export declare type SamplingParams = Message<"tessera.v1.SamplingParams"> & {
@@ -129,25 +138,26 @@ export declare type SamplingParams = Message<"tessera.v1.SamplingParams"> & {
   maxTokens: number;
 
   /**
-   * 0 (or unset) means greedy decoding.
+   * Sampling temperature (>= 0); 0 means greedy decoding. Unset: the model's default, else greedy.
    *
-   * @generated from field: float temperature = 2;
+   * @generated from field: optional float temperature = 2;
    */
-  temperature: number;
+  temperature?: number | undefined;
 
   /**
-   * Nucleus sampling: keep the smallest set of tokens whose probability reaches top_p (0 < top_p <= 1; 0 = off).
+   * Nucleus sampling: keep the smallest set of tokens whose probability reaches top_p (0 < top_p <= 1;
+   * 0 = off). Unset: the model's default, else off.
    *
-   * @generated from field: float top_p = 3;
+   * @generated from field: optional float top_p = 3;
    */
-  topP: number;
+  topP?: number | undefined;
 
   /**
-   * Keep the top_k most likely tokens (0 = off).
+   * Keep the top_k most likely tokens (0 = off). Unset: the model's default, else off.
    *
-   * @generated from field: int32 top_k = 4;
+   * @generated from field: optional int32 top_k = 4;
    */
-  topK: number;
+  topK?: number | undefined;
 
   /**
    * Random seed; the same seed and request give the same output.
@@ -186,19 +196,20 @@ export declare type SamplingParams = Message<"tessera.v1.SamplingParams"> & {
 
   /**
    * Min-p sampling: after temperature, drop tokens whose probability is below min_p times that of the
-   * most likely token (0 <= min_p <= 1; 0 = off). Applied before top_k and top_p.
+   * most likely token (0 <= min_p <= 1; 0 = off). Applied before top_k and top_p. Unset: the model's
+   * default, else off.
    *
-   * @generated from field: float min_p = 10;
+   * @generated from field: optional float min_p = 10;
    */
-  minP: number;
+  minP?: number | undefined;
 
   /**
-   * Repetition penalty (> 0; 0 = unset = 1 = off): the logit of every token id in the prompt or the
-   * output so far is divided by it when positive and multiplied by it otherwise.
+   * Repetition penalty (> 0; 0 = 1 = off): the logit of every token id in the prompt or the output so
+   * far is divided by it when positive and multiplied by it otherwise. Unset: the model's default, else off.
    *
-   * @generated from field: float repetition_penalty = 11;
+   * @generated from field: optional float repetition_penalty = 11;
    */
-  repetitionPenalty: number;
+  repetitionPenalty?: number | undefined;
 
   /**
    * Presence penalty (-2 <= presence_penalty <= 2; 0 = off): subtracted from the logit of every token
@@ -471,6 +482,15 @@ export declare type ModelInfo = Message<"tessera.v1.ModelInfo"> & {
    * @generated from field: repeated uint32 eos_token_ids = 8;
    */
   eosTokenIds: number[];
+
+  /**
+   * What an unset sampling field means for this model: the defaults the worker took from the checkpoint's
+   * generation_config.json (none with `tessera serve --generation-config none`). A field left out here
+   * has no model default (the neutral value of SamplingParams).
+   *
+   * @generated from field: tessera.v1.SamplingDefaults sampling_defaults = 9;
+   */
+  samplingDefaults?: SamplingDefaults | undefined;
 };
 
 /**
@@ -478,6 +498,44 @@ export declare type ModelInfo = Message<"tessera.v1.ModelInfo"> & {
  * Use `create(ModelInfoSchema)` to create a new message.
  */
 export declare const ModelInfoSchema: GenMessage<ModelInfo>;
+
+/**
+ * A model's recommended sampling (generation_config.json), each field present only where it gives one.
+ *
+ * @generated from message tessera.v1.SamplingDefaults
+ */
+export declare type SamplingDefaults = Message<"tessera.v1.SamplingDefaults"> & {
+  /**
+   * @generated from field: optional double temperature = 1;
+   */
+  temperature?: number | undefined;
+
+  /**
+   * @generated from field: optional double top_p = 2;
+   */
+  topP?: number | undefined;
+
+  /**
+   * @generated from field: optional int32 top_k = 3;
+   */
+  topK?: number | undefined;
+
+  /**
+   * @generated from field: optional double min_p = 4;
+   */
+  minP?: number | undefined;
+
+  /**
+   * @generated from field: optional double repetition_penalty = 5;
+   */
+  repetitionPenalty?: number | undefined;
+};
+
+/**
+ * Describes the message tessera.v1.SamplingDefaults.
+ * Use `create(SamplingDefaultsSchema)` to create a new message.
+ */
+export declare const SamplingDefaultsSchema: GenMessage<SamplingDefaults>;
 
 /**
  * @generated from message tessera.v1.ListModelsResponse
