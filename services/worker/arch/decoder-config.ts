@@ -1,18 +1,10 @@
 // The normalized description of a decoder-only transformer, parsed from a Hugging Face config.json.
 // Every supported architecture maps its config onto this one shape; the graph builder reads only this.
 import { z } from "zod";
-import { Code, type Result, TesseraError } from "../../kernel/errors.ts";
+import { type Result, TesseraError } from "../../kernel/errors.ts";
+import { parseRopeScaling, type RopeScaling, ropeMaxContext, ropeParamsSchema } from "./rope.ts";
 
-export type RopeScaling =
-  | { type: "default" }
-  | { type: "linear"; factor: number }
-  | {
-      type: "llama3";
-      factor: number;
-      lowFreqFactor: number;
-      highFreqFactor: number;
-      originalMaxPositions: number;
-    };
+export { type RopeScaling, ropeInverseFrequencies } from "./rope.ts";
 
 export interface MoeConfig {
   numExperts: number;
@@ -48,18 +40,6 @@ export interface DecoderConfig {
 const positive = z.number().int().positive();
 const tokenIds = z.union([z.number().int().nonnegative(), z.array(z.number().int().nonnegative())]);
 
-const ropeParams = z
-  .object({
-    rope_theta: z.number().positive().optional(),
-    rope_type: z.string().optional(),
-    type: z.string().optional(),
-    factor: z.number().positive().optional(),
-    low_freq_factor: z.number().positive().optional(),
-    high_freq_factor: z.number().positive().optional(),
-    original_max_position_embeddings: positive.optional(),
-  })
-  .loose();
-
 /** The config.json fields shared by the Llama family. */
 export const hfDecoderConfigSchema = z
   .object({
@@ -74,8 +54,9 @@ export const hfDecoderConfigSchema = z
     max_position_embeddings: positive,
     rms_norm_eps: z.number().positive().default(1e-6),
     rope_theta: z.number().positive().optional(),
-    rope_parameters: ropeParams.nullish(),
-    rope_scaling: ropeParams.nullish(),
+    rope_parameters: ropeParamsSchema.nullish(),
+    rope_scaling: ropeParamsSchema.nullish(),
+    original_max_position_embeddings: positive.optional(),
     tie_word_embeddings: z.boolean().default(false),
     hidden_act: z.string().default("silu"),
     attention_bias: z.boolean().default(false),
@@ -122,7 +103,11 @@ export function toDecoderConfig(
     };
   }
   const rope = hf.rope_parameters ?? hf.rope_scaling ?? undefined;
-  const scaling = parseRopeScaling(rope);
+  const scaling = parseRopeScaling(rope, {
+    maxPositions: hf.max_position_embeddings,
+    topLevelOriginalMaxPositions: hf.original_max_position_embeddings,
+    field: hf.rope_parameters ? "rope_parameters" : "rope_scaling",
+  });
   if (scaling.error) return scaling;
   const eos = hf.eos_token_id ?? [];
   const config: DecoderConfig = {
@@ -135,7 +120,7 @@ export function toDecoderConfig(
     headDim: hf.head_dim ?? hf.hidden_size / hf.num_attention_heads,
     intermediateSize: hf.intermediate_size,
     vocabSize: hf.vocab_size,
-    maxContext: hf.max_position_embeddings,
+    maxContext: ropeMaxContext(scaling.value, hf.max_position_embeddings),
     rmsNormEps: hf.rms_norm_eps,
     ropeTheta: rope?.rope_theta ?? hf.rope_theta ?? 10000,
     ropeScaling: scaling.value,
@@ -153,64 +138,4 @@ export function toDecoderConfig(
     };
   }
   return { value: config };
-}
-
-function parseRopeScaling(rope: z.infer<typeof ropeParams> | undefined): Result<RopeScaling> {
-  const type = rope?.rope_type ?? rope?.type ?? "default";
-  switch (type) {
-    case "default":
-      return { value: { type: "default" } };
-    case "linear":
-      return { value: { type: "linear", factor: rope?.factor ?? 1 } };
-    case "llama3":
-      return {
-        value: {
-          type: "llama3",
-          factor: rope?.factor ?? 8,
-          lowFreqFactor: rope?.low_freq_factor ?? 1,
-          highFreqFactor: rope?.high_freq_factor ?? 4,
-          originalMaxPositions: rope?.original_max_position_embeddings ?? 8192,
-        },
-      };
-    default:
-      return {
-        error: new TesseraError(
-          Code.INVALID_ARGUMENT,
-          `config.json rope type ${type} is not supported (supported: default, linear, llama3)`,
-        ),
-      };
-  }
-}
-
-/** Rotary inverse frequencies (head_dim / 2 of them), as transformers computes them. */
-export function ropeInverseFrequencies(config: DecoderConfig): Float32Array {
-  const half = config.headDim / 2;
-  const inv = new Float32Array(half);
-  for (let i = 0; i < half; i++) {
-    // transformers: 1 / theta ** (arange(0, dim, 2, dtype=int64).float() / dim), computed in float32.
-    inv[i] = 1 / Math.fround(config.ropeTheta ** Math.fround((2 * i) / config.headDim));
-  }
-  const s = config.ropeScaling;
-  switch (s.type) {
-    case "default":
-      return inv;
-    case "linear":
-      return inv.map((f) => f / s.factor);
-    case "llama3": {
-      const lowWavelen = s.originalMaxPositions / s.lowFreqFactor;
-      const highWavelen = s.originalMaxPositions / s.highFreqFactor;
-      return inv.map((f) => {
-        const wavelen = (2 * Math.PI) / f;
-        if (wavelen < highWavelen) return f;
-        if (wavelen > lowWavelen) return f / s.factor;
-        const smooth =
-          (s.originalMaxPositions / wavelen - s.lowFreqFactor) / (s.highFreqFactor - s.lowFreqFactor);
-        return (1 - smooth) * (f / s.factor) + smooth * f;
-      });
-    }
-    default: {
-      const never: never = s;
-      throw new Error(`unknown rope scaling ${String(never)}`);
-    }
-  }
 }

@@ -5,8 +5,8 @@
 // rows, o_proj and down_proj by columns, so attention and the MLP each end in a partial sum that an
 // all-reduce completes; the LM head yields a slice of the vocabulary.
 import type { DecoderConfig } from "../arch/decoder-config.ts";
-import { ropeInverseFrequencies } from "../arch/decoder-config.ts";
 import type { LayerWeightNames, WeightNames } from "../arch/registry.ts";
+import { ropeAttentionFactor, ropeDependsOnLength, ropeInverseFrequencies } from "../arch/rope.ts";
 import type { TensorSlice } from "../model/tensor-slice.ts";
 import type { AttentionBackend } from "./attention-backend.ts";
 import {
@@ -15,6 +15,7 @@ import {
   keyCacheName,
   newKeyName,
   newValueName,
+  ROPE_INV_FREQ,
   valueCacheName,
   type WeightSource,
 } from "./graph-names.ts";
@@ -206,17 +207,27 @@ export class DecoderOps {
     return g.op("Mul", [g.op("Mul", [x, inv]), this.weight(weightName, [c.hiddenSize])]);
   }
 
-  /** cos and sin of position * inv_freq, duplicated to head_dim and shaped [N,1,D] for broadcasting. */
+  /**
+   * cos and sin of position * inv_freq (times yarn's attention factor), duplicated to head_dim and
+   * shaped [N,1,D] for broadcasting. The inverse frequencies are a constant [1, D/2] table, or with
+   * dynamic rope, whose base depends on the sequence's length, an input [N, D/2] with each token's
+   * own row (runtime/step-inputs.ts fills it per sequence).
+   */
   rotaryTables(positions: string): Rope {
     const { g, c } = this;
-    const inv = g.weight("rope_inv_freq", ropeInverseFrequencies(c), [1, c.headDim / 2]);
+    const half = c.headDim / 2;
+    const inv = ropeDependsOnLength(c)
+      ? g.input(ROPE_INV_FREQ, "float", ["tokens", half])
+      : g.weight("rope_inv_freq", ropeInverseFrequencies(c), [1, half]);
     const pos = g.op("Unsqueeze", [g.op("Cast", [positions], { to: 1 }), g.ints([1])]); // [N,1]
     const freqs = g.op("Mul", [pos, inv]);
     const emb = g.op("Concat", [freqs, freqs], { axis: -1 });
     const axis = g.ints([1]);
+    const factor = ropeAttentionFactor(c);
+    const scaled = (t: string) => (factor === 1 ? t : g.op("Mul", [t, g.scalar(factor)]));
     return {
-      cos: g.op("Unsqueeze", [g.op("Cos", [emb]), axis]),
-      sin: g.op("Unsqueeze", [g.op("Sin", [emb]), axis]),
+      cos: g.op("Unsqueeze", [scaled(g.op("Cos", [emb])), axis]),
+      sin: g.op("Unsqueeze", [scaled(g.op("Sin", [emb])), axis]),
     };
   }
 

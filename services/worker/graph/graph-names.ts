@@ -16,3 +16,6 @@ export const newKeyName = (layer: number) => `new_key_${layer}`;
 export const newValueName = (layer: number) => `new_value_${layer}`;
 export const ATTENTION_GROUPS = ["decode", "prefill"] as const;
 export type AttentionGroup = (typeof ATTENTION_GROUPS)[number];
+/** Per-token rotary inverse frequencies [tokens, head_dim / 2]: an input only where they depend on
+ * the sequence length (dynamic rope). */
+export const ROPE_INV_FREQ = "rope_inv_freq";

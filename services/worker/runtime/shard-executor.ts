@@ -175,7 +175,7 @@ export class ShardExecutor {
    */
   async run(seqs: readonly SequenceStep[], entry: ShardEntry, reduce = NO_REDUCE): Promise<Float32Array> {
     const c = this.config;
-    const inputs = buildStepInputs(seqs, this.blockSize, c.slidingWindow);
+    const inputs = buildStepInputs(seqs, this.blockSize, c);
     const n = inputs.positions.length;
     const feeds = stepFeeds(inputs, this.gqa);
     const hiddenDims = [n, c.hiddenSize];

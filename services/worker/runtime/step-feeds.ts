@@ -2,12 +2,12 @@
 // that attends over the KV pool: the whole model's and a shard's segments.
 import * as ort from "onnxruntime-node";
 import { GQA_SEQLENS, GQA_TOTAL_LENGTH } from "../graph/attention-ms-gqa.ts";
-import { ATTENTION_GROUPS } from "../graph/graph-names.ts";
+import { ATTENTION_GROUPS, ROPE_INV_FREQ } from "../graph/graph-names.ts";
 import type { StepInputs } from "./step-inputs.ts";
 
 const i64 = (data: BigInt64Array, dims: number[]) => new ort.Tensor("int64", data, dims);
 
-/** position_ids, unpad_index, logits_index, each group's indices and mask, and the GQA lengths when asked. */
+/** position_ids, unpad_index, logits_index, each group's indices and mask, the GQA lengths when asked, and per-token rope tables (dynamic rope). */
 export function stepFeeds(inputs: StepInputs, gqa: boolean): Record<string, ort.Tensor> {
   const n = inputs.positions.length;
   const feeds: Record<string, ort.Tensor> = {
@@ -21,6 +21,8 @@ export function stepFeeds(inputs: StepInputs, gqa: boolean): Record<string, ort.
     feeds[`${group}_past_index`] = i64(t.pastIndex, [t.batch, t.past]);
     feeds[`${group}_bias`] = new ort.Tensor("float32", t.bias, [t.batch, 1, t.queries, t.past + t.queries]);
   }
+  const rope = inputs.ropeInverseFrequencies;
+  if (rope) feeds[ROPE_INV_FREQ] = new ort.Tensor("float32", rope, [n, n === 0 ? 0 : rope.length / n]);
   if (gqa) {
     const d = inputs.groups.decode;
     feeds[GQA_SEQLENS] = new ort.Tensor("int32", Int32Array.from(d.numPast), [d.batch]);

@@ -1,6 +1,8 @@
 // Turns one scheduled step (the sequences, how many of their tokens are cached and how many are new,
 // and their block tables) into the index and mask tensors of the decoder graph (graph/shard-graph.ts).
 // Pure: no onnxruntime.
+import type { DecoderConfig } from "../arch/decoder-config.ts";
+import { ropeDependsOnLength, ropeInverseFrequencies } from "../arch/rope.ts";
 import { ATTENTION_GROUPS, type AttentionGroup } from "../graph/graph-names.ts";
 import type { RowSampling } from "../sampling/sampler.ts";
 
@@ -35,7 +37,12 @@ export interface StepInputs {
   logitsIndex: BigInt64Array;
   /** Pool slot of each new token, where its K/V is written after the run. */
   newSlots: Int32Array;
+  /** Each token's rotary inverse frequencies [tokens, head_dim / 2], for dynamic rope only. */
+  ropeInverseFrequencies: Float32Array | undefined;
 }
+
+/** What of the model shapes a step's inputs: the attention window and the rotary embedding. */
+export type StepModel = Pick<DecoderConfig, "slidingWindow" | "headDim" | "ropeTheta" | "ropeScaling">;
 
 export function slotOf(blockTable: readonly number[], position: number, blockSize: number): number {
   return blockTable[Math.floor(position / blockSize)]! * blockSize + (position % blockSize);
@@ -49,8 +56,9 @@ export function groupOf(seq: SequenceStep): AttentionGroup {
 export function buildStepInputs(
   seqs: readonly SequenceStep[],
   blockSize: number,
-  slidingWindow?: number,
+  model?: StepModel,
 ): StepInputs {
+  const slidingWindow = model?.slidingWindow;
   const numTokens = seqs.reduce((n, s) => n + s.numNew, 0);
   const positions = new BigInt64Array(numTokens);
   const newSlots = new Int32Array(numTokens);
@@ -84,7 +92,34 @@ export function buildStepInputs(
   const logitsIndex = BigInt64Array.from(
     seqs.flatMap((s, i) => (s.needsLogits ? [BigInt(offsets[i]! + s.numNew - 1)] : [])),
   );
-  return { positions, groups, unpadIndex, logitsIndex, newSlots };
+  const rope = model && ropeDependsOnLength(model) ? perSequenceRope(seqs, model) : undefined;
+  return { positions, groups, unpadIndex, logitsIndex, newSlots, ropeInverseFrequencies: rope };
+}
+
+/**
+ * Dynamic rope's tables, one per sequence. transformers rescales the base on every forward from that
+ * forward's length (its largest position + 1), and keeps the keys it cached earlier as they were
+ * rotated then; with a batch it takes the batch's longest sequence. Here each sequence is its own
+ * forward, as transformers at batch size 1: its new tokens use the table for numPast + numNew, so a
+ * sequence's output never depends on what it is batched with. A prompt computed in one step (or
+ * decode steps after it) therefore gives exactly what transformers' generate gives; a prompt split
+ * into chunks, or a prefix read from the cache, keeps the rotation its keys were computed with, as
+ * transformers' cache does when it is fed the same pieces.
+ */
+function perSequenceRope(seqs: readonly SequenceStep[], model: StepModel): Float32Array {
+  const half = model.headDim / 2;
+  const numTokens = seqs.reduce((n, s) => n + s.numNew, 0);
+  const out = new Float32Array(numTokens * half);
+  const tables = new Map<number, Float32Array>();
+  let offset = 0;
+  for (const s of seqs) {
+    const seqLen = s.numPast + s.numNew;
+    const table = tables.get(seqLen) ?? ropeInverseFrequencies(model, seqLen);
+    tables.set(seqLen, table);
+    for (let i = 0; i < s.numNew; i++) out.set(table, (offset + i) * half);
+    offset += s.numNew;
+  }
+  return out;
 }
 
 /**
