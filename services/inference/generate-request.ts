@@ -1,11 +1,12 @@
 // Maps a GenerateRequest message to the engine's GenerateRequest, validating every field against
-// the served model. Each error is INVALID_ARGUMENT naming the field, or NOT_FOUND for the model.
+// the served model; a sampling field the message leaves unset takes the model's default. Each error is
+// INVALID_ARGUMENT naming the field, or NOT_FOUND for the model.
 import type {
   GenerateRequest as GenerateRequestMessage,
   SamplingParams as SamplingParamsMessage,
 } from "../../proto/gen/tessera/v1/inference_pb.js";
 import { type Result, TesseraError } from "../kernel/errors.ts";
-import { parseSamplingParams, type RawSamplingParams } from "./sampling-params.ts";
+import { parseSamplingParams, type RawSamplingParams, type SamplingDefaults } from "./sampling-params.ts";
 import type { ServedModel } from "./served-model.ts";
 import type { GenerateRequest, ModelDescription } from "./types.ts";
 
@@ -13,14 +14,17 @@ export function toEngineRequest(
   message: GenerateRequestMessage,
   model: ServedModel,
   requestId: string,
+  samplingDefaults: SamplingDefaults = {},
 ): Result<GenerateRequest> {
   const resolved = resolveModel(message.model, model);
   if (resolved.error) return resolved;
   const promptIds = promptTokenIds(message.prompt, model);
   if (promptIds.error) return promptIds;
-  const sampling = parseSamplingParams(samplingFromMessage(message.sampling), {
-    vocabSize: model.description.vocabSize,
-  });
+  const sampling = parseSamplingParams(
+    samplingFromMessage(message.sampling),
+    { vocabSize: model.description.vocabSize },
+    samplingDefaults,
+  );
   if (sampling.error) return sampling;
   if (!Number.isInteger(message.priority))
     return { error: TesseraError.invalidArgument("priority", "must be an integer") };
@@ -86,8 +90,8 @@ function checkContext(ids: number[], maxContext: number): Result<number[]> {
 }
 
 /**
- * The message's fields as they arrive (every sampling field, present and future, by its name): the
- * sampling parser applies the proto's "0 means unset" and validates.
+ * The message's fields as they arrive (every sampling field, present and future, by its name; an unset
+ * optional one undefined): the sampling parser applies the defaults and validates.
  */
 function samplingFromMessage(message: SamplingParamsMessage | undefined): RawSamplingParams {
   if (message === undefined) return {};

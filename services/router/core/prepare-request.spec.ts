@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { prefixBlockHashes } from "../../inference/block-hash.ts";
 import { Code } from "../../kernel/errors.ts";
+import { OPENAI_SAMPLING_DEFAULTS } from "../http/openai-request.ts";
 import { ModelRegistry } from "../models/model-registry.ts";
 import { positionOfHex } from "../routing/hash-ring.ts";
-import { testModel } from "../testing/models.ts";
+import { testModel, workerInfo } from "../testing/models.ts";
 import { prepareRequest } from "./prepare-request.ts";
 import type { RouterRequest } from "./router-request.ts";
 
@@ -34,6 +35,24 @@ describe("prepareRequest", () => {
       tokenizer.encode("Hello world", { addSpecialTokens: true }),
       "as the workers do",
     );
+  });
+
+  it("gives unset sampling fields the model's defaults, else the front door's, and keeps explicit zeros", () => {
+    const recommending = testModel();
+    recommending.info = { ...workerInfo, samplingDefaults: { temperature: 0.6, topP: 0.9, topK: 20 } };
+    const withDefaults = new ModelRegistry([recommending]);
+    const run = (registry: ModelRegistry, fields: Partial<RouterRequest>) =>
+      prepareRequest(request(fields), registry, { prefixBlocks: 2 }).value!.sampling;
+    const openAi = { apiSamplingDefaults: OPENAI_SAMPLING_DEFAULTS };
+
+    const followed = run(withDefaults, openAi);
+    assert.deepEqual([followed.temperature, followed.topP, followed.topK], [0.6, 0.9, 20]);
+    const greedy = run(withDefaults, { ...openAi, sampling: { temperature: 0, topK: 0 } });
+    assert.deepEqual([greedy.temperature, greedy.topP, greedy.topK], [0, 0.9, 0]);
+    // A model without defaults: OpenAI's temperature 1 over HTTP, the proto's greedy over gRPC.
+    assert.equal(run(models, openAi).temperature, 1);
+    assert.equal(run(models, {}).temperature, 0);
+    assert.equal(run(withDefaults, {}).temperature, 0.6);
   });
 
   it("renders chat messages with the model's template, without adding special tokens", () => {

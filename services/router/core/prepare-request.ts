@@ -1,5 +1,7 @@
 // Validation before any work: the model exists and has reported in, the prompt tokenizes and fits
-// the context, max_tokens is within the cap, every sampling field is in range. Errors are
+// the context, max_tokens is within the cap, every sampling field is in range (an unset one resolved to
+// the model's default, which the workers report, so the router routes, caches and sends to the worker
+// the parameters the request will really run with). Errors are
 // INVALID_ARGUMENT naming the field (as the workers word them), NOT_FOUND for an unknown model.
 
 import { checkPromptIds } from "../../inference/generate-request.ts";
@@ -29,7 +31,11 @@ export function prepareRequest(
   if (tokenized.error) return tokenized;
   const checked = checkPromptIds(tokenized.value, info);
   if (checked.error) return checked;
-  const sampling = parseSamplingParams(request.sampling, { vocabSize: info.vocabSize });
+  const sampling = parseSamplingParams(
+    request.sampling,
+    { vocabSize: info.vocabSize },
+    { ...request.apiSamplingDefaults, ...info.samplingDefaults },
+  );
   if (sampling.error) return sampling;
   const cap = model.value.maxTokens ?? info.maxContext;
   if (sampling.value.maxTokens > cap)

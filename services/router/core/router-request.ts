@@ -1,7 +1,7 @@
 // A request as the router core takes it, whichever front door it came through, and the same request
 // once validated, tokenized and keyed.
 
-import type { RawSamplingParams } from "../../inference/sampling-params.ts";
+import type { RawSamplingParams, SamplingDefaults } from "../../inference/sampling-params.ts";
 import type { SamplingParams } from "../../inference/types.ts";
 import type { ChatMessage } from "../models/chat-template.ts";
 import type { RouterModel, WorkerModelInfo } from "../models/router-model.ts";
@@ -19,8 +19,14 @@ export interface RouterRequest {
   /** "" means the router's only model. */
   model: string;
   prompt: RouterPrompt;
-  /** Proto3 semantics: zero or unset means the default (see services/inference/sampling-params.ts). */
+  /**
+   * As the proto says (services/inference/sampling-params.ts): an unset temperature, top_p, top_k, min_p
+   * or repetition_penalty takes the model's default (its workers report it), else `apiSamplingDefaults`,
+   * else the neutral value; the other fields' zero means their default.
+   */
   sampling: RawSamplingParams;
+  /** What an unset field means when the model has no default, by the front door's convention (OpenAI: temperature 1). */
+  apiSamplingDefaults?: SamplingDefaults | undefined;
   /** Keeps a conversation on one replica. */
   sessionKey?: string | undefined;
   apiKey?: string | undefined;

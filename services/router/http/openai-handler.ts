@@ -9,7 +9,7 @@ import type { Router } from "../core/router.ts";
 import type { RouterEvent } from "../core/router-events.ts";
 import { bearer } from "../grpc/grpc-request.ts";
 import { errorBody, sendError, sendJson } from "./http-errors.ts";
-import { parseChatRequest, parseCompletionRequest } from "./openai-request.ts";
+import { OPENAI_SAMPLING_DEFAULTS, parseChatRequest, parseCompletionRequest } from "./openai-request.ts";
 import {
   chunkBody,
   type Kind,
@@ -41,6 +41,7 @@ export async function handleGenerate(
       model: request.model,
       prompt: request.prompt,
       sampling: request.sampling,
+      apiSamplingDefaults: OPENAI_SAMPLING_DEFAULTS,
       sessionKey: header(req, router.sessionHeader),
       apiKey: bearer(header(req, "authorization")) ?? header(req, "x-api-key"),
     },

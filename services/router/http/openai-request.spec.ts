@@ -2,10 +2,16 @@ import assert from "node:assert/strict";
 import { parseChatRequest, parseCompletionRequest } from "./openai-request.ts";
 
 describe("OpenAI request bodies", () => {
-  it("maps a completion with OpenAI's defaults (temperature 1, max_tokens 16)", () => {
+  it("maps a completion, leaving unset what the body leaves out (max_tokens defaults to 16)", () => {
     const parsed = parseCompletionRequest({ model: "m", prompt: "Hi", stop: "\n", seed: 7 }).value!;
     assert.deepEqual(parsed.prompt, { type: "text", text: "Hi" });
-    assert.equal(parsed.sampling.temperature, 1);
+    // Unset, not 1: the model's default applies first, OpenAI's temperature 1 only where it has none.
+    for (const field of ["temperature", "topP", "topK", "minP", "repetitionPenalty"] as const)
+      assert.equal(parsed.sampling[field], undefined, field);
+    assert.equal(
+      parseCompletionRequest({ prompt: "Hi", temperature: null }).value?.sampling.temperature,
+      undefined,
+    );
     assert.equal(parsed.sampling.maxTokens, 16);
     assert.deepEqual(parsed.sampling.stop, ["\n"]);
     assert.equal(parsed.sampling.seed, 7);

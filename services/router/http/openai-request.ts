@@ -1,12 +1,16 @@
 // OpenAI-compatible request bodies (/v1/completions, /v1/chat/completions) as RouterRequests. Unknown
 // fields are ignored, as OpenAI-compatible servers do; fields Tessera cannot honour (n > 1, echo,
-// tools...) are refused with 400 naming the parameter. Sampling follows OpenAI's defaults
-// (temperature 1, max_tokens 16); vLLM's extra fields (top_k, min_p, repetition_penalty, ignore_eos,
-// stop_token_ids) are accepted too.
+// tools...) are refused with 400 naming the parameter. A sampling field the body leaves out (or null)
+// stays unset, so it takes the model's default (its generation_config.json, as vLLM does), else OpenAI's
+// (OPENAI_SAMPLING_DEFAULTS: temperature 1; max_tokens 16; the rest off); vLLM's extra fields (top_k,
+// min_p, repetition_penalty, ignore_eos, stop_token_ids) are accepted too.
 import { z } from "zod";
-import type { RawSamplingParams } from "../../inference/sampling-params.ts";
+import type { RawSamplingParams, SamplingDefaults } from "../../inference/sampling-params.ts";
 import { type Result, TesseraError } from "../../kernel/errors.ts";
 import type { RouterPrompt } from "../core/router-request.ts";
+
+/** OpenAI's meaning of an unset field where the model has no default of its own. */
+export const OPENAI_SAMPLING_DEFAULTS: SamplingDefaults = { temperature: 1 };
 
 const nullable = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
 
@@ -85,7 +89,7 @@ function sampling(
 ): RawSamplingParams {
   return {
     maxTokens: maxTokens ?? 16,
-    temperature: body.temperature ?? 1,
+    temperature: body.temperature,
     topP: body.top_p,
     topK: body.top_k === -1 ? 0 : body.top_k,
     minP: body.min_p,

@@ -4,6 +4,7 @@
 // request upstream. shutdown() refuses new requests and lets those in flight finish until a deadline.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { samplingDefaultsByApiName } from "../../inference/sampling-params.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
 import { traceHttpListener } from "../../kernel/telemetry/http-tracing.ts";
@@ -12,6 +13,7 @@ import { InFlight } from "../../rpc/in-flight.ts";
 import type { Router } from "../core/router.ts";
 import { bearer } from "../grpc/grpc-request.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
+import type { RouterModel } from "../models/router-model.ts";
 import { sendError, sendJson } from "./http-errors.ts";
 import { answerError, handleGenerate } from "./openai-handler.ts";
 import { readJson } from "./request-body.ts";
@@ -85,14 +87,22 @@ export class RouterHttpServer {
 
   #models(req: http.IncomingMessage, res: http.ServerResponse, router: Router, path: string): void {
     router.checkApiKey(bearer(req.headers.authorization));
-    const card = (id: string) => ({ id, object: "model", created: 0, owned_by: "tessera" });
+    // sampling_defaults: what an unset sampling field means (the workers' generation_config.json
+    // defaults), once a worker has reported the model.
+    const card = ({ id, info }: RouterModel) => ({
+      id,
+      object: "model",
+      created: 0,
+      owned_by: "tessera",
+      ...(info && { sampling_defaults: samplingDefaultsByApiName(info.samplingDefaults ?? {}) }),
+    });
     if (path === "/v1/models") {
-      sendJson(res, 200, { object: "list", data: router.models.models.map((m) => card(m.id)) });
+      sendJson(res, 200, { object: "list", data: router.models.models.map(card) });
       return;
     }
     const model = router.models.resolve(decodeURIComponent(path.slice("/v1/models/".length)));
     if (model.error) throw model.error;
-    sendJson(res, 200, card(model.value.id));
+    sendJson(res, 200, card(model.value));
   }
 
   async #generate(

@@ -2,6 +2,7 @@
 // config names) and what its workers report about it (revision, context, vocabulary, KV block size,
 // eos ids), which the router needs to validate requests and to compute the workers' block hashes.
 import type { ModelInfo } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import { SAMPLING_DEFAULT_FIELDS, type SamplingDefaults } from "../../inference/sampling-params.ts";
 import { Tokenizer } from "../../tokenizer/tokenizer.ts";
 import { ChatTemplate } from "./chat-template.ts";
 
@@ -22,6 +23,8 @@ export interface WorkerModelInfo {
   vocabSize: number;
   blockSize: number;
   eosTokenIds: readonly number[];
+  /** What an unset sampling field means for this model (the worker's generation_config.json defaults). */
+  samplingDefaults?: SamplingDefaults | undefined;
 }
 
 export class RouterModel {
@@ -64,5 +67,17 @@ export function workerModelInfo(info: ModelInfo, fallbackEos: number | undefined
     blockSize: info.kvBlockSize || 16,
     eosTokenIds:
       info.eosTokenIds.length > 0 ? info.eosTokenIds : fallbackEos === undefined ? [] : [fallbackEos],
+    // Workers from before sampling_defaults was reported apply none.
+    samplingDefaults: presentDefaults(info.samplingDefaults),
   };
+}
+
+/** The fields the message sets (proto3 optional: unset ones are undefined). */
+function presentDefaults(message: ModelInfo["samplingDefaults"]): SamplingDefaults {
+  const defaults: SamplingDefaults = {};
+  for (const key of Object.keys(SAMPLING_DEFAULT_FIELDS) as (keyof SamplingDefaults)[]) {
+    const value = message?.[key];
+    if (value !== undefined) defaults[key] = value;
+  }
+  return defaults;
 }

@@ -155,7 +155,7 @@ export class InferenceService {
     log: Logger,
     send: (message: GenerateResponse) => boolean | Promise<boolean>,
   ): Promise<boolean> {
-    const request = toEngineRequest(message, this.#model, requestId);
+    const request = toEngineRequest(message, this.#model, requestId, this.#info?.samplingDefaults);
     if (request.error) throw request.error;
     const trace = phaseSpans(requestId);
     if (trace) request.value.trace = trace;

@@ -63,6 +63,12 @@ export const ServeConfigSchema = z
     architecture: z.string().min(1).optional(),
     /** Weight dtype to run in (serve-model-flags.ts: dtypeProblem); unset = the checkpoint's. */
     dtype: z.enum(SERVE_DTYPES).optional(),
+    /**
+     * auto: an unset temperature, top_p, top_k, min_p or repetition_penalty takes the checkpoint's
+     * generation_config.json value (model/checkpoint-generation-config.ts); none: the neutral default.
+     * Unset: auto.
+     */
+    generationConfig: z.enum(["auto", "none"]).optional(),
     /** Interface to listen on. */
     host: z.string().min(1).default("127.0.0.1"),
     /** gRPC port; 0 picks a free one (logged as `port` in the "serving" line). */

@@ -28,6 +28,18 @@ describe("serve config from flags and environment", () => {
     );
   });
 
+  it("takes --generation-config or TESSERA_GENERATION_CONFIG (unset: auto) and refuses other modes", () => {
+    assert.equal(serveConfigFromFlags(model, {}).value?.generationConfig, undefined);
+    assert.equal(
+      serveConfigFromFlags({ ...model, generationConfig: "none" }, {}).value?.generationConfig,
+      "none",
+    );
+    const env = serveConfigFromFlags(model, { TESSERA_GENERATION_CONFIG: "none" });
+    assert.equal(env.value?.generationConfig, "none");
+    const bad = serveConfigFromFlags(model, { TESSERA_GENERATION_CONFIG: "vllm" });
+    assert.match(bad.error?.message ?? "", /TESSERA_GENERATION_CONFIG.*auto, none/);
+  });
+
   describe("the served model name", () => {
     it("is the folder's name unless --served-model-name or TESSERA_MODEL_NAME (the operator's) says otherwise", () => {
       const qwen = { model: "/models/Qwen2.5-0.5B-Instruct/" };

@@ -70,6 +70,14 @@ export const SERVE_FLAGS = {
     default: "auto",
     env: "TESSERA_DTYPE",
   },
+  generationConfig: {
+    flag: "--generation-config <mode>",
+    description:
+      "auto (default): a request's unset temperature, top_p, top_k, min_p and repetition_penalty take the checkpoint's generation_config.json values (logged at start-up, listed by ListModels and /v1/models); none: they keep the neutral defaults",
+    choices: ["auto", "none"],
+    env: "TESSERA_GENERATION_CONFIG",
+    field: "generationConfig",
+  },
   port: {
     flag: "--port <port>",
     description: "gRPC port; 0 picks a free one (logged in the 'serving' line)",

@@ -15,6 +15,7 @@ import { InferenceServer } from "./inference-server.ts";
 import { type ServeConfig, servedNameOf } from "./serve-config.ts";
 import { servedCheckpoint } from "./serve-model-flags.ts";
 import { serveShardMember } from "./serve-shard.ts";
+import { servedSamplingDefaults } from "./served-sampling-defaults.ts";
 import { engineLoad } from "./worker-load.ts";
 
 const STOP_SIGNALS: NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
@@ -38,6 +39,7 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
       }
     : undefined;
   const checkpoint = servedCheckpoint(config.modelDir, config);
+  const samplingDefaults = servedSamplingDefaults(checkpoint, config.generationConfig ?? "auto", log);
   const store = config.kv && (await openKvStore(config, checkpoint, metrics, log));
   const remoteKv = config.kv &&
     store && {
@@ -82,6 +84,7 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
         revision: checkpoint.revision,
         kvBlockSize: engine.config.blockSize,
         eosTokenIds: engine.eosTokenIds,
+        samplingDefaults,
       },
       load: engineLoad(engine),
     });

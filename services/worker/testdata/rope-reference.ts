@@ -1,11 +1,14 @@
 // transformers' outputs for rope scaling (yarn, dynamic) and Mistral's sliding window, recorded by
 // devtools/reference/rope.py in devtools/reference/expected/rope.json, and the tiny checkpoints they
 // were made on: the model factory's, with the case's config.json fields set on top.
+import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createCheckpoint } from "../../../devtools/model-factory/create-checkpoint.ts";
 import type { Arch } from "../../../devtools/model-factory/presets.ts";
+import type { ModelRunner } from "../runtime/model-runner.ts";
+import { isNearTie } from "./reference.ts";
 
 export interface RopePrompt {
   prompt_ids: number[];
@@ -75,4 +78,47 @@ export function withoutVariant(c: RopeCase): Record<string, unknown> {
   }
   if ("sliding_window" in out) out["sliding_window"] = null;
   return out;
+}
+
+/**
+ * The logits after the prompt and after each reference token, on blocks 0..15 of a pool of at least
+ * 16 blocks of 16. Dynamic rope takes the prompt in one step, as transformers' generate does (its
+ * scaling depends on the forward's length); the others in two chunks, the second attending to the
+ * first through the cache (and through the window).
+ */
+export async function teacherForced(runner: ModelRunner, c: RopeCase, n: number): Promise<Float32Array[]> {
+  const p = c.prompts[n]!;
+  const table = Array.from({ length: 8 }, (_, i) => (i * 3 + n) % 16);
+  const run = async (ids: number[], numPast: number) =>
+    (
+      await runner.step(Int32Array.from(ids), [
+        { numPast, numNew: ids.length, blockTable: table, needsLogits: true },
+      ])
+    ).logits;
+  const dynamic = JSON.stringify(c.config).includes('"dynamic"');
+  const split = dynamic ? 0 : Math.floor(p.prompt_ids.length * 0.6);
+  if (split > 0) await run(p.prompt_ids.slice(0, split), 0);
+  const out = [await run(p.prompt_ids.slice(split), split)];
+  let position = p.prompt_ids.length;
+  for (const id of p.output_ids.slice(0, -1)) out.push(await run([id], position++));
+  return out;
+}
+
+/** The logits tolerance of every transformers reference (as model-runner.spec.ts). */
+export const LOGITS_TOLERANCE = 1e-3;
+
+const argmax = (a: Float32Array) => a.reduce((best, x, i) => (x > a[best]! ? i : best), 0);
+
+/** Every step's top-3 logits within 1e-3, and its greedy choice the reference's unless at a near-tie. */
+export function assertMatchesReference(steps: Float32Array[], p: RopePrompt): void {
+  let worst = 0;
+  for (let i = 0; i < 16; i++)
+    worst = Math.max(worst, Math.abs(steps[0]![i]! - p.last_prompt_logits_head[i]!));
+  for (const [step, top3] of p.steps_top3.entries()) {
+    const logits = steps[step]!;
+    for (const [id, ref] of top3) worst = Math.max(worst, Math.abs(logits[id]! - ref));
+    if (argmax(logits) !== p.output_ids[step])
+      assert.ok(isNearTie(top3), `step ${step}: chose ${argmax(logits)}, reference ${p.output_ids[step]}`);
+  }
+  assert.ok(worst <= LOGITS_TOLERANCE, `largest logit difference ${worst} > ${LOGITS_TOLERANCE}`);
 }
