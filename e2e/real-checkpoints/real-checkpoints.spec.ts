@@ -1,0 +1,150 @@
+// Checkpoints as users bring them: tiny random models carrying the real tokenizers of Llama 2, Llama 3
+// (with Llama 3.1's rope scaling) and Qwen 3, in folders named like the models users download, served by
+// a real `tessera serve` (one process per family) and a real `tessera router` in front of it. Every
+// answer must equal what transformers 5.18 computed on the same checkpoint
+// (devtools/reference/expected/checkpoints.json): the prompt ids, the greedy ids and their text for
+// texts in many scripts, and, through the official `openai` Python client, the chat prompt's token count
+// and reply (template from chat_template.jinja), a completion, and a tokenization over Python grpcio.
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import path from "node:path";
+import { Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
+import { type Served, startServe } from "../../services/cli/child-process.ts";
+import { GrpcClient } from "../../services/rpc/grpc-client.ts";
+import { waitUntilServing } from "../../services/rpc/health-client.ts";
+import { type RunningRouter, startRouter } from "../router/fleet.ts";
+import { generate, idsOf, textOf } from "../router/grpc-stream.ts";
+import { type ChatMessage, makeCheckpoint, type ReferenceFamily, reference } from "./families.ts";
+
+const PYTHON = process.env["PYTHON"] ?? "python3";
+const CLIENTS = path.join(import.meta.dirname, "python-clients.py");
+
+/** Fails (never skips) when the Python clients are missing: CI installs them (scripts/setup.sh). */
+function requirePythonClients(): void {
+  const probe = spawnSync(PYTHON, ["-c", "import openai, grpc"], { encoding: "utf8" });
+  if (probe.status !== 0) {
+    throw new Error(
+      `e2e/real-checkpoints needs ${PYTHON} with the openai and grpcio packages ` +
+        `(run scripts/setup.sh, or pip install openai grpcio): ${probe.error?.message ?? probe.stderr.trim()}`,
+    );
+  }
+}
+
+interface PythonAnswers {
+  chats: { prompt_tokens: number; completion_tokens: number; text: string; finish_reason: string }[];
+  streamed_first_chat: string;
+  chat_error: { status: number; message: string } | null;
+  completion: { prompt_tokens: number; text: string; finish_reason: string };
+  tokenize_ids: number[];
+}
+
+async function runPythonClients(request: Record<string, unknown>): Promise<PythonAnswers> {
+  const child = spawn(PYTHON, [CLIENTS], { stdio: ["pipe", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk));
+  child.stdin.end(JSON.stringify(request));
+  const [code] = (await once(child, "close")) as [number | null];
+  if (code !== 0) throw new Error(`python-clients.py exited ${code}:\n${stderr}`);
+  return JSON.parse(stdout) as PythonAnswers;
+}
+
+const REFUSED_CHAT: ChatMessage[] = [{ role: "user", content: "Hello?" }];
+
+function describeFamily(family: ReferenceFamily): void {
+  describe(`${family.folder}: ${family.family}'s tokenizer (e2e)`, () => {
+    let modelDir: string;
+    let served: Served;
+    let client: GrpcClient;
+    let router: RunningRouter;
+
+    before(async () => {
+      requirePythonClients();
+      modelDir = await makeCheckpoint(family);
+      served = await startServe(modelDir, ["--metrics-port", "0"]);
+      await waitUntilServing(served.address, 60_000);
+      client = new GrpcClient(served.address);
+    });
+
+    after(async () => {
+      client?.close();
+      await router?.stop();
+      served?.child.kill("SIGTERM");
+      await served?.exited;
+    });
+
+    it("serves the model under its folder's name with the tokenizer's vocab", async () => {
+      const { models } = await client.unary(Inference.method.listModels, {});
+      assert.deepEqual(
+        models.map((m) => [m.id, m.vocabSize]),
+        [[family.folder, family.vocab_size]],
+      );
+    });
+
+    it("tokenizes every text to transformers' prompt ids", async () => {
+      const got: number[][] = [];
+      for (const t of family.texts) {
+        const r = await client.unary(Inference.method.tokenize, { text: t.text, addSpecialTokens: true });
+        got.push(r.tokenIds);
+      }
+      assert.deepEqual(
+        got,
+        family.texts.map((t) => t.prompt_ids),
+      );
+    });
+
+    it("generates transformers' greedy ids and text for every text, the streamed text equal to the final one", async () => {
+      type Outcome = { text: string; ids: number[]; streamed: string; error: string | undefined };
+      const got: Outcome[] = [];
+      const want: Outcome[] = [];
+      for (const t of family.texts) {
+        const streamed = await generate(client, {
+          prompt: { case: "text", value: t.text },
+          sampling: { maxTokens: reference.max_new_tokens, temperature: 0 },
+        });
+        const error = streamed.error?.details;
+        got.push({ text: t.text, ids: idsOf(streamed), streamed: textOf(streamed), error });
+        want.push({ text: t.text, ids: t.greedy.ids, streamed: t.greedy.text, error: undefined });
+      }
+      assert.deepEqual(got, want);
+    });
+
+    it("answers the official openai Python client through `tessera router` as transformers, and Python grpcio", async () => {
+      router = await startRouter([served], { models: [{ id: family.folder, tokenizer: modelDir }] });
+      const first = family.texts[0]!;
+      const second = family.texts[1]!;
+      const answers = await runPythonClients({
+        base_url: `${router.httpUrl}/v1`,
+        grpc_address: router.grpcAddress,
+        model: family.folder,
+        max_tokens: reference.max_new_tokens,
+        chats: family.chats.map((c) => c.messages),
+        completion_prompt: first.text,
+        tokenize_text: second.text,
+        refused_chat: family.has_chat_template ? undefined : REFUSED_CHAT,
+      });
+      assert.deepEqual(
+        answers.chats.map((c) => ({ prompt_tokens: c.prompt_tokens, text: c.text })),
+        family.chats.map((c) => ({ prompt_tokens: c.prompt_tokens, text: c.greedy.text })),
+      );
+      if (family.has_chat_template) {
+        assert.equal(answers.streamed_first_chat, family.chats[0]!.greedy.text);
+      } else {
+        assert.equal(answers.chat_error?.status, 400, JSON.stringify(answers.chat_error));
+        assert.match(answers.chat_error?.message ?? "", /chat template/i);
+      }
+      assert.deepEqual(answers.completion, {
+        prompt_tokens: first.prompt_ids.length,
+        text: first.greedy.text,
+        finish_reason: first.greedy.ids.length < reference.max_new_tokens ? "stop" : "length",
+      });
+      assert.deepEqual(answers.tokenize_ids, second.prompt_ids);
+    });
+  });
+}
+
+describe("real checkpoints: tokenizers users bring, served end to end (e2e)", () => {
+  for (const family of reference.families) describeFamily(family);
+});
