@@ -17,6 +17,13 @@ if ((${#missing[@]} > 0)); then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# Python clients for e2e/real-checkpoints (the official `openai` client and grpcio), from the configured
+# package index, only when missing. Python itself is needed only by that suite and devtools/reference/.
+if command -v python3 >/dev/null 2>&1 && ! python3 -c "import openai, grpc" >/dev/null 2>&1; then
+  echo "setup: pip install openai grpcio" >&2
+  python3 -m pip install --quiet --disable-pip-version-check openai grpcio
+fi
+
 # onnxruntime-node must not try to download CUDA files (no internet beyond the registries).
 export ONNXRUNTIME_NODE_INSTALL=skip ONNXRUNTIME_NODE_INSTALL_CUDA=skip
 if [ ! -x node_modules/.bin/node ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
