@@ -7,7 +7,6 @@
 import type { DecoderConfig } from "../arch/decoder-config.ts";
 import type { LayerWeightNames, WeightNames } from "../arch/registry.ts";
 import { ropeAttentionFactor, ropeDependsOnLength, ropeInverseFrequencies } from "../arch/rope.ts";
-import type { TensorSlice } from "../model/tensor-slice.ts";
 import type { AttentionBackend } from "./attention-backend.ts";
 import {
   ATTENTION_GROUPS,
@@ -19,6 +18,7 @@ import {
   valueCacheName,
   type WeightSource,
 } from "./graph-names.ts";
+import { GraphWeights, type WeightSlice } from "./graph-weights.ts";
 import type { GraphBuilder } from "./onnx-builder.ts";
 import { shardRanges, type TensorShard } from "./tensor-shard.ts";
 
@@ -48,21 +48,20 @@ export class DecoderOps {
   readonly g: GraphBuilder;
   private readonly c: DecoderConfig;
   private readonly names: WeightNames;
-  private readonly weights: WeightSource;
+  /** The checkpoint's tensors in this graph (initializers and the products that read them). */
+  private readonly w: GraphWeights;
   private readonly attentionBackend: AttentionBackend;
   private readonly shard: TensorShard | undefined;
   private readonly ranges: ReturnType<typeof shardRanges>;
   /** The config the attention backend sees: this rank's heads. */
   private readonly localConfig: DecoderConfig;
   private readonly groups = new Map<AttentionGroup, GroupInputs>();
-  private readonly added = new Set<string>();
-  private readonly transposed = new Map<string, string>();
 
   constructor(g: GraphBuilder, parts: DecoderOpsParts) {
     this.g = g;
     this.c = parts.config;
     this.names = parts.names;
-    this.weights = parts.weights;
+    this.w = new GraphWeights(g, parts.weights);
     this.attentionBackend = parts.attention;
     this.shard = parts.shard;
     this.ranges = shardRanges(parts.config, parts.shard);
@@ -83,8 +82,7 @@ export class DecoderOps {
 
   /** [N] token ids -> [N, hidden]. The table is whole on every rank (a Gather reads N rows of it). */
   embed(ids: string): string {
-    const embed = this.weight(this.names.embed, [this.c.vocabSize, this.c.hiddenSize]);
-    return this.g.op("Gather", [embed, ids], { axis: 0 });
+    return this.w.embed(ids, this.names.embed, [this.c.vocabSize, this.c.hiddenSize]);
   }
 
   /** One whole decoder layer: h + attention, then + MLP (unsharded graphs only). */
@@ -112,17 +110,17 @@ export class DecoderOps {
     const last = g.op("Gather", [h, logitsIndex], { axis: 0 });
     const normed = this.rmsNorm(last, this.names.finalNorm);
     const rows = this.shard ? this.ranges.vocab : undefined;
-    return g.op("MatMul", [normed, this.linearWeight(this.names.lmHead, c.vocabSize, c.hiddenSize, rows)]);
+    return this.w.linear(normed, this.names.lmHead, c.vocabSize, c.hiddenSize, rows);
   }
 
   private attention(i: number, n: LayerWeightNames, x: string, rope: Rope, unpad: string): string {
     const { g, c } = this;
     const { heads: H, kvHeads: KV, q: qRows, kv: kvRows } = this.ranges;
     const D = c.headDim;
-    const project = (w: string, b: string, heads: number, rows: Range) => {
+    const project = (w: string, b: string, heads: number, rows: WeightSlice) => {
       const slice = this.shard ? rows : undefined;
-      let y = g.op("MatMul", [x, this.linearWeight(w, heads * this.shardSize * D, c.hiddenSize, slice)]);
-      if (c.qkvBias) y = g.op("Add", [y, this.weight(b, [heads * this.shardSize * D], slice)]);
+      let y = this.w.linear(x, w, heads * this.shardSize * D, c.hiddenSize, slice);
+      if (c.qkvBias) y = g.op("Add", [y, this.w.vector(b, [heads * this.shardSize * D], slice)]);
       return g.op("Reshape", [y, g.ints([-1, heads, D])]); // [N, heads, D]
     };
     const q = this.applyRope(project(n.q, n.qBias, H, qRows), rope);
@@ -146,7 +144,7 @@ export class DecoderOps {
     });
     const merged = g.op("Gather", [g.op("Concat", outputs, { axis: 0 }), unpad], { axis: 0 }); // [N, H*D]
     const oColumns = this.shard ? { axis: 1 as const, ...qRows } : undefined;
-    return g.op("MatMul", [merged, this.linearWeight(n.o, c.hiddenSize, c.numHeads * D, oColumns)]);
+    return this.w.linear(merged, n.o, c.hiddenSize, c.numHeads * D, oColumns);
   }
 
   private get shardSize(): number {
@@ -164,10 +162,10 @@ export class DecoderOps {
     const I = c.intermediateSize;
     const rows = this.shard ? this.ranges.inner : undefined;
     const columns = rows && { axis: 1 as const, ...rows };
-    const gx = g.op("MatMul", [x, this.linearWeight(gate, I, c.hiddenSize, rows)]);
-    const ux = g.op("MatMul", [x, this.linearWeight(up, I, c.hiddenSize, rows)]);
+    const gx = this.w.linear(x, gate, I, c.hiddenSize, rows);
+    const ux = this.w.linear(x, up, I, c.hiddenSize, rows);
     const act = g.op("Mul", [g.op("Mul", [gx, g.op("Sigmoid", [gx])]), ux]);
-    return g.op("MatMul", [act, this.linearWeight(down, c.hiddenSize, I, columns)]);
+    return this.w.linear(act, down, c.hiddenSize, I, columns);
   }
 
   /**
@@ -180,7 +178,7 @@ export class DecoderOps {
     const { g, c } = this;
     const moe = c.moe!;
     const names = n.moe!;
-    const router = g.op("MatMul", [x, this.linearWeight(names.router, moe.numExperts, c.hiddenSize)]);
+    const router = this.w.linear(x, names.router, moe.numExperts, c.hiddenSize);
     const probs = g.op("Softmax", [router], { axis: -1 });
     const [top, idx] = g.opN("TopK", [probs, g.ints([moe.topK])], 2, { axis: -1, largest: 1, sorted: 1 });
     let weights = top!;
@@ -204,7 +202,7 @@ export class DecoderOps {
     const { g, c } = this;
     const variance = g.op("ReduceMean", [g.op("Mul", [x, x])], { axes: [-1], keepdims: 1 });
     const inv = g.op("Reciprocal", [g.op("Sqrt", [g.op("Add", [variance, g.scalar(c.rmsNormEps)])])]);
-    return g.op("Mul", [g.op("Mul", [x, inv]), this.weight(weightName, [c.hiddenSize])]);
+    return g.op("Mul", [g.op("Mul", [x, inv]), this.w.vector(weightName, [c.hiddenSize])]);
   }
 
   /**
@@ -238,36 +236,4 @@ export class DecoderOps {
     const rotated = g.op("Concat", [g.op("Neg", [x2!]), x1!], { axis: -1 });
     return g.op("Add", [g.op("Mul", [x, rope.cos]), g.op("Mul", [rotated, rope.sin])]);
   }
-
-  /** A checkpoint tensor (or a slice) as an initializer, added once however often it is used (tied embeddings). */
-  private weight(name: string, shape: number[], slice?: TensorSlice | Range): string {
-    const key = slice ? `${name}[${sliceAxis(slice)}:${slice.start}:${slice.end}]` : name;
-    if (!this.added.has(key)) {
-      const t = slice
-        ? this.weights.readSlice(name, shape, { axis: sliceAxis(slice), start: slice.start, end: slice.end })
-        : this.weights.read(name, shape);
-      this.added.add(this.g.weight(key, t.data, t.shape));
-    }
-    return key;
-  }
-
-  /**
-   * A [out, in] checkpoint matrix used as x @ W^T: the Transpose is folded by onnxruntime at load.
-   * `slice`: a range of rows (output features), or {axis: 1} for columns (input features).
-   */
-  private linearWeight(name: string, out: number, inDim: number, slice?: TensorSlice | Range): string {
-    const key = `${slice ? this.weight(name, [out, inDim], slice) : name}.T`;
-    if (!this.transposed.has(key)) {
-      const w = this.weight(name, [out, inDim], slice);
-      this.transposed.set(key, this.g.op("Transpose", [w], { perm: [1, 0] }));
-    }
-    return this.transposed.get(key)!;
-  }
 }
-
-interface Range {
-  start: number;
-  end: number;
-}
-
-const sliceAxis = (s: TensorSlice | Range): 0 | 1 => ("axis" in s ? (s as TensorSlice).axis : 0);

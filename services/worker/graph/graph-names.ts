@@ -1,6 +1,6 @@
 // Names shared by the graphs Tessera builds and the code that feeds them: the KV pool inputs and new
 // K/V outputs of each layer, the attention groups, and where weights come from.
-import type { Tensor } from "../model/safetensors.ts";
+import type { StoredTensor, Tensor } from "../model/safetensors.ts";
 import type { TensorSlice } from "../model/tensor-slice.ts";
 
 export interface WeightSource {
@@ -8,6 +8,8 @@ export interface WeightSource {
   read(name: string, expectedShape?: number[]): Tensor;
   /** One slice of a tensor whose whole shape is `expectedShape` (a tensor-parallel rank's part). */
   readSlice(name: string, expectedShape: number[], slice: TensorSlice): Tensor;
+  /** A tensor (or a slice) in the dtype the checkpoint stores it in: 16-bit weights stay 16-bit. */
+  readStored(name: string, expectedShape: number[], slice?: TensorSlice): StoredTensor;
 }
 
 export const keyCacheName = (layer: number) => `key_cache_${layer}`;

@@ -14,6 +14,7 @@ import {
   type ValueInfoProto,
   ValueInfoProtoSchema,
 } from "../../../proto/gen/onnx/onnx_pb.js";
+import type { WeightDtype } from "../model/dtype.ts";
 
 export type ElemType = "float" | "int64" | "int32";
 
@@ -22,6 +23,12 @@ export type Attr = number | number[] | string | { float: number };
 
 export const OPSET = 17;
 export const MS_DOMAIN = "com.microsoft";
+
+const STORED: Record<WeightDtype, DataType> = {
+  F32: DataType.FLOAT,
+  F16: DataType.FLOAT16,
+  BF16: DataType.BFLOAT16,
+};
 
 const ELEM: Record<ElemType, DataType> = {
   float: DataType.FLOAT,
@@ -55,6 +62,12 @@ export class GraphBuilder {
   weight(name: string, data: Float32Array, dims: number[]): string {
     const rawData = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     this.initializers.push(tensor(name, DataType.FLOAT, dims, rawData));
+    return name;
+  }
+
+  /** A constant in a checkpoint dtype, from its little-endian bytes (16-bit weights kept as stored). */
+  storedWeight(name: string, dtype: WeightDtype, bytes: Uint8Array, dims: number[]): string {
+    this.initializers.push(tensor(name, STORED[dtype], dims, bytes));
     return name;
   }
 

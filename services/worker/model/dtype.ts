@@ -1,4 +1,8 @@
-// Decoding of the half-precision weight formats to float32: the engine computes in float32 on CPU.
+// The weight dtypes a checkpoint may store, and their widening to float32. The engine keeps a 16-bit
+// checkpoint's matrices in their own dtype (so resident weights take the checkpoint's size) and widens
+// each one inside the graph right before its product, computing in float32: onnxruntime's CPU kernels
+// have no float16 or bfloat16 matrix product on x86 (graph/graph-weights.ts says what was measured).
+// The functions here widen what is small enough to keep in float32 at load (norm weights, biases).
 
 export type WeightDtype = "F32" | "F16" | "BF16";
 

@@ -19,6 +19,13 @@ export interface Tensor {
   data: Float32Array;
 }
 
+/** A tensor as the checkpoint stores it: its dtype's little-endian bytes, not widened. */
+export interface StoredTensor {
+  shape: number[];
+  dtype: WeightDtype;
+  bytes: Uint8Array;
+}
+
 const MAX_HEADER_BYTES = 100 * 1024 * 1024;
 
 export class SafetensorsFile {
@@ -52,17 +59,24 @@ export class SafetensorsFile {
 
   /** Reads one tensor as float32 (half-precision weights are widened). */
   read(name: string): Tensor {
-    const info = this.info(name);
-    const bytes = this.readRanges(name, info, [{ offset: 0, length: info.byteLength }]);
-    return { shape: info.shape, data: toFloat32(bytes, info.dtype) };
+    return widened(this.readStored(name));
   }
 
   /** Reads one slice of a tensor (rows, columns or a vector range) without reading the rest. */
   readSlice(name: string, slice: TensorSlice): Tensor {
+    return widened(this.readStored(name, slice));
+  }
+
+  /** Reads a tensor, or one slice of it, in the dtype the file stores it in. */
+  readStored(name: string, slice?: TensorSlice): StoredTensor {
     const info = this.info(name);
+    if (!slice) {
+      const bytes = this.readRanges(name, info, [{ offset: 0, length: info.byteLength }]);
+      return { shape: info.shape, dtype: info.dtype, bytes };
+    }
     const shape = slicedShape(info.shape, slice);
     const ranges = sliceRanges(info.shape, BYTES_PER_ELEMENT[info.dtype], slice);
-    return { shape, data: toFloat32(this.readRanges(name, info, ranges), info.dtype) };
+    return { shape, dtype: info.dtype, bytes: this.readRanges(name, info, ranges) };
   }
 
   private info(name: string): TensorInfo {
@@ -91,6 +105,10 @@ export class SafetensorsFile {
     }
     return bytes;
   }
+}
+
+function widened(t: StoredTensor): Tensor {
+  return { shape: t.shape, data: toFloat32(t.bytes, t.dtype) };
 }
 
 function corrupt(path: string, why: string): TesseraError {

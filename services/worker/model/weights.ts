@@ -4,7 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { WeightDtype } from "./dtype.ts";
-import { SafetensorsFile, type Tensor } from "./safetensors.ts";
+import { SafetensorsFile, type StoredTensor, type Tensor } from "./safetensors.ts";
 import type { TensorSlice } from "./tensor-slice.ts";
 
 export class WeightStore {
@@ -88,6 +88,12 @@ export class WeightStore {
   readSlice(name: string, expectedShape: number[], slice: TensorSlice): Tensor {
     this.checkShape(name, expectedShape);
     return this.fileOf(name).readSlice(name, slice);
+  }
+
+  /** Reads a tensor, or one slice of it, in its stored dtype, and checks the whole tensor's shape. */
+  readStored(name: string, expectedShape: number[], slice?: TensorSlice): StoredTensor {
+    this.checkShape(name, expectedShape);
+    return this.fileOf(name).readStored(name, slice);
   }
 
   private checkShape(name: string, expectedShape: number[]): void {
