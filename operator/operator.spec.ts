@@ -87,6 +87,37 @@ describe("operator (dev cluster, simulated kubelet)", function () {
     }
   });
 
+  it("is not Ready while its workers serve another name; a new servedName rolls the pods, which serve it", async () => {
+    const ns = f.namespace();
+    await f.apply(ns, workerPool("default"));
+    f.workerModels.serving = ["qwen"];
+    try {
+      await f.apply(ns, inferenceModel("q2", { model: { path: "/models/qwen" } }));
+      const wrong = await f.waitForModel(
+        ns,
+        "q2",
+        "ServedNameMismatch",
+        (m) => condition(m, "Ready")?.reason === "ServedNameMismatch",
+      );
+      assert.equal(condition(wrong, "Ready")?.status, "False");
+      assert.equal(condition(wrong, "Ready")?.message, 'workers serve "qwen", the model is served as "q2"');
+      assert.equal(wrong.status?.readyReplicas, 1, "the pods are Ready; the model is not");
+      assert.equal(wrong.status?.servedName, "q2");
+    } finally {
+      f.workerModels.serving = undefined;
+    }
+    const before = names(await f.pods(ns)).filter((n) => n.startsWith("q2-both-"));
+    await f.apply(ns, inferenceModel("q2", { model: { path: "/models/qwen", servedName: "Qwen/Qwen2.5" } }));
+    const renamed = await f.waitForModel(ns, "q2", "Ready", (m) => condition(m, "Ready")?.status === "True");
+    assert.equal(renamed.status?.servedName, "Qwen/Qwen2.5");
+    const after = names(await f.pods(ns)).filter((n) => n.startsWith("q2-both-"));
+    assert.equal(after.length, 1);
+    assert.ok(!before.includes(after[0]!), `a new pod (${after[0]}) replaced ${before.join(", ")}`);
+    const router = JSON.stringify((await f.client.get(DEPLOYMENTS, ns, "q2-router"))?.["spec"]);
+    assert.match(router, /\\"models\\":\[\{\\"id\\":\\"Qwen\/Qwen2\.5\\"/, "the router serves the new name");
+    await f.settled();
+  });
+
   it("places a 2 x 2 group and counts it Ready only when all four pods are", async () => {
     const ns = f.namespace();
     f.kubelet.autoReady = false;

@@ -22,6 +22,7 @@ import { informerCache } from "./reconcile/cluster-cache.ts";
 import { InferenceModelReconciler } from "./reconcile/inference-model-reconciler.ts";
 import { type KvStoreCleaner, RedisKeyCleaner } from "./reconcile/kv-cleanup.ts";
 import type { ReconcilerDeps } from "./reconcile/reconciler-deps.ts";
+import { GrpcWorkerModels, type WorkerModels } from "./reconcile/worker-models.ts";
 import { WorkerPoolReconciler } from "./reconcile/worker-pool-reconciler.ts";
 
 export interface OperatorOptions {
@@ -36,6 +37,8 @@ export interface OperatorOptions {
   log?: Logger;
   metrics?: Metrics;
   kvCleaner?: KvStoreCleaner;
+  /** Asks worker pods which model names they serve (default: tessera.v1 ListModels over gRPC). */
+  workerModels?: WorkerModels;
   /** Called when leadership is lost (the CLI exits so the pod restarts as a candidate). */
   onLostLeadership?: () => void;
 }
@@ -82,6 +85,7 @@ export class Operator {
       cache: informerCache(this.#informers),
       events: this.#events,
       kvCleaner: options.kvCleaner ?? new RedisKeyCleaner(),
+      workerModels: options.workerModels ?? new GrpcWorkerModels(),
       clock,
       log,
       config: { cleanupTimeoutMs: options.cleanupTimeoutMs ?? 60_000 },

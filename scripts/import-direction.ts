@@ -54,7 +54,7 @@ export const MAY_IMPORT: Record<Exclude<Layer, "test">, readonly Layer[]> = {
   inference: ["kernel", "tokenizer", "proto"],
   worker: ["kernel", "rpc", "inference", "tokenizer", "proto"],
   router: ["kernel", "rpc", "inference", "tokenizer", "kube", "api", "proto"],
-  operator: ["kernel", "kube", "api", "proto"],
+  operator: ["kernel", "rpc", "kube", "api", "proto"],
   cli: ["kernel", "rpc", "inference", "tokenizer", "proto"],
   devtools: ["kernel", "tokenizer", "rpc", "kube", "api", "inference", "proto"],
 };

@@ -311,5 +311,7 @@ describe("charts/tessera rendered by helm (no cluster)", function () {
       podSelector: { matchLabels: { "app.kubernetes.io/name": "tessera-router" } },
     });
     assert.deepEqual(workers.ingress[0]?.ports, [{ port: "grpc", protocol: "TCP" }]);
+    // The operator asks each new entry worker which model it serves (ListModels) before calling it Ready.
+    assert.deepEqual(workers.ingress[0]?.from[2], redis.ingress[0]?.from[2]);
   });
 });

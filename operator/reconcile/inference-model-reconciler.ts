@@ -1,7 +1,8 @@
 // Reconciles one InferenceModel. Reads like a script:
 //   get (gone = done) -> deleting? clean up behind the finalizer -> observe (pods, pools) ->
 //   plan (planPlacement + planRollout, pure) -> apply (server-side apply, one field manager: the
-//   worker pods, and the model's router, router-apply.ts) -> status (written only when it changed).
+//   worker pods, and the model's router, router-apply.ts) -> ask new ready entry workers which model
+//   they serve (served-names.ts) -> status (written only when it changed).
 // Everything read comes from informer caches; a 409 from any write just requeues the key.
 import { API_VERSION, CLEANUP_FINALIZER, INFERENCE_MODELS, LABELS } from "../../services/api/group.ts";
 import { inferenceModelSpecSchema } from "../../services/api/inference-model-spec.ts";
@@ -23,12 +24,17 @@ import { addFinalizer, finalizeModel } from "./finalizer.ts";
 import { invalidSpecStatus, modelStatus } from "./model-status.ts";
 import type { ReconcilerDeps } from "./reconciler-deps.ts";
 import { RouterApplier, type RouterState } from "./router-apply.ts";
+import { ServedNames } from "./served-names.ts";
 import { liveUpToDate, workersService } from "./workers-service.ts";
+
+/** How soon a worker that could not say which model it serves is asked again. */
+const ASK_AGAIN_MS = 5_000;
 
 export class InferenceModelReconciler {
   readonly #deps: ReconcilerDeps;
   readonly #expectations: Expectations;
   readonly #router: RouterApplier;
+  readonly #servedNames: ServedNames;
   /** Per model: the status this operator last wrote, and the one it replaced (see #writeStatus). */
   readonly #written = new Map<string, { before: string; after: string }>();
 
@@ -36,6 +42,7 @@ export class InferenceModelReconciler {
     this.#deps = deps;
     this.#expectations = new Expectations(deps.clock);
     this.#router = new RouterApplier(deps);
+    this.#servedNames = new ServedNames(deps.workerModels);
   }
 
   async reconcile(key: string): Promise<ReconcileOutcome | undefined> {
@@ -45,6 +52,7 @@ export class InferenceModelReconciler {
       this.#expectations.forget(key);
       this.#written.delete(key);
       this.#router.forget(key);
+      this.#servedNames.forget(key);
       return undefined;
     }
     if (model.metadata.deletionTimestamp) return finalizeModel(model, this.#deps);
@@ -71,6 +79,7 @@ export class InferenceModelReconciler {
 
     await this.#apply(key, model, ref, spec, pools, actions, observed);
     const router = await this.#applyRouter(key, ref, spec, pools);
+    const servedNames = await this.#servedNames.observe(key, namespace, observed);
     const status = modelStatus({
       name,
       generation: model.metadata.generation ?? 0,
@@ -81,9 +90,12 @@ export class InferenceModelReconciler {
       previous: model.status,
       now: this.#now(),
       router,
+      servedNames,
     });
     await this.#writeStatus(key, model, status);
-    return undefined;
+    // A worker that could not be asked which model it serves is asked again.
+    const unanswered = [...servedNames.values()].some((a) => "error" in a);
+    return unanswered ? { requeueAfterMs: ASK_AGAIN_MS } : undefined;
   }
 
   #observe(ref: ModelRef): ObservedPod[] {

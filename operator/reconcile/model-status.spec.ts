@@ -5,6 +5,7 @@ import type { ObservedPod } from "../placement/pod-state.ts";
 import { planRollout } from "../placement/rollout.ts";
 import { MODEL_REF, modelSpec, pools } from "../testing/fixtures.ts";
 import { modelStatus } from "./model-status.ts";
+import type { ServedNamesAnswer, ServedNamesByPod } from "./served-names.ts";
 
 const T0 = "2025-01-01T00:00:00Z";
 const T1 = "2025-01-01T00:01:00Z";
@@ -38,6 +39,7 @@ function status(
   now = T0,
   maxPods = 64,
   router?: { endpoint: string; available: boolean },
+  servedNames?: (pods: ObservedPod[]) => ServedNamesByPod,
 ) {
   const spec = modelSpec(specOverrides);
   const plan = planPlacement({ model: MODEL_REF, spec, pools: pools({ default: { maxPods } }) });
@@ -52,6 +54,7 @@ function status(
     previous,
     now,
     router,
+    servedNames: servedNames?.(obs),
   });
 }
 
@@ -105,6 +108,128 @@ describe("model status", () => {
     assert.equal(ready.conditions?.[0]?.lastTransitionTime, T1);
     const noReplica = status({ replicas: 1 }, () => [], undefined, T0, 64, { endpoint, available: true });
     assert.equal(conditions(noReplica)?.[0], "Ready=False/NoReplicaReady: 0/1 replicas ready");
+  });
+
+  describe("the served name", () => {
+    /** Every entry pod (stage 0, rank 0) answers `answer(pod)`. */
+    const answering =
+      (answer: (pod: ObservedPod) => ServedNamesAnswer | undefined) =>
+      (pods: ObservedPod[]): ServedNamesByPod =>
+        new Map(
+          pods.flatMap((p) => {
+            const a = p.stage === 0 && p.rank === 0 ? answer(p) : undefined;
+            return a ? [[p.name, a] as const] : [];
+          }),
+        );
+    const ready = (s: InferenceModelStatus) => conditions(s)?.[0];
+    const twoStages = { model: { numLayers: 4, servedName: "q2" }, parallelism: { pipeline: 2 } };
+
+    it("is Ready when an entry worker of a ready replica serves the model's served name", () => {
+      const s = status(
+        twoStages,
+        (p) => observed(p),
+        undefined,
+        T0,
+        64,
+        undefined,
+        answering(() => ({ names: ["q2"] })),
+      );
+      assert.equal(ready(s), "Ready=True/ReplicasReady: 1/1 replicas ready");
+      assert.equal(s.servedName, "q2");
+    });
+
+    it("is not Ready while the workers serve another name (the folder's), and says both names", () => {
+      const s = status(
+        twoStages,
+        (p) => observed(p),
+        undefined,
+        T0,
+        64,
+        undefined,
+        answering(() => ({ names: ["qwen"] })),
+      );
+      assert.equal(
+        ready(s),
+        'Ready=False/ServedNameMismatch: workers serve "qwen", the model is served as "q2"',
+      );
+      assert.equal(s.readyReplicas, 1, "the pods are Ready; the model is not");
+      // The default served name is the model's own, never the folder's.
+      const byName = status(
+        { replicas: 1 },
+        (p) => observed(p),
+        undefined,
+        T0,
+        64,
+        undefined,
+        answering(() => ({ names: ["tiny-llama"] })),
+      );
+      assert.equal(
+        ready(byName),
+        'Ready=False/ServedNameMismatch: workers serve "tiny-llama", the model is served as "tiny"',
+      );
+    });
+
+    it("is Ready when one of the replicas serves it (the router sends requests only there)", () => {
+      const s = status(
+        { replicas: 2 },
+        (p) => observed(p),
+        undefined,
+        T0,
+        64,
+        undefined,
+        answering((p) => ({ names: p.replica === 0 ? ["old"] : ["tiny"] })),
+      );
+      assert.equal(ready(s), "Ready=True/ReplicasReady: 2/2 replicas ready");
+    });
+
+    it("is not Ready while no ready worker could say which model it serves", () => {
+      const unreachable = status(
+        { replicas: 1 },
+        (p) => observed(p),
+        undefined,
+        T0,
+        64,
+        undefined,
+        answering((p) => ({ error: `${p.name}: 14 UNAVAILABLE: connection refused` })),
+      );
+      assert.match(
+        ready(unreachable) ?? "",
+        /^Ready=False\/ServedNameUnknown: cannot ask the workers which model they serve \(ListModels\): tiny-both-0-.*UNAVAILABLE/,
+      );
+      const unasked = status(
+        { replicas: 1 },
+        (p) => observed(p),
+        undefined,
+        T0,
+        64,
+        undefined,
+        answering(() => undefined),
+      );
+      assert.equal(
+        ready(unasked),
+        "Ready=False/ServedNameUnknown: waiting for the workers to say which model they serve",
+      );
+    });
+
+    it("checks the prefill workers too in disaggregated mode", () => {
+      const spec = {
+        serving: { mode: "disaggregated" as const },
+        kvTransfer: { redis: { address: "redis:6379" } },
+      };
+      const s = status(
+        spec,
+        (p) => observed(p),
+        undefined,
+        T0,
+        64,
+        undefined,
+        answering((p) => ({ names: p.role === "prefill" ? ["tiny-llama"] : ["tiny"] })),
+      );
+      assert.equal(
+        ready(s),
+        'Ready=False/ServedNameMismatch: prefill workers serve "tiny-llama", the model is served as "tiny"',
+      );
+    });
   });
 
   it("counts a replica Ready only when every pod of its gang is", () => {

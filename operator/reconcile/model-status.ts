@@ -1,6 +1,7 @@
 // InferenceModel status from the plan and the observed pods (pure): replica counts with gang
 // readiness (a replica is Ready only when every pod of its group is), the shard registry the router
-// reads, the router's endpoint, and the conditions (Ready needs a ready replica and an available router).
+// reads, the router's endpoint, and the conditions (Ready needs a ready replica whose entry worker serves
+// the model's served name, and an available router).
 import { LABELS, WORKER_GRPC_PORT } from "../../services/api/group.ts";
 import type { InferenceModelSpec } from "../../services/api/inference-model-spec.ts";
 import type { InferenceModelStatus, Role, Shard } from "../../services/api/inference-model-status.ts";
@@ -9,6 +10,7 @@ import type { ObservedPod } from "../placement/pod-state.ts";
 import { type RolloutActions, servingRevision } from "../placement/rollout.ts";
 import { type ConditionState, withTransitions } from "./conditions.ts";
 import type { RouterState } from "./router-apply.ts";
+import { type ServedNamesByPod, servedNameProblem } from "./served-names.ts";
 
 export interface StatusInput {
   name: string;
@@ -21,6 +23,8 @@ export interface StatusInput {
   now: string;
   /** The model's router; undefined leaves it out of status and of readiness. */
   router?: RouterState | undefined;
+  /** What the ready entry pods said they serve (served-names.ts); undefined leaves it out of readiness. */
+  servedNames?: ServedNamesByPod | undefined;
 }
 
 interface RoleCounts {
@@ -130,12 +134,18 @@ function progressing(
   };
 }
 
+/** The name clients send: spec.model.servedName, else the model's own name (never the folder's). */
+export function servedName(spec: InferenceModelSpec, name: string): string {
+  return spec.model.servedName ?? name;
+}
+
 function ready(
-  spec: InferenceModelSpec,
+  input: StatusInput,
+  live: readonly ObservedPod[],
   main: RoleCounts,
   prefill: RoleCounts | undefined,
-  router: RouterState | undefined,
 ): ConditionState {
+  const { spec, router, servedNames } = input;
   const r = (status: "True" | "False", reason: string, message: string): ConditionState => ({
     type: "Ready",
     status,
@@ -146,6 +156,13 @@ function ready(
   if (spec.replicas === 0) return r("False", "ScaledToZero", "spec.replicas is 0");
   if (main.ready === 0) return r("False", "NoReplicaReady", summary);
   if (prefill && prefill.ready === 0) return r("False", "NoPrefillReplicaReady", summary);
+  if (servedNames) {
+    const expected = servedName(spec, input.name);
+    for (const role of prefill ? [mainRole(spec), "prefill" as const] : [mainRole(spec)]) {
+      const problem = servedNameProblem(expected, role, live, servedNames);
+      if (problem) return r("False", problem.reason, problem.message);
+    }
+  }
   if (router && !router.available)
     return r("False", "RouterNotAvailable", `${summary}, router not available`);
   return r("True", "ReplicasReady", summary);
@@ -162,7 +179,7 @@ export function modelStatus(input: StatusInput): InferenceModelStatus {
       : undefined;
   const conditions = withTransitions(
     [
-      ready(spec, main, prefill, input.router),
+      ready(input, live, main, prefill),
       progressing(prefill ? [main, prefill] : [main], live, plan, input.actions),
       degraded(plan, input.actions),
     ],
@@ -174,7 +191,7 @@ export function modelStatus(input: StatusInput): InferenceModelStatus {
   return {
     observedGeneration: input.generation,
     ...(revision ? { revision } : {}),
-    servedName: spec.model.servedName ?? input.name,
+    servedName: servedName(spec, input.name),
     replicas: main.replicas,
     readyReplicas: main.ready,
     updatedReplicas: main.updated,

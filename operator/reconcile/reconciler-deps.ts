@@ -6,6 +6,7 @@ import type { EventRecorder } from "../../services/kube/event-recorder.ts";
 import type { KubeClient } from "../../services/kube/kube-client.ts";
 import type { ClusterCache } from "./cluster-cache.ts";
 import type { KvStoreCleaner } from "./kv-cleanup.ts";
+import type { WorkerModels } from "./worker-models.ts";
 
 export interface ReconcilerConfig {
   /** How long deletion may wait for cleanup before the finalizer is removed anyway. */
@@ -17,6 +18,8 @@ export interface ReconcilerDeps {
   cache: ClusterCache;
   events: EventRecorder;
   kvCleaner: KvStoreCleaner;
+  /** Asks a worker pod which model names it serves (ListModels). */
+  workerModels: WorkerModels;
   clock: Clock;
   log: Logger;
   config: ReconcilerConfig;

@@ -12,6 +12,7 @@ import type { KvStoreCleaner } from "../reconcile/kv-cleanup.ts";
 import { type DevCluster, startDevCluster } from "./dev-cluster.ts";
 import { PermissionCheckingClient } from "./permission-checking-client.ts";
 import { PodSimulator, waitFor } from "./pod-simulator.ts";
+import { SimulatedWorkerModels } from "./simulated-worker-models.ts";
 
 const NAMESPACES = { group: "", version: "v1", resource: "namespaces" };
 
@@ -22,12 +23,15 @@ export class OperatorFixture {
   operator: Operator | undefined;
   /** Every call of every operator started here, checked against the RBAC rules. */
   readonly permissions = new PermissionCheckingClient();
+  /** What the simulated worker pods answer when the operator asks which model they serve. */
+  readonly workerModels: SimulatedWorkerModels;
   #namespaces = 0;
 
   private constructor(cluster: DevCluster) {
     this.cluster = cluster;
     this.client = cluster.client("spec-user");
     this.kubelet = new PodSimulator(cluster.server.api);
+    this.workerModels = new SimulatedWorkerModels(cluster.server.api);
     this.kubelet.start();
   }
 
@@ -41,6 +45,7 @@ export class OperatorFixture {
       namespace: "",
       log: createLogger("operator", process.env["TESSERA_LOG_LEVEL"] ?? "silent"),
       cleanupTimeoutMs: 5_000,
+      workerModels: this.workerModels,
       ...options,
     });
     operator.start();
