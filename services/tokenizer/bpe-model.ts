@@ -1,6 +1,11 @@
-// tokenizer.json "model" of type BPE, byte-level: a word's UTF-8 bytes start as one symbol each, then
-// the adjacent pair of lowest merge rank is merged, leftmost first, until no pair has a rank (Hugging
-// Face's Word::merge_all, with the same priority queue). Results are cached per word.
+// tokenizer.json "model" of type BPE. A word starts as one symbol per character, then the adjacent pair
+// of lowest merge rank is merged, leftmost first, until no pair has a rank (Hugging Face's
+// Word::merge_all, with the same priority queue). Results are cached per word. Two ways to start:
+// - byte-level (the pre-tokenizer ends with ByteLevel): the word's UTF-8 bytes, each as its byte-level
+//   character ("Ġ" for a space), done here directly rather than by building the mapped string;
+// - characters (SentencePiece-style, e.g. "▁Hello"): each character's own symbol; one the vocabulary
+//   lacks becomes its UTF-8 bytes as "<0xHH>" tokens with byte_fallback, else the unk token (runs of
+//   them fused into one with fuse_unk), else nothing, as in tokenizers 0.23's BPE::merge_word.
 import type { Result } from "../kernel/errors.ts";
 import { BYTE_TO_CHAR, bytesToByteLevel } from "./byte-level.ts";
 import { invalid, isObject, unsupported } from "./json-fields.ts";
@@ -20,6 +25,14 @@ export class BpeModel {
   readonly #merged: Int32Array;
   /** byte → id of its one-byte symbol, -1 when the vocabulary lacks it. */
   readonly #byteIds: Int32Array;
+  /** byte → id of its "<0xHH>" token, -1 when missing (characters mode). */
+  readonly #fallbackIds: Int32Array;
+  /** BMP code point → id of that one-character token, -1 when missing (characters mode). */
+  readonly #charIds: Int32Array;
+  /** Astral code point → id of that one-character token (characters mode). */
+  readonly #astralIds = new Map<number, number>();
+  readonly #byteLevel: boolean;
+  readonly #byteFallback: boolean;
   readonly #unkId: number | undefined;
   readonly #fuseUnk: boolean;
   readonly #ignoreMerges: boolean;
@@ -33,6 +46,8 @@ export class BpeModel {
     unkId: number | undefined;
     fuseUnk: boolean;
     ignoreMerges: boolean;
+    byteLevel: boolean;
+    byteFallback: boolean;
   }) {
     this.vocab = parts.vocab;
     this.tokens = parts.tokens;
@@ -41,11 +56,33 @@ export class BpeModel {
     this.#unkId = parts.unkId;
     this.#fuseUnk = parts.fuseUnk;
     this.#ignoreMerges = parts.ignoreMerges;
+    this.#byteLevel = parts.byteLevel;
+    this.#byteFallback = parts.byteFallback;
     this.#byteIds = Int32Array.from(BYTE_TO_CHAR, (c) => parts.vocab.get(c) ?? -1);
+    this.#fallbackIds = new Int32Array(256);
+    for (let b = 0; b < 256; b++) {
+      this.#fallbackIds[b] = parts.vocab.get(`<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`) ?? -1;
+    }
+    this.#charIds = new Int32Array(parts.byteLevel ? 0 : 0x10000).fill(-1);
+    if (!parts.byteLevel) {
+      for (const [token, id] of parts.vocab) {
+        const c = token.codePointAt(0)!;
+        if (token.length === 1) this.#charIds[c] = id;
+        else if (token.length === 2 && c > 0xffff) this.#astralIds.set(c, id);
+      }
+    }
   }
 
-  /** Parses tokenizer.json's "model". */
-  static parse(json: unknown): Result<BpeModel> {
+  /** Whether words start as byte-level symbols (else as characters). */
+  get byteLevel(): boolean {
+    return this.#byteLevel;
+  }
+
+  /**
+   * Parses tokenizer.json's "model". `byteLevel`: words come from a ByteLevel pre-tokenizer, so they
+   * start as byte-level symbols; else as characters.
+   */
+  static parse(json: unknown, byteLevel = true): Result<BpeModel> {
     const field = "model";
     if (!isObject(json)) return invalid(field, "must be an object");
     if (json["type"] !== undefined && json["type"] !== "BPE") {
@@ -110,10 +147,9 @@ export class BpeModel {
       unkId,
       fuseUnk: json["fuse_unk"] === true,
       ignoreMerges: json["ignore_merges"] === true,
+      byteLevel,
+      byteFallback: json["byte_fallback"] === true,
     });
-    if (json["byte_fallback"] === true && model.#byteIds.includes(-1)) {
-      return unsupported(`${field}.byte_fallback`, "is not supported for a vocabulary without all 256 bytes");
-    }
     return { value: model };
   }
 
@@ -131,6 +167,7 @@ export class BpeModel {
   }
 
   #encodeUncached(word: string): number[] {
+    if (!this.#byteLevel) return this.#encodeChars(word);
     const bytes = utf8.encode(word);
     if (this.#ignoreMerges) {
       const whole = this.vocab.get(bytesToByteLevel(bytes));
@@ -145,6 +182,43 @@ export class BpeModel {
       lastUnk = id < 0;
     }
     return mergeSymbols(symbols, this.#ranks, this.#merged);
+  }
+
+  #encodeChars(word: string): number[] {
+    if (this.#ignoreMerges) {
+      const whole = this.vocab.get(word);
+      if (whole !== undefined) return [whole];
+    }
+    const symbols: number[] = [];
+    let lastUnk = false;
+    for (let i = 0; i < word.length; i++) {
+      const c = word.codePointAt(i)!;
+      let id: number;
+      if (c > 0xffff) {
+        i++;
+        id = this.#astralIds.get(c) ?? -1;
+      } else id = this.#charIds[c]!;
+      if (id >= 0) {
+        symbols.push(id);
+        lastUnk = false;
+        continue;
+      }
+      if (this.#byteFallback && this.#pushFallback(c, symbols)) {
+        lastUnk = false;
+        continue;
+      }
+      if (this.#unkId !== undefined && !(this.#fuseUnk && lastUnk)) symbols.push(this.#unkId);
+      lastUnk = this.#unkId !== undefined;
+    }
+    return mergeSymbols(symbols, this.#ranks, this.#merged);
+  }
+
+  /** Pushes the "<0xHH>" tokens of a character's UTF-8 bytes; false (and nothing) if one is missing. */
+  #pushFallback(c: number, symbols: number[]): boolean {
+    const bytes = utf8.encode(String.fromCodePoint(c));
+    for (const b of bytes) if (this.#fallbackIds[b]! < 0) return false;
+    for (const b of bytes) symbols.push(this.#fallbackIds[b]!);
+    return true;
   }
 }
 

@@ -17,10 +17,29 @@ describe("parseNormalizer", () => {
     assert.equal(parseNormalizer({ type: "Lowercase" }).value!("ΟΔΟΣ"), "οδοσ");
   });
 
+  it("runs Llama 2's Prepend + Replace, on non-empty text only", () => {
+    const llama2 = parseNormalizer({
+      type: "Sequence",
+      normalizers: [
+        { type: "Prepend", prepend: "▁" },
+        { type: "Replace", pattern: { String: " " }, content: "▁" },
+      ],
+    }).value!;
+    assert.equal(llama2(" Hello  world"), "▁▁Hello▁▁world");
+    assert.equal(llama2(""), "");
+    const regex = parseNormalizer({ type: "Replace", pattern: { Regex: " {2,}" }, content: "$1 " }).value!;
+    assert.equal(regex("a    b c"), "a$1 b c");
+    const strip = parseNormalizer({ type: "Strip", strip_left: true, strip_right: false }).value!;
+    assert.equal(strip(" \t\u3000a b "), "a b ");
+  });
+
   it("rejects what it does not implement, naming the field", () => {
-    const r = parseNormalizer({ type: "Sequence", normalizers: [{ type: "Prepend", prepend: "▁" }] });
+    const r = parseNormalizer({
+      type: "Sequence",
+      normalizers: [{ type: "Precompiled", precompiled_charsmap: "" }],
+    });
     assert.equal(r.error?.code, Code.UNIMPLEMENTED);
-    assert.match(r.error?.message ?? "", /^normalizer\.normalizers\[0\]\.type: Prepend/);
+    assert.match(r.error?.message ?? "", /^normalizer\.normalizers\[0\]\.type: Precompiled/);
     assert.equal(parseNormalizer([]).error?.code, Code.INVALID_ARGUMENT);
   });
 });

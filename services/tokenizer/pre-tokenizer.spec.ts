@@ -42,9 +42,32 @@ describe("parsePreTokenizer", () => {
     ]);
   });
 
+  it("leaves the text whole without a pre-tokenizer", () => {
+    assert.deepEqual(preTokenizer(null)("a b  c"), ["a b  c"]);
+  });
+
+  it("runs Metaspace with each prepend_scheme, and its split", () => {
+    const meta = (prepend_scheme: string, split: boolean) =>
+      preTokenizer({ type: "Metaspace", replacement: "▁", prepend_scheme, split });
+    assert.deepEqual(meta("always", false)("Hello  world"), ["▁Hello▁▁world"]);
+    assert.deepEqual(meta("always", false)(" Hello"), ["▁Hello"], "no second ▁ before a space");
+    assert.deepEqual(meta("always", false)("Hello", false), ["▁Hello"]);
+    assert.deepEqual(meta("first", false)("Hello", true), ["▁Hello"]);
+    assert.deepEqual(meta("first", false)("Hello", false), ["Hello"], "not at the start of the input");
+    assert.deepEqual(meta("never", false)("Hello world"), ["Hello▁world"]);
+    assert.deepEqual(meta("always", true)("Hello  world"), ["▁Hello", "▁", "▁world"]);
+    // Older files: add_prefix_space instead of prepend_scheme.
+    assert.deepEqual(preTokenizer({ type: "Metaspace", add_prefix_space: false, split: false })("a b"), [
+      "a▁b",
+    ]);
+  });
+
   it("rejects what it cannot run", () => {
-    assert.equal(parsePreTokenizer(null).error?.code, Code.UNIMPLEMENTED);
-    assert.equal(parsePreTokenizer({ type: "Metaspace" }).error?.code, Code.UNIMPLEMENTED);
+    assert.equal(parsePreTokenizer({ type: "BertPreTokenizer" }).error?.code, Code.UNIMPLEMENTED);
+    assert.equal(
+      parsePreTokenizer({ type: "Metaspace", prepend_scheme: "sometimes" }).error?.code,
+      Code.INVALID_ARGUMENT,
+    );
     const splitLast = parsePreTokenizer({
       type: "Sequence",
       pretokenizers: [

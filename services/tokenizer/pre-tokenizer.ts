@@ -1,25 +1,42 @@
 // tokenizer.json "pre_tokenizer": cuts text into the words that BPE then encodes one by one. Supported:
-// ByteLevel (GPT-2: optional prefix space, optional GPT-2 regex split) and Split (a regex or a string,
-// with any of Hugging Face's delimiter behaviors), alone or as a Sequence that ends with ByteLevel, as in
-// the Llama-3 and Qwen2 tokenizers. The byte-level mapping itself is left to the BPE model.
+// ByteLevel (GPT-2: optional prefix space, optional GPT-2 regex split), Split (a regex or a string, with
+// any of Hugging Face's delimiter behaviors) and Metaspace (SentencePiece: spaces become "▁", a "▁" is
+// prepended as prepend_scheme says, optional split before each "▁"), alone or in a Sequence; a ByteLevel
+// step must come last (the byte-level mapping itself is left to the BPE model). No pre-tokenizer (null)
+// leaves each part of the input whole, as Llama-2-style tokenizer.json files have it.
 import type { Result } from "../kernel/errors.ts";
+import { type PrependScheme, prependScheme } from "./decoder.ts";
 import { invalid, isObject, typeOf, unsupported } from "./json-fields.ts";
 import { compileOnigRegex } from "./onig-regex.ts";
 
-/** Cuts one text (a part of the input between added tokens) into words, in order. */
-export type PreTokenizer = (text: string) => string[];
+/**
+ * Cuts one text (a part of the input between added tokens) into words, in order. `atStart` says whether
+ * the text begins the input (offset 0), which Metaspace's prepend_scheme "first" asks; default true.
+ */
+export type PreTokenizer = (text: string, atStart?: boolean) => string[];
 
-/** Turns one piece into its sub-pieces, appended to `out`. */
-type Step = (piece: string, out: string[]) => void;
+/** Turns one piece into its sub-pieces, appended to `out`; `first` when the piece begins the input. */
+type Step = (piece: string, out: string[], first: boolean) => void;
 
 export const GPT2_PATTERN = String.raw`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`;
 const BEHAVIORS = ["Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"] as const;
 type Behavior = (typeof BEHAVIORS)[number];
 
-/** Parses a "pre_tokenizer" value. Byte-level BPE needs a ByteLevel step, and it must come last. */
+/** Whether this "pre_tokenizer" maps words to byte-level strings (its last step is ByteLevel). */
+export function isByteLevel(json: unknown): boolean {
+  if (!isObject(json)) return false;
+  if (typeOf(json) === "ByteLevel") return true;
+  const items = typeOf(json) === "Sequence" ? json["pretokenizers"] : undefined;
+  return (
+    Array.isArray(items) && items.length > 0 && isObject(items.at(-1)) && typeOf(items.at(-1)) === "ByteLevel"
+  );
+}
+
+/** Parses a "pre_tokenizer" value. A ByteLevel step must come last. */
 export function parsePreTokenizer(json: unknown): Result<PreTokenizer> {
   const field = "pre_tokenizer";
-  if (!isObject(json)) return unsupported(field, "a ByteLevel pre-tokenizer is required (byte-level BPE)");
+  if (json === null || json === undefined) return { value: (text) => (text === "" ? [] : [text]) };
+  if (!isObject(json)) return invalid(field, "must be an object or null");
   const items = typeOf(json) === "Sequence" ? json["pretokenizers"] : [json];
   if (!Array.isArray(items)) return invalid(`${field}.pretokenizers`, "must be an array");
   const steps: Step[] = [];
@@ -27,18 +44,28 @@ export function parsePreTokenizer(json: unknown): Result<PreTokenizer> {
     const at = typeOf(json) === "Sequence" ? `${field}.pretokenizers[${i}]` : field;
     const step = parseStep(item, at);
     if (step.error) return step;
-    const isByteLevel = isObject(item) && typeOf(item) === "ByteLevel";
-    if (isByteLevel !== (i === items.length - 1)) {
-      return unsupported(at, "only a sequence whose one ByteLevel step comes last is supported");
+    const isByteLevelStep = isObject(item) && typeOf(item) === "ByteLevel";
+    if (isByteLevelStep && i !== items.length - 1) {
+      return unsupported(at, "a ByteLevel step is supported only as the last one");
     }
     steps.push(step.value);
   }
+  if (steps.length === 1) {
+    const only = steps[0]!;
+    return {
+      value: (text, atStart = true) => {
+        const out: string[] = [];
+        only(text, out, atStart);
+        return out;
+      },
+    };
+  }
   return {
-    value: (text) => {
+    value: (text, atStart = true) => {
       let pieces = [text];
       for (const step of steps) {
         const out: string[] = [];
-        for (const piece of pieces) step(piece, out);
+        for (let i = 0; i < pieces.length; i++) step(pieces[i]!, out, atStart && i === 0);
         pieces = out;
       }
       return pieces;
@@ -76,6 +103,15 @@ function parseStep(json: unknown, field: string): Result<Step> {
     }
     const invert = json["invert"] === true;
     return { value: (piece, out) => splitPiece(piece, matcher, behavior as Behavior, invert, out) };
+  }
+  if (type === "Metaspace") {
+    const replacement = json["replacement"] ?? "▁";
+    if (typeof replacement !== "string" || [...replacement].length !== 1)
+      return invalid(`${field}.replacement`, "must be one character");
+    const scheme = prependScheme(json, field);
+    if (scheme.error) return scheme;
+    const split = json["split"] !== false;
+    return { value: metaspace(replacement, scheme.value, split) };
   }
   return unsupported(`${field}.type`, `${String(type)} is not supported`);
 }
@@ -132,4 +168,16 @@ export function splitPiece(
     previousMatch = isMatch;
   }
   for (let i = 0; i < pieces.length; i += 2) out.push(text.slice(pieces[i], pieces[i + 1]));
+}
+
+/** Hugging Face's Metaspace pre-tokenizer on one piece. */
+function metaspace(replacement: string, scheme: PrependScheme, split: boolean): Step {
+  return (piece, out, first) => {
+    let text = piece.replaceAll(" ", replacement);
+    if (!text.startsWith(replacement) && (scheme === "always" || (scheme === "first" && first))) {
+      text = replacement + text;
+    }
+    if (!split) out.push(text);
+    else splitPiece(text, replacement, "MergedWithNext", false, out);
+  };
 }

@@ -11,11 +11,26 @@ describe("parseTokenizerConfig", () => {
       add_bos_token: true,
       model_max_length: 4096,
     });
-    assert.deepEqual(r.value, { bosToken: "<s>", eosToken: "</s>", addBosToken: true });
+    assert.deepEqual(r.value, {
+      bosToken: "<s>",
+      eosToken: "</s>",
+      addBosToken: true,
+      namedSpecialTokens: ["<s>", "</s>"],
+    });
+  });
+
+  it("lists every special token it names, additional_special_tokens included", () => {
+    const r = parseTokenizerConfig({
+      eos_token: "<|im_end|>",
+      unk_token: null,
+      pad_token: "<|endoftext|>",
+      additional_special_tokens: ["<|im_start|>", { content: "<tool>" }],
+    });
+    assert.deepEqual(r.value?.namedSpecialTokens, ["<|im_end|>", "<|endoftext|>", "<|im_start|>", "<tool>"]);
   });
 
   it("is empty without a file", () => {
-    assert.deepEqual(parseTokenizerConfig(undefined).value, {});
+    assert.deepEqual(parseTokenizerConfig(undefined).value, { namedSpecialTokens: [] });
   });
 
   it("rejects wrong types, naming the key", () => {

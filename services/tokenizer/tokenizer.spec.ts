@@ -203,10 +203,14 @@ describe("Tokenizer", () => {
   });
 
   it("rejects tokenizers it does not implement with UNIMPLEMENTED", () => {
-    const metaspace = { ...tokenizerJson, decoder: { type: "Metaspace", replacement: "▁" } };
-    rejects(() => Tokenizer.fromJson(metaspace), Code.UNIMPLEMENTED, /^decoder: /);
+    const ctc = { ...tokenizerJson, decoder: { type: "CTC", pad_token: "<pad>" } };
+    rejects(() => Tokenizer.fromJson(ctc), Code.UNIMPLEMENTED, /^decoder\.type: CTC/);
     const wordPiece = { ...tokenizerJson, model: { type: "WordPiece", vocab: {} } };
-    rejects(() => Tokenizer.fromJson(wordPiece), Code.UNIMPLEMENTED, /^model\.type: /);
+    rejects(() => Tokenizer.fromJson(wordPiece), Code.UNIMPLEMENTED, /^model\.type: WordPiece/);
+    const unigram = { ...tokenizerJson, model: { type: "Unigram", vocab: [["<unk>", 0]], unk_id: 0 } };
+    rejects(() => Tokenizer.fromJson(unigram), Code.UNIMPLEMENTED, /^model\.type: Unigram/);
+    const precompiled = { ...tokenizerJson, normalizer: { type: "Precompiled", precompiled_charsmap: "" } };
+    rejects(() => Tokenizer.fromJson(precompiled), Code.UNIMPLEMENTED, /^normalizer\.type: Precompiled/);
     rejects(() => Tokenizer.fromJson([]), Code.INVALID_ARGUMENT, /^tokenizer\.json: /);
   });
 });

@@ -1,26 +1,45 @@
-// The tokenizer of a model, loaded from its Hugging Face tokenizer.json (+ tokenizer_config.json).
+// The tokenizer of a model, loaded from its Hugging Face tokenizer.json (+ tokenizer_config.json), giving
+// the ids and text that transformers 5.18 gives for the same files.
 //
-// Why our own and not npm's @huggingface/tokenizers (0.2.0, pure JS): on our reference fixtures it
-// decodes one case wrongly out of the box ("   !" becomes "  !": it cleans up tokenization spaces by
-// default where transformers does not for this config), and it is 3 to 5 times slower (100-170 ms to
-// encode 100 KB of varied text, against 15-40 ms here). Byte-level BPE is small enough to own; owning it
-// lets the streaming decoder (text-stream.ts) share the exact byte mapping, and it was checked against
-// Hugging Face's Rust tokenizers 0.22 on tens of thousands of random texts (fixture, Llama-3 and Qwen3
-// tokenizer.json files). Scope: byte-level BPE (GPT-2, Llama-3, Qwen2/3, Mistral-Nemo style tokenizers);
-// SentencePiece-style (Metaspace, byte_fallback), WordPiece and Unigram tokenizers are rejected with
-// UNIMPLEMENTED when loaded.
+// Supported tokenizer families (checked against transformers on the real files of Llama 2, Llama 3,
+// Qwen 3 and Gemma 3, devtools/reference/tokenizers.py, and against @huggingface/tokenizers on
+// generated texts):
+// - byte-level BPE: GPT-2, Llama 3 (tiktoken-style 128k vocabulary), Qwen 2/2.5/3 (151k), Mistral-Nemo
+//   style files: ByteLevel / Split pre-tokenizers, NFC-style normalizers, ignore_merges, ByteLevel
+//   decoder;
+// - SentencePiece-style BPE with byte fallback: Llama 2, TinyLlama, Mistral 7B v0.1-v0.3, Mixtral,
+//   Gemma (1-3): Prepend / Replace / Strip / Sequence normalizers, Metaspace (prepend_scheme first,
+//   always or never; split) and Split pre-tokenizers, byte_fallback, fuse_unk, unk_token; decoders
+//   Replace, ByteFallback, Fuse, Strip, Metaspace and Sequences of them (decoder.ts);
+// - post-processors TemplateProcessing, ByteLevel, Roberta/Bert and Sequences of them, overridden by
+//   tokenizer_config.json's add_bos_token / add_eos_token as transformers does;
+// - added tokens with special, lstrip, rstrip, normalized and single_word;
+// - what transformers' tokenizer class does to the file (transformers-class.ts: LlamaTokenizer, for
+//   one, replaces the file's normalizer with a Metaspace pre-tokenizer).
+// decode honors skip_special_tokens; clean_up_tokenization_spaces is never applied, as transformers
+// 5.18 ignores it for BPE models (it warns and skips the clean-up, whatever tokenizer_config.json says).
+// Unigram, WordPiece and WordLevel models, and components not listed (Precompiled normalizers, BERT
+// pre-tokenizers, CTC decoders...) are refused with UNIMPLEMENTED naming the part of tokenizer.json.
+//
+// Why our own and not npm's @huggingface/tokenizers (0.2.0, pure JS): it runs tokenizer.json as it is,
+// where transformers rebuilds the pipeline of Llama-2-style tokenizers (" Hello" gets two "▁" there, one
+// in transformers), it cleans up tokenization spaces by default where transformers does not ("   !"
+// becomes "  !"), and it is 3 to 6 times slower (bench suite `tokenizer`). Owning the tokenizer also lets
+// the streaming decoder (text-stream.ts) share the exact decoding steps.
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { type Result, TesseraError } from "../kernel/errors.ts";
 import { type AddedToken, AddedTokenMatcher, parseAddedTokens, type Segment } from "./added-tokens.ts";
 import { BpeModel } from "./bpe-model.ts";
 import { byteLevelToBytes } from "./byte-level.ts";
-import { invalid, isObject, typeOf, unsupported } from "./json-fields.ts";
+import { type DecoderSpec, fallbackByte, PieceDecoder, parseDecoder } from "./decoder.ts";
+import { invalid, isObject } from "./json-fields.ts";
 import { type Normalizer, parseNormalizer } from "./normalizer.ts";
 import { parsePostProcessor, type SpecialTemplate } from "./post-processor.ts";
-import { type PreTokenizer, parsePreTokenizer } from "./pre-tokenizer.ts";
+import { isByteLevel, type PreTokenizer, parsePreTokenizer } from "./pre-tokenizer.ts";
 import { TextStream } from "./text-stream.ts";
 import { parseTokenizerConfig } from "./tokenizer-config.ts";
+import { asTransformersLoads } from "./transformers-class.ts";
 
 export { TextStream };
 
@@ -36,11 +55,14 @@ export interface DecodeOptions {
   skipSpecialTokens?: boolean;
 }
 
+const utf8Encoder = new TextEncoder();
+
 interface Parts {
   model: BpeModel;
   added: AddedToken[];
   normalizer: Normalizer | undefined;
   preTokenizer: PreTokenizer;
+  decoder: DecoderSpec;
   template: SpecialTemplate;
   bosTokenId: number | undefined;
   eosTokenId: number | undefined;
@@ -57,6 +79,7 @@ export class Tokenizer {
   readonly #model: BpeModel;
   readonly #normalizer: Normalizer | undefined;
   readonly #preTokenizer: PreTokenizer;
+  readonly #decoder: DecoderSpec;
   readonly #template: SpecialTemplate;
   readonly #addedById = new Map<number, AddedToken>();
   readonly #addedByContent = new Map<string, AddedToken>();
@@ -70,6 +93,7 @@ export class Tokenizer {
     this.#model = parts.model;
     this.#normalizer = parts.normalizer;
     this.#preTokenizer = parts.preTokenizer;
+    this.#decoder = parts.decoder;
     this.#template = parts.template;
     this.bosTokenId = parts.bosTokenId;
     this.eosTokenId = parts.eosTokenId;
@@ -107,26 +131,39 @@ export class Tokenizer {
   }
 
   /** Like fromJson, but returns the error instead of throwing it. */
-  static parse(json: unknown, configJson?: unknown): Result<Tokenizer> {
-    if (!isObject(json)) return invalid("tokenizer.json", "must be an object");
-    const decoder = json["decoder"];
-    if (!isObject(decoder) || typeOf(decoder) !== "ByteLevel") {
-      return unsupported("decoder", "a ByteLevel decoder is required (byte-level BPE)");
-    }
-    const model = BpeModel.parse(json["model"]);
-    if (model.error) return model;
-    const parsedAdded = parseAddedTokens(json["added_tokens"]);
-    if (parsedAdded.error) return parsedAdded;
-    // Like Hugging Face, a token that the model's vocabulary has keeps the vocabulary's id.
-    const added = parsedAdded.value.map((t) => ({ ...t, id: model.value.vocab.get(t.content) ?? t.id }));
-    const normalizer = parseNormalizer(json["normalizer"]);
-    if (normalizer.error) return normalizer;
+  static parse(fileJson: unknown, configJson?: unknown): Result<Tokenizer> {
+    if (!isObject(fileJson)) return invalid("tokenizer.json", "must be an object");
+    const json = asTransformersLoads(fileJson, configJson);
     const preTokenizer = parsePreTokenizer(json["pre_tokenizer"]);
     if (preTokenizer.error) return preTokenizer;
+    const model = BpeModel.parse(json["model"], isByteLevel(json["pre_tokenizer"]));
+    if (model.error) return model;
+    const decoder = parseDecoder(json["decoder"]);
+    if (decoder.error) return decoder;
+    const parsedAdded = parseAddedTokens(json["added_tokens"]);
+    if (parsedAdded.error) return parsedAdded;
+    const normalizer = parseNormalizer(json["normalizer"]);
+    if (normalizer.error) return normalizer;
     let template = parsePostProcessor(json["post_processor"]);
     if (template.error) return template;
     const config = parseTokenizerConfig(configJson);
     if (config.error) return config;
+    // Like Hugging Face, a token that the model's vocabulary has keeps the vocabulary's id.
+    const added = parsedAdded.value.map((t) => ({ ...t, id: model.value.vocab.get(t.content) ?? t.id }));
+    // transformers makes the special tokens tokenizer_config.json names special added tokens.
+    for (const content of config.value.namedSpecialTokens) {
+      const id = model.value.vocab.get(content);
+      if (id === undefined || added.some((t) => t.content === content)) continue;
+      added.push({
+        id,
+        content,
+        special: true,
+        singleWord: false,
+        lstrip: false,
+        rstrip: false,
+        normalized: false,
+      });
+    }
 
     const idOf = (token: string | undefined): number | undefined =>
       token === undefined
@@ -147,6 +184,7 @@ export class Tokenizer {
         added,
         normalizer: normalizer.value,
         preTokenizer: preTokenizer.value,
+        decoder: decoder.value,
         template: template.value,
         bosTokenId,
         eosTokenId,
@@ -162,7 +200,8 @@ export class Tokenizer {
     this.#rawMatcher.split(text, skipSpecial, raw);
     const ids: number[] = options.addSpecialTokens ? [...this.#template.prefix] : [];
     const parts: Segment[] = [];
-    for (const segment of raw) {
+    for (let r = 0; r < raw.length; r++) {
+      const segment = raw[r]!;
       if (typeof segment === "number") {
         ids.push(segment);
         continue;
@@ -170,17 +209,35 @@ export class Tokenizer {
       parts.length = 0;
       const normalized = this.#normalizer ? this.#normalizer(segment) : segment;
       this.#normalizedMatcher.split(normalized, skipSpecial, parts);
-      for (const part of parts) {
+      for (let p = 0; p < parts.length; p++) {
+        const part = parts[p]!;
         if (typeof part === "number") ids.push(part);
-        else for (const word of this.#preTokenizer(part)) this.#model.encodeWord(word, ids);
+        else {
+          // Whether this part begins the input, for Metaspace's prepend_scheme "first".
+          const atStart = r === 0 && p === 0;
+          for (const word of this.#preTokenizer(part, atStart)) this.#model.encodeWord(word, ids);
+        }
       }
     }
     if (options.addSpecialTokens) ids.push(...this.#template.suffix);
     return ids;
   }
 
-  /** The text of `ids`; bytes that are not valid UTF-8 become U+FFFD; ids outside the vocabulary add nothing. */
+  /**
+   * The text of `ids`, as transformers' decode gives it (clean_up_tokenization_spaces never applies to
+   * BPE there): bytes that are not valid UTF-8 become U+FFFD; ids outside the vocabulary add nothing.
+   */
   decode(ids: readonly number[], options: DecodeOptions = {}): string {
+    if (this.#decoder.kind === "pieces") {
+      const decoder = new PieceDecoder(this.#decoder.steps);
+      let text = "";
+      for (const id of ids) {
+        const token = this.#checkedToken(id);
+        if (token === undefined || (options.skipSpecialTokens && this.isSpecialToken(id))) continue;
+        text += decoder.push(token);
+      }
+      return text + decoder.flush();
+    }
     const chunks: Uint8Array[] = [];
     let length = 0;
     for (const id of ids) {
@@ -196,6 +253,32 @@ export class Tokenizer {
       at += chunk.length;
     }
     return this.#utf8.decode(all);
+  }
+
+  /**
+   * A fresh piece decoder (decoder.ts) for SentencePiece-style decoders, undefined for byte-level ones
+   * (whose ids decode through tokenBytes). TextStream uses it.
+   */
+  newPieceDecoder(): PieceDecoder | undefined {
+    return this.#decoder.kind === "pieces" ? new PieceDecoder(this.#decoder.steps) : undefined;
+  }
+
+  /**
+   * The vocabulary string of an id for decoding, undefined for an id the vocabulary does not hold (it
+   * decodes to nothing); throws INVALID_ARGUMENT on a negative or non-integer id.
+   */
+  checkedToken(id: number): string | undefined {
+    return this.#checkedToken(id);
+  }
+
+  #checkedToken(id: number): string | undefined {
+    if (!Number.isInteger(id) || id < 0) {
+      throw TesseraError.invalidArgument(
+        "token_ids",
+        `unknown token id ${id} (vocabulary size ${this.vocabSize})`,
+      );
+    }
+    return this.idToToken(id);
   }
 
   /** A streaming decoder of this tokenizer (see text-stream.ts). */
@@ -228,15 +311,15 @@ export class Tokenizer {
   tokenBytes(id: number): Uint8Array {
     const cached = this.#bytes[id];
     if (cached !== undefined) return cached;
-    if (Number.isInteger(id) && id >= 0 && this.idToToken(id) === undefined) return NO_BYTES;
-    const token = Number.isInteger(id) ? this.idToToken(id) : undefined;
-    if (token === undefined) {
-      throw TesseraError.invalidArgument(
-        "token_ids",
-        `unknown token id ${id} (vocabulary size ${this.vocabSize})`,
-      );
+    const token = this.#checkedToken(id);
+    if (token === undefined) return NO_BYTES;
+    let bytes: Uint8Array;
+    if (this.#decoder.kind === "byteLevel") bytes = byteLevelToBytes(token);
+    else {
+      // A piece decoder's token on its own: "<0xE2>" is its byte, others their decoded text.
+      const b = fallbackByte(token);
+      bytes = b >= 0 ? Uint8Array.of(b) : utf8Encoder.encode(this.decode([id]));
     }
-    const bytes = byteLevelToBytes(token);
     this.#bytes[id] = bytes;
     return bytes;
   }
