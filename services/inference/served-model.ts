@@ -1,4 +1,6 @@
 // What the gRPC service needs from a loaded model: the Engine satisfies it, and unit tests can fake it.
+
+import type { ChatTemplate } from "./chat-template.ts";
 import type { SamplingDefaults } from "./sampling-params.ts";
 import type { GenerateEvent, GenerateRequest, ModelDescription } from "./types.ts";
 
@@ -11,6 +13,8 @@ export interface ServedTokenizer {
 export interface ServedModel {
   readonly description: ModelDescription;
   readonly tokenizer: ServedTokenizer;
+  /** The checkpoint's chat template, for chat prompts; undefined when it has none. */
+  readonly chatTemplate?: ChatTemplate | undefined;
   generate(request: GenerateRequest, signal?: AbortSignal): AsyncIterable<GenerateEvent>;
 }
 

@@ -4,6 +4,7 @@
 // the parameters the request will really run with). Errors are
 // INVALID_ARGUMENT naming the field (as the workers word them), NOT_FOUND for an unknown model.
 
+import { chatPromptIds } from "../../inference/chat-prompt.ts";
 import { checkPromptIds } from "../../inference/generate-request.ts";
 import { parseSamplingParams } from "../../inference/sampling-params.ts";
 import { Code, type Result, TesseraError } from "../../kernel/errors.ts";
@@ -59,18 +60,13 @@ function promptIds(prompt: RouterPrompt, model: RouterModel): Result<number[]> {
     case "text":
       if (prompt.text === "") return { error: TesseraError.invalidArgument("text", "must not be empty") };
       return { value: model.tokenizer.encode(prompt.text, { addSpecialTokens: true }) };
-    case "chat": {
-      if (prompt.messages.length === 0)
-        return { error: TesseraError.invalidArgument("messages", "must not be empty") };
-      if (model.chatTemplate === undefined)
-        return {
-          error: TesseraError.invalidArgument("messages", `model "${model.id}" has no chat template`),
-        };
-      const text = model.chatTemplate.render(prompt.messages);
-      if (text.error) return text;
-      // As transformers' apply_chat_template: the template writes the special tokens it wants.
-      return { value: model.tokenizer.encode(text.value, { addSpecialTokens: false }) };
-    }
+    case "chat":
+      return chatPromptIds(
+        { messages: prompt.messages, options: prompt.options ?? {} },
+        model.chatTemplate,
+        model.tokenizer,
+        model.id,
+      );
     default:
       return assertNever(prompt);
   }

@@ -3,7 +3,7 @@
 
 import type { RawSamplingParams, SamplingDefaults } from "../../inference/sampling-params.ts";
 import type { SamplingParams } from "../../inference/types.ts";
-import type { ChatMessage } from "../models/chat-template.ts";
+import type { ChatMessage, ChatOptions } from "../models/chat-template.ts";
 import type { RouterModel, WorkerModelInfo } from "../models/router-model.ts";
 import type { RoutingKey } from "../routing/routing-key.ts";
 
@@ -11,8 +11,11 @@ export type RouterPrompt =
   /** Tokenized with the model's special tokens (e.g. bos), as the workers do. */
   | { type: "text"; text: string }
   | { type: "tokens"; ids: number[] }
-  /** Rendered with the model's chat template, then tokenized without adding special tokens. */
-  | { type: "chat"; messages: ChatMessage[] };
+  /**
+   * Rendered with the model's chat template, then tokenized without adding special tokens
+   * (services/inference/chat-prompt.ts); options unset: the default template with a generation prompt.
+   */
+  | { type: "chat"; messages: ChatMessage[]; options?: ChatOptions | undefined };
 
 export interface RouterRequest {
   requestId: string;

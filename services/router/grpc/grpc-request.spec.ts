@@ -42,6 +42,30 @@ describe("gRPC request", () => {
     );
   });
 
+  it("takes a chat prompt for the router to render with the model's template", () => {
+    const message = create(GenerateRequestSchema, {
+      prompt: {
+        case: "chat",
+        value: {
+          messages: [{ role: "user", content: "Hi" }],
+          chatTemplateKwargs: { enable_thinking: false },
+          continueFinalMessage: false,
+        },
+      },
+    });
+    const request = fromGrpc(message, new Metadata(), Infinity, "x-session-id").value!;
+    assert.deepEqual(request.prompt, {
+      type: "chat",
+      messages: [{ role: "user", content: "Hi" }],
+      options: {
+        addGenerationPrompt: undefined,
+        continueFinalMessage: false,
+        kwargs: { enable_thinking: false },
+        template: undefined,
+      },
+    });
+  });
+
   it("reads bearer tokens", () => {
     assert.equal(bearer("Bearer abc"), "abc");
     assert.equal(bearer("bearer  abc"), "abc");

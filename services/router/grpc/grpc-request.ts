@@ -1,9 +1,11 @@
-// A tessera.v1.Inference Generate call, as a RouterRequest: the prompt and sampling fields from the
-// message; the API key (`authorization: Bearer KEY`), the session key (routing.sessionHeader, by
-// default `x-session-id`) and the deadline from the call.
+// A tessera.v1.Inference Generate call, as a RouterRequest: the prompt (text, token ids, or a chat
+// that the router renders with the model's template) and sampling fields from the message; the API key
+// (`authorization: Bearer KEY`), the session key (routing.sessionHeader, by default `x-session-id`)
+// and the deadline from the call.
 import { randomUUID } from "node:crypto";
 import type { Metadata } from "@grpc/grpc-js";
 import type { GenerateRequest } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import { chatPromptFromMessage } from "../../inference/chat-prompt.ts";
 import { type Result, TesseraError } from "../../kernel/errors.ts";
 import type { RouterPrompt, RouterRequest } from "../core/router-request.ts";
 
@@ -36,8 +38,10 @@ function promptOf(prompt: GenerateRequest["prompt"]): Result<RouterPrompt> {
       return { value: { type: "text", text: prompt.value } };
     case "tokenIds":
       return { value: { type: "tokens", ids: prompt.value.ids } };
+    case "chat":
+      return { value: { type: "chat", ...chatPromptFromMessage(prompt.value) } };
     default:
-      return { error: TesseraError.invalidArgument("prompt", "set text or token_ids") };
+      return { error: TesseraError.invalidArgument("prompt", "set text, token_ids or chat") };
   }
 }
 

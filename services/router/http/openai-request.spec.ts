@@ -39,7 +39,7 @@ describe("OpenAI request bodies", () => {
     assert.deepEqual([parsed.stream, parsed.includeUsage], [true, true]);
   });
 
-  it("maps a chat request: text parts joined, max_completion_tokens first, logprobs only when asked", () => {
+  it("maps a chat request: text parts joined by newlines (as vLLM), max_completion_tokens first, logprobs only when asked", () => {
     const parsed = parseChatRequest({
       model: "m",
       messages: [
@@ -61,8 +61,14 @@ describe("OpenAI request bodies", () => {
       type: "chat",
       messages: [
         { role: "system", content: "Be brief." },
-        { role: "user", content: "Hello" },
+        { role: "user", content: "Hel\nlo" },
       ],
+      options: {
+        addGenerationPrompt: undefined,
+        continueFinalMessage: undefined,
+        kwargs: undefined,
+        template: undefined,
+      },
     });
     assert.equal(parsed.sampling.maxTokens, 9);
     assert.equal(parsed.logprobs, 3);
@@ -87,5 +93,30 @@ describe("OpenAI request bodies", () => {
       /^messages\.0\.content/,
     );
     assert.match(chat({ messages: [{ role: "user", content: "x" }], tools: [{}] }), /^tools: /);
+    const messages = [{ role: "user", content: "x" }];
+    assert.match(chat({ messages, add_generation_prompt: "yes" }), /^add_generation_prompt: /);
+    assert.match(chat({ messages, continue_final_message: 1 }), /^continue_final_message: /);
+    assert.match(chat({ messages, chat_template_kwargs: [true] }), /^chat_template_kwargs: /);
+    assert.match(chat({ messages, chat_template: 3 }), /^chat_template: /);
+  });
+
+  it("takes vLLM's chat fields: add_generation_prompt, continue_final_message, chat_template_kwargs, chat_template", () => {
+    const parsed = parseChatRequest({
+      messages: [{ role: "assistant", content: "Once" }],
+      add_generation_prompt: false,
+      continue_final_message: true,
+      chat_template_kwargs: { enable_thinking: false },
+      chat_template: "tool_use",
+    }).value!;
+    assert.deepEqual(parsed.prompt, {
+      type: "chat",
+      messages: [{ role: "assistant", content: "Once" }],
+      options: {
+        addGenerationPrompt: false,
+        continueFinalMessage: true,
+        kwargs: { enable_thinking: false },
+        template: "tool_use",
+      },
+    });
   });
 });

@@ -3,7 +3,9 @@
 // tools...) are refused with 400 naming the parameter. A sampling field the body leaves out (or null)
 // stays unset, so it takes the model's default (its generation_config.json, as vLLM does), else OpenAI's
 // (OPENAI_SAMPLING_DEFAULTS: temperature 1; max_tokens 16; the rest off); vLLM's extra fields (top_k,
-// min_p, repetition_penalty, ignore_eos, stop_token_ids) are accepted too.
+// min_p, repetition_penalty, ignore_eos, stop_token_ids; for chat add_generation_prompt,
+// continue_final_message, chat_template_kwargs and chat_template naming one of the model's own
+// templates) are accepted too.
 import { z } from "zod";
 import type { RawSamplingParams, SamplingDefaults } from "../../inference/sampling-params.ts";
 import { type Result, TesseraError } from "../../kernel/errors.ts";
@@ -68,6 +70,11 @@ const chatSchema = z.looseObject({
   logprobs: nullable(z.boolean()),
   top_logprobs: nullable(z.int().min(0).max(20)),
   tools: nullable(z.array(z.unknown()).max(0, "tools are not supported")),
+  // vLLM's extra chat fields (services/inference/chat-template.ts says what each does).
+  add_generation_prompt: nullable(z.boolean()),
+  continue_final_message: nullable(z.boolean()),
+  chat_template_kwargs: nullable(z.record(z.string(), z.unknown())),
+  chat_template: nullable(z.string()),
 });
 
 export interface OpenAiRequest {
@@ -121,15 +128,22 @@ export function parseChatRequest(raw: unknown): Result<OpenAiRequest> {
   const parsed = chatSchema.safeParse(raw);
   if (!parsed.success) return invalid(parsed.error);
   const body = parsed.data;
+  // Text parts are joined with newlines, as vLLM does.
   const messages = body.messages.map((m) => ({
     role: m.role,
-    content: typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p.text).join(""),
+    content: typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p.text).join("\n"),
   }));
+  const options = {
+    addGenerationPrompt: body.add_generation_prompt,
+    continueFinalMessage: body.continue_final_message,
+    kwargs: body.chat_template_kwargs,
+    template: body.chat_template,
+  };
   const logprobs = body.logprobs ? (body.top_logprobs ?? 0) : undefined;
   return {
     value: toRequest(
       body,
-      { type: "chat", messages },
+      { type: "chat", messages, options },
       body.max_completion_tokens ?? body.max_tokens,
       logprobs,
     ),

@@ -1,50 +1,181 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { chatPromptIds } from "../../inference/chat-prompt.ts";
+import { Code } from "../../kernel/errors.ts";
+import { Tokenizer } from "../../tokenizer/tokenizer.ts";
 import { ChatTemplate } from "./chat-template.ts";
+import { RouterModel } from "./router-model.ts";
 
-const chatml =
-  "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+// What transformers 5.18 renders and tokenizes for the real templates of Llama 2, Llama 3, Qwen 3 and
+// Gemma 3 (devtools/reference/chat.py).
+interface ReferenceCase {
+  name: string;
+  messages: { role: string; content: string }[];
+  add_generation_prompt?: boolean;
+  continue_final_message?: boolean;
+  chat_template_kwargs?: Record<string, unknown>;
+  text: string;
+  ids: number[];
+  ids_if_special_tokens_added: number;
+}
+interface ReferenceFamily {
+  source: string;
+  saved_files: string[];
+  template: string;
+  special_tokens_map: Record<string, string>;
+  cases: ReferenceCase[];
+}
 
-describe("ChatTemplate", () => {
-  let dir: string;
+const root = path.resolve(import.meta.dirname, "../../..");
+const reference = JSON.parse(
+  readFileSync(path.join(root, "devtools/reference/expected/chat.json"), "utf8"),
+) as { families: Record<string, ReferenceFamily> };
+
+/** Where a checkpoint keeps its template: what transformers 5.18 writes, and what older saves carry. */
+const PLACES = ["chat_template.jinja", "tokenizer_config.json", "chat_template.json"] as const;
+type Place = (typeof PLACES)[number];
+
+/** A checkpoint folder with the family's tokenizer files and its template in `place` only. */
+function checkpoint(parent: string, family: ReferenceFamily, place: Place): string {
+  const dir = mkdtempSync(path.join(parent, `${place}-`));
+  const source = path.join(root, family.source);
+  copyFileSync(path.join(source, "tokenizer.json"), path.join(dir, "tokenizer.json"));
+  const config = JSON.parse(readFileSync(path.join(source, "tokenizer_config.json"), "utf8"));
+  delete config.chat_template;
+  if (place === "tokenizer_config.json") config.chat_template = family.template;
+  writeFileSync(path.join(dir, "tokenizer_config.json"), JSON.stringify(config));
+  if (place === "chat_template.jinja") writeFileSync(path.join(dir, place), family.template);
+  if (place === "chat_template.json")
+    writeFileSync(path.join(dir, place), JSON.stringify({ chat_template: family.template }));
+  return dir;
+}
+
+const options = (c: ReferenceCase) => ({
+  addGenerationPrompt: c.add_generation_prompt,
+  continueFinalMessage: c.continue_final_message,
+  kwargs: c.chat_template_kwargs,
+});
+
+/** The reason the family's tokenizer does not load here, if it does not. */
+function tokenizerProblem(family: ReferenceFamily): string | undefined {
+  try {
+    Tokenizer.fromFile(path.join(root, family.source));
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+describe("ChatTemplate against transformers 5.18", () => {
+  let parent: string;
   before(() => {
+    parent = mkdtempSync(path.join(os.tmpdir(), "tessera-chat-"));
+  });
+  after(() => rmSync(parent, { recursive: true, force: true }));
+
+  it("is saved where users will bring it: chat_template.jinja, not tokenizer_config.json", () => {
+    for (const family of Object.values(reference.families))
+      assert.ok(family.saved_files.includes("chat_template.jinja"), family.source);
+  });
+
+  for (const [name, family] of Object.entries(reference.families)) {
+    for (const place of PLACES) {
+      it(`${name}: renders every conversation as transformers does, template in ${place}`, () => {
+        const template = ChatTemplate.fromModelDir(checkpoint(parent, family, place));
+        assert.ok(template, "the template is found");
+        for (const c of family.cases)
+          assert.equal(template.render(c.messages, options(c)).value, c.text, c.name);
+      });
+    }
+
+    it(`${name}: the prompt has apply_chat_template(tokenize=True)'s token ids (no second bos)`, function () {
+      const problem = tokenizerProblem(family);
+      if (problem !== undefined && this.test) {
+        // SentencePiece-style tokenizers (Llama 2, Gemma 3) load once services/tokenizer supports them.
+        this.test.title += ` [skipped: its tokenizer does not load yet: ${problem}]`;
+        this.skip();
+      }
+      for (const place of PLACES) {
+        const model = RouterModel.load({ id: name, tokenizer: checkpoint(parent, family, place) });
+        for (const c of family.cases) {
+          const ids = chatPromptIds(
+            { messages: c.messages, options: options(c) },
+            model.chatTemplate,
+            model.tokenizer,
+            name,
+          );
+          assert.deepEqual(ids.value, c.ids, `${c.name}, template in ${place}`);
+        }
+      }
+    });
+  }
+});
+
+describe("ChatTemplate.fromModelDir", () => {
+  let dir: string;
+  beforeEach(() => {
     dir = mkdtempSync(path.join(os.tmpdir(), "tessera-chat-"));
   });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("renders messages and opens the assistant's turn", () => {
-    const rendered = new ChatTemplate(chatml).render([
-      { role: "system", content: "Be brief." },
-      { role: "user", content: "Hi" },
-    ]);
-    assert.equal(
-      rendered.value,
-      "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n",
-    );
+  const write = (name: string, value: unknown) =>
+    writeFileSync(path.join(dir, name), typeof value === "string" ? value : JSON.stringify(value));
+  const render = (options = {}) =>
+    ChatTemplate.fromModelDir(dir)?.render([{ role: "user", content: "x" }], options);
+
+  it("prefers chat_template.jinja, then tokenizer_config.json, then chat_template.json", () => {
+    write("chat_template.json", { chat_template: "json {{ messages[0].content }}" });
+    assert.equal(render()?.value, "json x");
+    write("tokenizer_config.json", { chat_template: "config {{ messages[0].content }}" });
+    assert.equal(render()?.value, "config x");
+    write("chat_template.jinja", "jinja {{ messages[0].content }}");
+    assert.equal(render()?.value, "jinja x");
   });
 
-  it("reads the template and special tokens from tokenizer_config.json, a named list too", () => {
-    writeFileSync(
-      path.join(dir, "tokenizer_config.json"),
-      JSON.stringify({
-        bos_token: { content: "<s>" },
-        chat_template: [{ name: "default", template: "{{ bos_token }}{{ messages[0].content }}" }],
-      }),
-    );
-    assert.equal(ChatTemplate.fromModelDir(dir)?.render([{ role: "user", content: "x" }]).value, "<s>x");
-    writeFileSync(path.join(dir, "tokenizer_config.json"), JSON.stringify({ bos_token: "<s>" }));
-    assert.equal(ChatTemplate.fromModelDir(dir), undefined);
+  it("gives the template the tokenizer's named special tokens, objects and extra ones too", () => {
+    write("tokenizer_config.json", {
+      bos_token: { content: "<s>", special: true },
+      eos_token: "</s>",
+      extra_special_tokens: { image_token: "<img>" },
+    });
+    write("chat_template.jinja", "{{ bos_token }}{{ messages[0].content }}{{ eos_token }}{{ image_token }}");
+    assert.equal(render()?.value, "<s>x</s><img>");
   });
 
-  it("turns raise_exception into INVALID_ARGUMENT", () => {
-    const strict = new ChatTemplate(
-      "{% if messages[0].role != 'user' %}{{ raise_exception('first must be user') }}{% endif %}ok",
-    );
+  it("uses the default of named templates, and a request may pick another of the model's own", () => {
+    write("tokenizer_config.json", {
+      chat_template: [
+        { name: "default", template: "default {{ messages[0].content }}" },
+        { name: "tool_use", template: "tools {{ messages[0].content }}" },
+      ],
+    });
+    assert.deepEqual(ChatTemplate.fromModelDir(dir)?.names, ["default", "tool_use"]);
+    assert.equal(render()?.value, "default x");
+    assert.equal(render({ template: "tool_use" })?.value, "tools x");
     assert.match(
-      strict.render([{ role: "assistant", content: "x" }]).error?.message ?? "",
-      /^messages: .*first must be user/,
+      render({ template: "{{ 1 }}" })?.error?.message ?? "",
+      /^chat_template: must name one of .*tool_use/,
     );
+  });
+
+  it("reads additional_chat_templates/ beside chat_template.jinja, as save_pretrained writes them", () => {
+    write("tokenizer_config.json", { chat_template: "ignored" });
+    write("chat_template.jinja", "main {{ messages[0].content }}");
+    mkdirSync(path.join(dir, "additional_chat_templates"));
+    write("additional_chat_templates/rag.jinja", "rag {{ messages[0].content }}");
+    assert.equal(render()?.value, "main x");
+    assert.equal(render({ template: "rag" })?.value, "rag x");
+  });
+
+  it("is undefined without a template, and a malformed file fails the load naming it", () => {
+    write("tokenizer_config.json", { bos_token: "<s>" });
+    assert.equal(ChatTemplate.fromModelDir(dir), undefined);
+    write("chat_template.json", { template: "x" });
+    assert.throws(() => ChatTemplate.fromModelDir(dir), {
+      code: Code.FAILED_PRECONDITION,
+      message: /chat_template\.json must be \{"chat_template": "\.\.\."\}/,
+    });
   });
 });

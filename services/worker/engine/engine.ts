@@ -2,6 +2,7 @@
 // scheduler and KV bookkeeping beside them, and the weights, onnxruntime sessions and KV numbers in
 // the model thread (ModelRunner: in a single process, the one member of a group of one).
 import path from "node:path";
+import { ChatTemplate } from "../../inference/chat-template.ts";
 import type { GenerateEvent, GenerateRequest, ModelDescription } from "../../inference/types.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
@@ -42,6 +43,8 @@ export interface EngineOptions {
 export class Engine {
   readonly description: ModelDescription;
   readonly tokenizer: Tokenizer;
+  /** The checkpoint's chat template (for chat prompts sent to this worker); undefined when it has none. */
+  readonly chatTemplate: ChatTemplate | undefined;
   /** Token ids that end a generation unless ignore_eos. */
   readonly eosTokenIds: readonly number[];
   readonly config: EngineConfig;
@@ -57,13 +60,14 @@ export class Engine {
   private constructor(
     parts: Pick<
       Engine,
-      "description" | "tokenizer" | "eosTokenIds" | "config" | "pool" | "engines" | "remote"
+      "description" | "tokenizer" | "chatTemplate" | "eosTokenIds" | "config" | "pool" | "engines" | "remote"
     > & {
       runner: ModelRunner;
     },
   ) {
     this.description = parts.description;
     this.tokenizer = parts.tokenizer;
+    this.chatTemplate = parts.chatTemplate;
     this.eosTokenIds = parts.eosTokenIds;
     this.config = parts.config;
     this.pool = parts.pool;
@@ -80,6 +84,7 @@ export class Engine {
     });
     const checkpoint = describeCheckpoint(modelDir, options.architecture);
     const tokenizer = Tokenizer.fromFile(modelDir);
+    const chatTemplate = ChatTemplate.fromModelDir(modelDir);
     const model = checkpoint.config;
     const numBlocks = poolBlocks(config, model);
     const runner = await (options.startRunner ?? ModelRunner.start)({
@@ -139,6 +144,7 @@ export class Engine {
     return new Engine({
       description,
       tokenizer,
+      chatTemplate,
       eosTokenIds: checkpoint.eosTokenIds,
       config,
       pool,

@@ -3,7 +3,7 @@
 /* eslint-disable */
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import type { Message } from "@bufbuild/protobuf";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file tessera/v1/inference.proto.
@@ -22,12 +22,14 @@ export declare type GenerateRequest = Message<"tessera.v1.GenerateRequest"> & {
   model: string;
 
   /**
-   * The prompt: text, or token ids (exactly one of them).
+   * The prompt: text, token ids, or a conversation (exactly one of them).
    *
    * @generated from oneof tessera.v1.GenerateRequest.prompt
    */
   prompt: {
     /**
+     * Tokenized with the model's special tokens (e.g. bos), as the model expects.
+     *
      * @generated from field: string text = 2;
      */
     value: string;
@@ -38,6 +40,14 @@ export declare type GenerateRequest = Message<"tessera.v1.GenerateRequest"> & {
      */
     value: TokenIds;
     case: "tokenIds";
+  } | {
+    /**
+     * Rendered with the model's chat template, then tokenized (see ChatPrompt).
+     *
+     * @generated from field: tessera.v1.ChatPrompt chat = 8;
+     */
+    value: ChatPrompt;
+    case: "chat";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -116,6 +126,89 @@ export declare type TokenIds = Message<"tessera.v1.TokenIds"> & {
  * Use `create(TokenIdsSchema)` to create a new message.
  */
 export declare const TokenIdsSchema: GenMessage<TokenIds>;
+
+/**
+ * A conversation, rendered with the model's chat template as Hugging Face transformers'
+ * `tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=...,
+ * continue_final_message=..., **chat_template_kwargs)` does, then tokenized without adding special
+ * tokens again (the template writes the ones the model wants: no second bos), so the prompt has the
+ * token ids of `apply_chat_template(..., tokenize=True)`. The same as the OpenAI-compatible
+ * /v1/chat/completions with vLLM's extra fields. The template is the checkpoint's: chat_template.jinja
+ * (and additional_chat_templates/), else tokenizer_config.json's chat_template, else chat_template.json.
+ * Served by the router and by a worker alike; a model without a template answers INVALID_ARGUMENT.
+ *
+ * @generated from message tessera.v1.ChatPrompt
+ */
+export declare type ChatPrompt = Message<"tessera.v1.ChatPrompt"> & {
+  /**
+   * At least one message.
+   *
+   * @generated from field: repeated tessera.v1.ChatMessage messages = 1;
+   */
+  messages: ChatMessage[];
+
+  /**
+   * Open the assistant's turn after the messages (the template's generation prompt). Unset: true,
+   * unless continue_final_message is set.
+   *
+   * @generated from field: optional bool add_generation_prompt = 2;
+   */
+  addGenerationPrompt?: boolean | undefined;
+
+  /**
+   * Leave the final message (a partial assistant answer, say) open for the model to continue: no end of
+   * turn and no generation prompt after it. Refused with add_generation_prompt set to true.
+   *
+   * @generated from field: bool continue_final_message = 3;
+   */
+  continueFinalMessage: boolean;
+
+  /**
+   * Extra variables for the template, e.g. {"enable_thinking": false} for Qwen 3. A key the template
+   * never reads, or one the fields here set (messages, add_generation_prompt, ...), is refused with
+   * INVALID_ARGUMENT naming it.
+   *
+   * @generated from field: google.protobuf.Struct chat_template_kwargs = 4;
+   */
+  chatTemplateKwargs?: JsonObject | undefined;
+
+  /**
+   * One of the model's own templates by name (e.g. "tool_use" from additional_chat_templates/); empty
+   * means "default". A template's source is never accepted from a request.
+   *
+   * @generated from field: string chat_template = 5;
+   */
+  chatTemplate: string;
+};
+
+/**
+ * Describes the message tessera.v1.ChatPrompt.
+ * Use `create(ChatPromptSchema)` to create a new message.
+ */
+export declare const ChatPromptSchema: GenMessage<ChatPrompt>;
+
+/**
+ * @generated from message tessera.v1.ChatMessage
+ */
+export declare type ChatMessage = Message<"tessera.v1.ChatMessage"> & {
+  /**
+   * "system", "user", "assistant", or another role the model's template knows.
+   *
+   * @generated from field: string role = 1;
+   */
+  role: string;
+
+  /**
+   * @generated from field: string content = 2;
+   */
+  content: string;
+};
+
+/**
+ * Describes the message tessera.v1.ChatMessage.
+ * Use `create(ChatMessageSchema)` to create a new message.
+ */
+export declare const ChatMessageSchema: GenMessage<ChatMessage>;
 
 /**
  * Sampling of one request. temperature, top_p, top_k, min_p and repetition_penalty have explicit

@@ -3,12 +3,13 @@
 /* eslint-disable */
 
 import { enumDesc, fileDesc, messageDesc, serviceDesc, tsEnum } from "@bufbuild/protobuf/codegenv2";
+import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 
 /**
  * Describes the file tessera/v1/inference.proto.
  */
 export const file_tessera_v1_inference = /*@__PURE__*/
-  fileDesc("Chp0ZXNzZXJhL3YxL2luZmVyZW5jZS5wcm90bxIKdGVzc2VyYS52MSLdAQoPR2VuZXJhdGVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg4KBHRleHQYAiABKAlIABIpCgl0b2tlbl9pZHMYAyABKAsyFC50ZXNzZXJhLnYxLlRva2VuSWRzSAASLAoIc2FtcGxpbmcYBCABKAsyGi50ZXNzZXJhLnYxLlNhbXBsaW5nUGFyYW1zEhIKCnJlcXVlc3RfaWQYBSABKAkSEAoIcHJpb3JpdHkYBiABKAUSIgoCa3YYByABKAsyFi50ZXNzZXJhLnYxLkt2VHJhbnNmZXJCCAoGcHJvbXB0IkIKCkt2VHJhbnNmZXISHgoWZXhwZWN0ZWRfcmVtb3RlX2Jsb2NrcxgBIAEoDRIUCgxhd2FpdF93cml0ZXMYAiABKAgiFwoIVG9rZW5JZHMSCwoDaWRzGAEgAygNIv0CCg5TYW1wbGluZ1BhcmFtcxISCgptYXhfdG9rZW5zGAEgASgFEhgKC3RlbXBlcmF0dXJlGAIgASgCSACIAQESEgoFdG9wX3AYAyABKAJIAYgBARISCgV0b3BfaxgEIAEoBUgCiAEBEhEKBHNlZWQYBSABKARIA4gBARIMCgRzdG9wGAYgAygJEhYKDnN0b3BfdG9rZW5faWRzGAcgAygNEhIKCmlnbm9yZV9lb3MYCCABKAgSEAoIbG9ncHJvYnMYCSABKAUSEgoFbWluX3AYCiABKAJIBIgBARIfChJyZXBldGl0aW9uX3BlbmFsdHkYCyABKAJIBYgBARIYChBwcmVzZW5jZV9wZW5hbHR5GAwgASgCEhkKEWZyZXF1ZW5jeV9wZW5hbHR5GA0gASgCQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX3BCCAoGX3RvcF9rQgcKBV9zZWVkQggKBl9taW5fcEIVChNfcmVwZXRpdGlvbl9wZW5hbHR5Ij8KDFRva2VuTG9ncHJvYhIQCgh0b2tlbl9pZBgBIAEoDRIPCgdsb2dwcm9iGAIgASgCEgwKBHRleHQYAyABKAkiXgoJVG9rZW5JbmZvEhAKCHRva2VuX2lkGAEgASgNEg8KB2xvZ3Byb2IYAiABKAISLgoMdG9wX2xvZ3Byb2JzGAMgAygLMhgudGVzc2VyYS52MS5Ub2tlbkxvZ3Byb2IiTwoFVXNhZ2USFQoNcHJvbXB0X3Rva2VucxgBIAEoDRIZChFjb21wbGV0aW9uX3Rva2VucxgCIAEoDRIUCgx0b3RhbF90b2tlbnMYAyABKA0itAEKEEdlbmVyYXRlUmVzcG9uc2USEgoKcmVxdWVzdF9pZBgBIAEoCRIlCgZ0b2tlbnMYAiADKAsyFS50ZXNzZXJhLnYxLlRva2VuSW5mbxISCgp0ZXh0X2RlbHRhGAMgASgJEi8KDWZpbmlzaF9yZWFzb24YBCABKA4yGC50ZXNzZXJhLnYxLkZpbmlzaFJlYXNvbhIgCgV1c2FnZRgFIAEoCzIRLnRlc3NlcmEudjEuVXNhZ2UiSgoPVG9rZW5pemVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEgwKBHRleHQYAiABKAkSGgoSYWRkX3NwZWNpYWxfdG9rZW5zGAMgASgIIjUKEFRva2VuaXplUmVzcG9uc2USEQoJdG9rZW5faWRzGAEgAygNEg4KBnRva2VucxgCIAMoCSITChFMaXN0TW9kZWxzUmVxdWVzdCLeAQoJTW9kZWxJbmZvEgoKAmlkGAEgASgJEhQKDGFyY2hpdGVjdHVyZRgCIAEoCRITCgttYXhfY29udGV4dBgDIAEoDRISCgp2b2NhYl9zaXplGAQgASgNEg0KBWR0eXBlGAUgASgJEhAKCHJldmlzaW9uGAYgASgJEhUKDWt2X2Jsb2NrX3NpemUYByABKA0SFQoNZW9zX3Rva2VuX2lkcxgIIAMoDRI3ChFzYW1wbGluZ19kZWZhdWx0cxgJIAEoCzIcLnRlc3NlcmEudjEuU2FtcGxpbmdEZWZhdWx0cyLOAQoQU2FtcGxpbmdEZWZhdWx0cxIYCgt0ZW1wZXJhdHVyZRgBIAEoAUgAiAEBEhIKBXRvcF9wGAIgASgBSAGIAQESEgoFdG9wX2sYAyABKAVIAogBARISCgVtaW5fcBgEIAEoAUgDiAEBEh8KEnJlcGV0aXRpb25fcGVuYWx0eRgFIAEoAUgEiAEBQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX3BCCAoGX3RvcF9rQggKBl9taW5fcEIVChNfcmVwZXRpdGlvbl9wZW5hbHR5IjsKEkxpc3RNb2RlbHNSZXNwb25zZRIlCgZtb2RlbHMYASADKAsyFS50ZXNzZXJhLnYxLk1vZGVsSW5mbyq2AQoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVDSUZJRUQQABIWChJGSU5JU0hfUkVBU09OX1NUT1AQARIYChRGSU5JU0hfUkVBU09OX0xFTkdUSBACEh0KGUZJTklTSF9SRUFTT05fU1RPUF9TVFJJTkcQAxIZChVGSU5JU0hfUkVBU09OX0NPTlRFWFQQBBIbChdGSU5JU0hfUkVBU09OX0NBTkNFTExFRBAFMugBCglJbmZlcmVuY2USRwoIR2VuZXJhdGUSGy50ZXNzZXJhLnYxLkdlbmVyYXRlUmVxdWVzdBocLnRlc3NlcmEudjEuR2VuZXJhdGVSZXNwb25zZTABEkUKCFRva2VuaXplEhsudGVzc2VyYS52MS5Ub2tlbml6ZVJlcXVlc3QaHC50ZXNzZXJhLnYxLlRva2VuaXplUmVzcG9uc2USSwoKTGlzdE1vZGVscxIdLnRlc3NlcmEudjEuTGlzdE1vZGVsc1JlcXVlc3QaHi50ZXNzZXJhLnYxLkxpc3RNb2RlbHNSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("Chp0ZXNzZXJhL3YxL2luZmVyZW5jZS5wcm90bxIKdGVzc2VyYS52MSKFAgoPR2VuZXJhdGVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg4KBHRleHQYAiABKAlIABIpCgl0b2tlbl9pZHMYAyABKAsyFC50ZXNzZXJhLnYxLlRva2VuSWRzSAASJgoEY2hhdBgIIAEoCzIWLnRlc3NlcmEudjEuQ2hhdFByb21wdEgAEiwKCHNhbXBsaW5nGAQgASgLMhoudGVzc2VyYS52MS5TYW1wbGluZ1BhcmFtcxISCgpyZXF1ZXN0X2lkGAUgASgJEhAKCHByaW9yaXR5GAYgASgFEiIKAmt2GAcgASgLMhYudGVzc2VyYS52MS5LdlRyYW5zZmVyQggKBnByb21wdCJCCgpLdlRyYW5zZmVyEh4KFmV4cGVjdGVkX3JlbW90ZV9ibG9ja3MYASABKA0SFAoMYXdhaXRfd3JpdGVzGAIgASgIIhcKCFRva2VuSWRzEgsKA2lkcxgBIAMoDSLjAQoKQ2hhdFByb21wdBIpCghtZXNzYWdlcxgBIAMoCzIXLnRlc3NlcmEudjEuQ2hhdE1lc3NhZ2USIgoVYWRkX2dlbmVyYXRpb25fcHJvbXB0GAIgASgISACIAQESHgoWY29udGludWVfZmluYWxfbWVzc2FnZRgDIAEoCBI1ChRjaGF0X3RlbXBsYXRlX2t3YXJncxgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFQoNY2hhdF90ZW1wbGF0ZRgFIAEoCUIYChZfYWRkX2dlbmVyYXRpb25fcHJvbXB0IiwKC0NoYXRNZXNzYWdlEgwKBHJvbGUYASABKAkSDwoHY29udGVudBgCIAEoCSL9AgoOU2FtcGxpbmdQYXJhbXMSEgoKbWF4X3Rva2VucxgBIAEoBRIYCgt0ZW1wZXJhdHVyZRgCIAEoAkgAiAEBEhIKBXRvcF9wGAMgASgCSAGIAQESEgoFdG9wX2sYBCABKAVIAogBARIRCgRzZWVkGAUgASgESAOIAQESDAoEc3RvcBgGIAMoCRIWCg5zdG9wX3Rva2VuX2lkcxgHIAMoDRISCgppZ25vcmVfZW9zGAggASgIEhAKCGxvZ3Byb2JzGAkgASgFEhIKBW1pbl9wGAogASgCSASIAQESHwoScmVwZXRpdGlvbl9wZW5hbHR5GAsgASgCSAWIAQESGAoQcHJlc2VuY2VfcGVuYWx0eRgMIAEoAhIZChFmcmVxdWVuY3lfcGVuYWx0eRgNIAEoAkIOCgxfdGVtcGVyYXR1cmVCCAoGX3RvcF9wQggKBl90b3Bfa0IHCgVfc2VlZEIICgZfbWluX3BCFQoTX3JlcGV0aXRpb25fcGVuYWx0eSI/CgxUb2tlbkxvZ3Byb2ISEAoIdG9rZW5faWQYASABKA0SDwoHbG9ncHJvYhgCIAEoAhIMCgR0ZXh0GAMgASgJIl4KCVRva2VuSW5mbxIQCgh0b2tlbl9pZBgBIAEoDRIPCgdsb2dwcm9iGAIgASgCEi4KDHRvcF9sb2dwcm9icxgDIAMoCzIYLnRlc3NlcmEudjEuVG9rZW5Mb2dwcm9iIk8KBVVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAiABKA0SFAoMdG90YWxfdG9rZW5zGAMgASgNIrQBChBHZW5lcmF0ZVJlc3BvbnNlEhIKCnJlcXVlc3RfaWQYASABKAkSJQoGdG9rZW5zGAIgAygLMhUudGVzc2VyYS52MS5Ub2tlbkluZm8SEgoKdGV4dF9kZWx0YRgDIAEoCRIvCg1maW5pc2hfcmVhc29uGAQgASgOMhgudGVzc2VyYS52MS5GaW5pc2hSZWFzb24SIAoFdXNhZ2UYBSABKAsyES50ZXNzZXJhLnYxLlVzYWdlIkoKD1Rva2VuaXplUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIMCgR0ZXh0GAIgASgJEhoKEmFkZF9zcGVjaWFsX3Rva2VucxgDIAEoCCI1ChBUb2tlbml6ZVJlc3BvbnNlEhEKCXRva2VuX2lkcxgBIAMoDRIOCgZ0b2tlbnMYAiADKAkiEwoRTGlzdE1vZGVsc1JlcXVlc3Qi3gEKCU1vZGVsSW5mbxIKCgJpZBgBIAEoCRIUCgxhcmNoaXRlY3R1cmUYAiABKAkSEwoLbWF4X2NvbnRleHQYAyABKA0SEgoKdm9jYWJfc2l6ZRgEIAEoDRINCgVkdHlwZRgFIAEoCRIQCghyZXZpc2lvbhgGIAEoCRIVCg1rdl9ibG9ja19zaXplGAcgASgNEhUKDWVvc190b2tlbl9pZHMYCCADKA0SNwoRc2FtcGxpbmdfZGVmYXVsdHMYCSABKAsyHC50ZXNzZXJhLnYxLlNhbXBsaW5nRGVmYXVsdHMizgEKEFNhbXBsaW5nRGVmYXVsdHMSGAoLdGVtcGVyYXR1cmUYASABKAFIAIgBARISCgV0b3BfcBgCIAEoAUgBiAEBEhIKBXRvcF9rGAMgASgFSAKIAQESEgoFbWluX3AYBCABKAFIA4gBARIfChJyZXBldGl0aW9uX3BlbmFsdHkYBSABKAFIBIgBAUIOCgxfdGVtcGVyYXR1cmVCCAoGX3RvcF9wQggKBl90b3Bfa0IICgZfbWluX3BCFQoTX3JlcGV0aXRpb25fcGVuYWx0eSI7ChJMaXN0TW9kZWxzUmVzcG9uc2USJQoGbW9kZWxzGAEgAygLMhUudGVzc2VyYS52MS5Nb2RlbEluZm8qtgEKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASFgoSRklOSVNIX1JFQVNPTl9TVE9QEAESGAoURklOSVNIX1JFQVNPTl9MRU5HVEgQAhIdChlGSU5JU0hfUkVBU09OX1NUT1BfU1RSSU5HEAMSGQoVRklOSVNIX1JFQVNPTl9DT05URVhUEAQSGwoXRklOSVNIX1JFQVNPTl9DQU5DRUxMRUQQBTLoAQoJSW5mZXJlbmNlEkcKCEdlbmVyYXRlEhsudGVzc2VyYS52MS5HZW5lcmF0ZVJlcXVlc3QaHC50ZXNzZXJhLnYxLkdlbmVyYXRlUmVzcG9uc2UwARJFCghUb2tlbml6ZRIbLnRlc3NlcmEudjEuVG9rZW5pemVSZXF1ZXN0GhwudGVzc2VyYS52MS5Ub2tlbml6ZVJlc3BvbnNlEksKCkxpc3RNb2RlbHMSHS50ZXNzZXJhLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gh4udGVzc2VyYS52MS5MaXN0TW9kZWxzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct]);
 
 /**
  * Describes the message tessera.v1.GenerateRequest.
@@ -32,81 +33,95 @@ export const TokenIdsSchema = /*@__PURE__*/
   messageDesc(file_tessera_v1_inference, 2);
 
 /**
+ * Describes the message tessera.v1.ChatPrompt.
+ * Use `create(ChatPromptSchema)` to create a new message.
+ */
+export const ChatPromptSchema = /*@__PURE__*/
+  messageDesc(file_tessera_v1_inference, 3);
+
+/**
+ * Describes the message tessera.v1.ChatMessage.
+ * Use `create(ChatMessageSchema)` to create a new message.
+ */
+export const ChatMessageSchema = /*@__PURE__*/
+  messageDesc(file_tessera_v1_inference, 4);
+
+/**
  * Describes the message tessera.v1.SamplingParams.
  * Use `create(SamplingParamsSchema)` to create a new message.
  */
 export const SamplingParamsSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 3);
+  messageDesc(file_tessera_v1_inference, 5);
 
 /**
  * Describes the message tessera.v1.TokenLogprob.
  * Use `create(TokenLogprobSchema)` to create a new message.
  */
 export const TokenLogprobSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 4);
+  messageDesc(file_tessera_v1_inference, 6);
 
 /**
  * Describes the message tessera.v1.TokenInfo.
  * Use `create(TokenInfoSchema)` to create a new message.
  */
 export const TokenInfoSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 5);
+  messageDesc(file_tessera_v1_inference, 7);
 
 /**
  * Describes the message tessera.v1.Usage.
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 6);
+  messageDesc(file_tessera_v1_inference, 8);
 
 /**
  * Describes the message tessera.v1.GenerateResponse.
  * Use `create(GenerateResponseSchema)` to create a new message.
  */
 export const GenerateResponseSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 7);
+  messageDesc(file_tessera_v1_inference, 9);
 
 /**
  * Describes the message tessera.v1.TokenizeRequest.
  * Use `create(TokenizeRequestSchema)` to create a new message.
  */
 export const TokenizeRequestSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 8);
+  messageDesc(file_tessera_v1_inference, 10);
 
 /**
  * Describes the message tessera.v1.TokenizeResponse.
  * Use `create(TokenizeResponseSchema)` to create a new message.
  */
 export const TokenizeResponseSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 9);
+  messageDesc(file_tessera_v1_inference, 11);
 
 /**
  * Describes the message tessera.v1.ListModelsRequest.
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 10);
+  messageDesc(file_tessera_v1_inference, 12);
 
 /**
  * Describes the message tessera.v1.ModelInfo.
  * Use `create(ModelInfoSchema)` to create a new message.
  */
 export const ModelInfoSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 11);
+  messageDesc(file_tessera_v1_inference, 13);
 
 /**
  * Describes the message tessera.v1.SamplingDefaults.
  * Use `create(SamplingDefaultsSchema)` to create a new message.
  */
 export const SamplingDefaultsSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 12);
+  messageDesc(file_tessera_v1_inference, 14);
 
 /**
  * Describes the message tessera.v1.ListModelsResponse.
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema = /*@__PURE__*/
-  messageDesc(file_tessera_v1_inference, 13);
+  messageDesc(file_tessera_v1_inference, 15);
 
 /**
  * Describes the enum tessera.v1.FinishReason.
