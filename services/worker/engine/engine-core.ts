@@ -109,6 +109,7 @@ export class EngineCore {
         numNew,
         blockTable: request.kv.blocks,
         needsLogits,
+        promptLength: request.promptLength,
         ...(sampling && { sampling }),
       });
     }

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import { greedySampling } from "../../inference/sampling-params.ts";
 import type { GenerateEvent } from "../../inference/types.ts";
 import { isNearTie } from "../testdata/reference.ts";
-import { makeRopeCheckpoint, type RopePrompt, ropeReference } from "../testdata/rope-reference.ts";
+import { makeRopeCheckpoint, type RopePrompt, ropeCase, ropeReference } from "../testdata/rope-reference.ts";
 import { Engine } from "./engine.ts";
 
 async function generatedIds(stream: AsyncIterable<GenerateEvent>): Promise<number[]> {
@@ -56,3 +56,33 @@ for (const c of ropeReference().cases) {
     }
   });
 }
+
+describe("Engine with dynamic rope, prompt longer than max_position_embeddings", () => {
+  const c = ropeCase("llama-dynamic");
+  const long = c.prompts.find((p) => p.prompt_ids.length > 32)!;
+  let dir: string;
+  before(async () => {
+    dir = await makeRopeCheckpoint(c);
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it("keeps transformers' ids when the prompt is prefilled in chunks (a token budget of 16)", async () => {
+    const engine = await Engine.load(dir, { threads: 1, engine: { maxNumBatchedTokens: 16 } });
+    try {
+      assertReferenceIds(await generate(engine, long), long, "chunked prompt");
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it("keeps transformers' ids after a shorter prompt with the same first blocks (no KV shared)", async () => {
+    const engine = await Engine.load(dir, { threads: 1 });
+    try {
+      const shorter = { ...long, prompt_ids: long.prompt_ids.slice(0, 36) };
+      await generate(engine, shorter);
+      assertReferenceIds(await generate(engine, long), long, "after a shared prefix");
+    } finally {
+      await engine.close();
+    }
+  });
+});

@@ -107,7 +107,19 @@ export class Engine {
     const remote = options.remoteKv
       ? new RemoteKv(options.remoteKv, { pool, runner, salt, ...(options.log && { log: options.log }) })
       : undefined;
-    const schedulers = virtualSchedulers(config, pool, salt);
+    // Dynamic rope rotates a prompt's keys for that prompt's length (runtime/step-inputs.ts), so a block
+    // one request computed is not what another with the same tokens needs: nothing is shared.
+    const shareable = model.ropeScaling.type !== "dynamic";
+    if (!shareable && config.enablePrefixCaching)
+      options.log?.info(
+        { rope: "dynamic" },
+        "prefix caching is off: dynamic rope keys depend on the prompt's length",
+      );
+    const schedulers = virtualSchedulers(
+      { ...config, enablePrefixCaching: config.enablePrefixCaching && shareable },
+      pool,
+      salt,
+    );
     const info = {
       model: description.id,
       blockSize: config.blockSize,

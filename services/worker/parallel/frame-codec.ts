@@ -23,6 +23,7 @@ export function sequencesToWire(
     numNew: s.numNew,
     blockTable: s.blockTable,
     needsLogits: s.needsLogits,
+    promptLength: s.promptLength ?? 0,
     ...(withSampling && s.sampling && { sampling: rowSamplingToWire(s.sampling) }),
   }));
 }
@@ -33,6 +34,7 @@ export function sequencesFromWire(seqs: readonly WireSequence[]): SequenceStep[]
     numNew: s.numNew,
     blockTable: [...s.blockTable],
     needsLogits: s.needsLogits,
+    ...(s.promptLength > 0 && { promptLength: s.promptLength }),
     ...(s.sampling && { sampling: rowSamplingFromWire(s.sampling) }),
   }));
 }

@@ -17,6 +17,11 @@ export interface SequenceStep {
   needsLogits: boolean;
   /** For a runner that samples (ModelRunner.samplesRows): how to sample this row's next token. */
   sampling?: RowSampling;
+  /**
+   * Tokens of the request's prompt, which dynamic rope rotates for the prompt's whole length (see
+   * tokenRope). Unset: this step is taken as the forward, numPast + numNew long.
+   */
+  promptLength?: number;
 }
 
 export interface GroupTensors {
@@ -92,31 +97,33 @@ export function buildStepInputs(
   const logitsIndex = BigInt64Array.from(
     seqs.flatMap((s, i) => (s.needsLogits ? [BigInt(offsets[i]! + s.numNew - 1)] : [])),
   );
-  const rope = model && ropeDependsOnLength(model) ? perSequenceRope(seqs, model) : undefined;
+  const rope = model && ropeDependsOnLength(model) ? tokenRope(seqs, model) : undefined;
   return { positions, groups, unpadIndex, logitsIndex, newSlots, ropeInverseFrequencies: rope };
 }
 
 /**
- * Dynamic rope's tables, one per sequence. transformers rescales the base on every forward from that
- * forward's length (its largest position + 1), and keeps the keys it cached earlier as they were
- * rotated then; with a batch it takes the batch's longest sequence. Here each sequence is its own
- * forward, as transformers at batch size 1: its new tokens use the table for numPast + numNew, so a
- * sequence's output never depends on what it is batched with. A prompt computed in one step (or
- * decode steps after it) therefore gives exactly what transformers' generate gives; a prompt split
- * into chunks, or a prefix read from the cache, keeps the rotation its keys were computed with, as
- * transformers' cache does when it is fed the same pieces.
+ * Dynamic rope's tables, one per token. transformers rescales the base on every forward from that
+ * forward's length (its largest position + 1) and keeps cached keys as they were rotated then, so in
+ * generate() every prompt token is rotated for the prompt's length L (the one prefill forward) and
+ * the token at position p >= L for p + 1 (its decode forward). With a batch it takes the longest
+ * sequence's length for all of them. Here each token gets the table of max(L, p + 1): each sequence
+ * exactly as transformers at batch size 1, whatever it is batched with, however its prompt is split
+ * into chunks, and when it is recomputed after preemption.
  */
-function perSequenceRope(seqs: readonly SequenceStep[], model: StepModel): Float32Array {
+function tokenRope(seqs: readonly SequenceStep[], model: StepModel): Float32Array {
   const half = model.headDim / 2;
   const numTokens = seqs.reduce((n, s) => n + s.numNew, 0);
   const out = new Float32Array(numTokens * half);
   const tables = new Map<number, Float32Array>();
   let offset = 0;
   for (const s of seqs) {
-    const seqLen = s.numPast + s.numNew;
-    const table = tables.get(seqLen) ?? ropeInverseFrequencies(model, seqLen);
-    tables.set(seqLen, table);
-    for (let i = 0; i < s.numNew; i++) out.set(table, (offset + i) * half);
+    const prompt = s.promptLength ?? s.numPast + s.numNew;
+    for (let i = 0; i < s.numNew; i++) {
+      const seqLen = Math.max(prompt, s.numPast + i + 1);
+      const table = tables.get(seqLen) ?? ropeInverseFrequencies(model, seqLen);
+      tables.set(seqLen, table);
+      out.set(table, (offset + i) * half);
+    }
     offset += s.numNew;
   }
   return out;

@@ -82,24 +82,24 @@ export function withoutVariant(c: RopeCase): Record<string, unknown> {
 
 /**
  * The logits after the prompt and after each reference token, on blocks 0..15 of a pool of at least
- * 16 blocks of 16. Dynamic rope takes the prompt in one step, as transformers' generate does (its
- * scaling depends on the forward's length); the others in two chunks, the second attending to the
- * first through the cache (and through the window).
+ * 16 blocks of 16. The prompt goes in two chunks, the second attending to the first through the cache
+ * (and through the window); each step says the prompt's length, which dynamic rope rotates the prompt
+ * for (as transformers' one prefill forward does).
  */
 export async function teacherForced(runner: ModelRunner, c: RopeCase, n: number): Promise<Float32Array[]> {
   const p = c.prompts[n]!;
   const table = Array.from({ length: 8 }, (_, i) => (i * 3 + n) % 16);
+  const promptLength = p.prompt_ids.length;
   const run = async (ids: number[], numPast: number) =>
     (
       await runner.step(Int32Array.from(ids), [
-        { numPast, numNew: ids.length, blockTable: table, needsLogits: true },
+        { numPast, numNew: ids.length, blockTable: table, needsLogits: true, promptLength },
       ])
     ).logits;
-  const dynamic = JSON.stringify(c.config).includes('"dynamic"');
-  const split = dynamic ? 0 : Math.floor(p.prompt_ids.length * 0.6);
-  if (split > 0) await run(p.prompt_ids.slice(0, split), 0);
+  const split = Math.floor(promptLength * 0.6);
+  await run(p.prompt_ids.slice(0, split), 0);
   const out = [await run(p.prompt_ids.slice(split), split)];
-  let position = p.prompt_ids.length;
+  let position = promptLength;
   for (const id of p.output_ids.slice(0, -1)) out.push(await run([id], position++));
   return out;
 }

@@ -247,6 +247,14 @@ export declare type SequenceStep = Message<"tessera.v1.SequenceStep"> & {
    * @generated from field: tessera.v1.RowSampling sampling = 5;
    */
   sampling?: RowSampling | undefined;
+
+  /**
+   * Tokens of the request's prompt: dynamic rope rotates them for the prompt's whole length
+   * (services/worker/runtime/step-inputs.ts). 0: the step is taken as the whole forward.
+   *
+   * @generated from field: uint32 prompt_length = 6;
+   */
+  promptLength: number;
 };
 
 /**
