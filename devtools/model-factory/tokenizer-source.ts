@@ -47,15 +47,20 @@ async function readJson(dir: string, name: string): Promise<Record<string, unkno
   throw TesseraError.invalidArgument("tokenizer", `${path.join(dir, name)} is not a JSON object`);
 }
 
-/** The chat template in the order transformers looks for it: chat_template.jinja, chat_template.json, the config. */
+function templateOfJson(dir: string, text: string): unknown {
+  try {
+    return (JSON.parse(text) as Record<string, unknown> | null)?.["chat_template"];
+  } catch {
+    throw TesseraError.invalidArgument("tokenizer", `${path.join(dir, "chat_template.json")} is not JSON`);
+  }
+}
+
+/** The chat template where the router looks for it: chat_template.jinja, the config, chat_template.json. */
 async function chatTemplate(dir: string, config: Record<string, unknown>): Promise<string | undefined> {
   const jinja = await readText(dir, "chat_template.jinja");
   if (jinja !== undefined) return jinja;
-  const json = await readText(dir, "chat_template.json");
-  const template =
-    json === undefined
-      ? config["chat_template"]
-      : (JSON.parse(json) as Record<string, unknown>)["chat_template"];
+  const json = config["chat_template"] === undefined ? await readText(dir, "chat_template.json") : undefined;
+  const template = json === undefined ? config["chat_template"] : templateOfJson(dir, json);
   if (template === undefined || template === null) return undefined;
   if (typeof template !== "string") {
     throw TesseraError.invalidArgument(
