@@ -126,6 +126,49 @@ describe("tessera router over OpenAI HTTP (e2e)", () => {
     assert.equal(content, chat.choices[0]?.message.content);
   });
 
+  it("serves a gRPC chat prompt as the OpenAI door does, on the router and on a worker, with vLLM's chat fields", async () => {
+    const messages = [
+      { role: "user" as const, content: "Tell me a story." },
+      { role: "assistant" as const, content: "Once upon a" },
+    ];
+    const continued = { add_generation_prompt: false, continue_final_message: true };
+    const chat = await openai.chat.completions.create({
+      model: "tiny-llama",
+      messages,
+      max_tokens: 8,
+      temperature: 0,
+      ...continued,
+    } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
+    const request = {
+      prompt: { case: "chat" as const, value: { messages, continueFinalMessage: true } },
+      sampling: { maxTokens: 8, temperature: 0 },
+    };
+    const worker = new GrpcClient(workers[0]!.address);
+    try {
+      for (const [door, streamed] of [
+        ["router", await generate(grpc, request)],
+        ["worker", await generate(worker, request)],
+      ] as const) {
+        assert.equal(textOf(streamed), chat.choices[0]?.message.content, door);
+        assert.equal(streamed.messages.at(-1)?.usage?.promptTokens, chat.usage?.prompt_tokens, door);
+      }
+      const unused = { chatTemplateKwargs: { enable_thinking: false } };
+      const refused = await generate(worker, { prompt: { case: "chat", value: { messages, ...unused } } });
+      assert.match(refused.error?.details ?? "", /^chat_template_kwargs\.enable_thinking: /);
+    } finally {
+      worker.close();
+    }
+    await assert.rejects(
+      openai.chat.completions.create({
+        model: "tiny-llama",
+        messages,
+        chat_template_kwargs: { enable_thinking: false },
+      } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming),
+      (err) =>
+        err instanceof OpenAI.BadRequestError && /chat_template_kwargs\.enable_thinking/.test(err.message),
+    );
+  });
+
   it("returns log probabilities in each API's format", async () => {
     const completion = await openai.completions.create({
       model: "tiny-llama",
