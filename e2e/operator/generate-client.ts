@@ -8,10 +8,13 @@ import { GrpcClient } from "../../services/rpc/grpc-client.ts";
 export const PROMPT = "Once upon a time";
 export const MAX_TOKENS = 8;
 
-/** `prompt` and a session id (the router's x-session-id: its routing key) default to none. */
+/**
+ * `prompt` and a session id (the router's x-session-id: its routing key) default to none; `model` to ""
+ * (the only model served).
+ */
 export async function generateIds(
   endpoint: string,
-  options: { prompt?: string; sessionId?: string } = {},
+  options: { prompt?: string; sessionId?: string; model?: string } = {},
 ): Promise<number[]> {
   return (await generate(endpoint, options)).ids;
 }
@@ -22,7 +25,7 @@ export async function generateIds(
  */
 export async function generate(
   endpoint: string,
-  options: { prompt?: string; sessionId?: string; apiKey?: string } = {},
+  options: { prompt?: string; sessionId?: string; apiKey?: string; model?: string } = {},
 ): Promise<{ ids: number[]; servedBy: string; cache: string }> {
   const client = new GrpcClient(endpoint);
   try {
@@ -35,6 +38,7 @@ export async function generate(
     const stream = client.serverStream(
       Inference.method.generate,
       {
+        model: options.model ?? "",
         prompt: { case: "text", value: options.prompt ?? PROMPT },
         sampling: { maxTokens: MAX_TOKENS, ignoreEos: true },
       },
