@@ -132,3 +132,44 @@ describe("mergeSymbols", () => {
     }
   });
 });
+
+describe("BpeModel on characters (SentencePiece-style)", () => {
+  function charModel(json: Record<string, unknown>): BpeModel {
+    const r = BpeModel.parse({ type: "BPE", ...json }, false);
+    if (r.error) throw r.error;
+    return r.value;
+  }
+  const BYTES = Object.fromEntries(
+    Array.from({ length: 256 }, (_, b) => [
+      `<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`,
+      100 + b,
+    ]),
+  );
+
+  it("falls back to the bytes of a character the vocabulary lacks, with byte_fallback", () => {
+    const m = charModel({
+      vocab: { ...BYTES, "▁": 0, a: 1, "▁a": 2 },
+      merges: ["▁ a"],
+      byte_fallback: true,
+    });
+    assert.deepEqual(tokens(m, "▁a€"), ["▁a", "<0xE2>", "<0x82>", "<0xAC>"]);
+    assert.deepEqual(tokens(m, "😀"), ["<0xF0>", "<0x9F>", "<0x98>", "<0x80>"]);
+  });
+
+  it("uses one unk for a run of unknown characters with fuse_unk, one each without", () => {
+    const vocab = { "<unk>": 0, a: 1 };
+    const fused = charModel({ vocab, merges: [], unk_token: "<unk>", fuse_unk: true });
+    assert.deepEqual(tokens(fused, "a€€a€"), ["a", "<unk>", "a", "<unk>"]);
+    const unfused = charModel({ vocab, merges: [], unk_token: "<unk>" });
+    assert.deepEqual(tokens(unfused, "a€€a"), ["a", "<unk>", "<unk>", "a"]);
+  });
+
+  it("merges across a ▁ in a long word where the vocabulary has such a token", () => {
+    // "x▁y" crosses the space mark, so a long word must not be cut before that ▁; "a▁" crosses nothing.
+    const vocab = { "▁": 0, x: 1, y: 2, a: 3, "▁y": 4, "x▁": 5, "x▁y": 6, "▁a": 7 };
+    const m = charModel({ vocab, merges: ["x ▁", "x▁ y", "▁ y", "▁ a"] });
+    const word = "▁a▁a▁a▁a▁a▁a▁a▁a▁ax▁y▁y";
+    assert.ok(word.length > 16);
+    assert.deepEqual(tokens(m, word), [...Array(9).fill("▁a"), "x▁y", "▁y"]);
+  });
+});

@@ -13,6 +13,11 @@ import { PairTable } from "./pair-table.ts";
 
 const CACHE_ENTRIES = 100_000;
 const CACHE_MAX_WORD = 256;
+/** SentencePiece's space, "▁". */
+const SPACE_MARK = "\u2581";
+const SPACE_MARK_CODE = 0x2581;
+/** Words longer than this are cut before their "▁" where no merge can cross (characters mode). */
+const SPLIT_MIN_WORD = 16;
 const utf8 = new TextEncoder();
 
 export class BpeModel {
@@ -33,6 +38,11 @@ export class BpeModel {
   readonly #astralIds = new Map<number, number>();
   readonly #byteLevel: boolean;
   readonly #byteFallback: boolean;
+  /**
+   * Characters mode, when the vocabulary has "▁" and merges are not skipped: the UTF-16 code units c
+   * (other than "▁") for which some token holds c followed by "▁".
+   */
+  readonly #joinsBeforeSpace: Set<number> | undefined;
   readonly #unkId: number | undefined;
   readonly #fuseUnk: boolean;
   readonly #ignoreMerges: boolean;
@@ -64,6 +74,15 @@ export class BpeModel {
       this.#fallbackIds[b] = parts.vocab.get(`<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`) ?? -1;
     }
     this.#charIds = new Int32Array(parts.byteLevel ? 0 : 0x10000).fill(-1);
+    if (!parts.byteLevel && !parts.ignoreMerges && parts.vocab.has(SPACE_MARK)) {
+      const joins = new Set<number>();
+      for (const token of parts.vocab.keys()) {
+        for (let i = token.indexOf(SPACE_MARK, 1); i > 0; i = token.indexOf(SPACE_MARK, i + 1)) {
+          if (token.charCodeAt(i - 1) !== SPACE_MARK_CODE) joins.add(token.charCodeAt(i - 1));
+        }
+      }
+      this.#joinsBeforeSpace = joins;
+    }
     if (!parts.byteLevel) {
       for (const [token, id] of parts.vocab) {
         const c = token.codePointAt(0)!;
@@ -155,6 +174,32 @@ export class BpeModel {
 
   /** Appends the ids of one pre-tokenized word (plain text, before the byte-level mapping). */
   encodeWord(word: string, out: number[]): void {
+    if (this.#joinsBeforeSpace !== undefined && word.length > SPLIT_MIN_WORD) {
+      this.#encodeSplitAtSpaces(word, out);
+      return;
+    }
+    this.#encodeCached(word, out);
+  }
+
+  /**
+   * A SentencePiece-style word is often a whole text ("▁Hello▁world..."): no pre-tokenizer splits it.
+   * BPE merges never join two symbols into a string the vocabulary lacks, so where the vocabulary has
+   * no token with character c followed by "▁", no merge crosses "c▁": the parts either side of it merge
+   * alone to the same ids. Cutting there makes the parts small enough for the word cache.
+   */
+  #encodeSplitAtSpaces(word: string, out: number[]): void {
+    const joins = this.#joinsBeforeSpace!;
+    let from = 0;
+    for (let i = word.indexOf(SPACE_MARK, 1); i > 0; i = word.indexOf(SPACE_MARK, i + 1)) {
+      const before = word.charCodeAt(i - 1);
+      if (before === SPACE_MARK_CODE || joins.has(before)) continue;
+      this.#encodeCached(word.slice(from, i), out);
+      from = i;
+    }
+    this.#encodeCached(from === 0 ? word : word.slice(from), out);
+  }
+
+  #encodeCached(word: string, out: number[]): void {
     let ids = this.#cache.get(word);
     if (ids === undefined) {
       ids = this.#encodeUncached(word);
