@@ -140,10 +140,7 @@ describe("BpeModel on characters (SentencePiece-style)", () => {
     return r.value;
   }
   const BYTES = Object.fromEntries(
-    Array.from({ length: 256 }, (_, b) => [
-      `<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`,
-      100 + b,
-    ]),
+    Array.from({ length: 256 }, (_, b) => [`<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`, 100 + b]),
   );
 
   it("falls back to the bytes of a character the vocabulary lacks, with byte_fallback", () => {
