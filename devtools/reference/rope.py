@@ -1,6 +1,6 @@
-# Reference outputs of Hugging Face transformers for rope scaling (yarn, dynamic NTK) and Mistral's
-# sliding window, which services/worker/runtime/rope-reference.spec.ts and arch/rope.spec.ts compare
-# our engine against.
+# Reference outputs of Hugging Face transformers for rope scaling (yarn, dynamic NTK) and the sliding
+# window (Mistral's, Qwen2's), which services/worker/arch/rope.spec.ts, runtime/rope-reference.spec.ts,
+# engine/engine-rope.spec.ts and parallel/sharded-rope.spec.ts compare our engine against.
 #
 # Run from the repository root (after `npm ci`; needs torch and transformers, CPU is enough):
 #
@@ -8,10 +8,11 @@
 #
 # It writes devtools/reference/expected/rope.json. Each case makes a tiny checkpoint with the model
 # factory (`tessera model create --arch A --preset tiny --seed S`), sets the case's config.json fields
-# (rope_parameters, max_position_embeddings, sliding_window: recorded under "config" so the spec makes
-# the same checkpoint), loads it in float32 and decodes greedily: one forward over the whole prompt,
-# then one token per forward with the cache, as generate() does, never stopping at eos. Recorded per
-# prompt: output_ids, the top 3 [id, logit] of every step and the first 16 logits after the prompt.
+# (rope_parameters, max_position_embeddings, sliding_window, Qwen2's layer_types: recorded under
+# "config" so the spec makes the same checkpoint), loads it in float32 and decodes greedily: one
+# forward over the whole prompt, then one token per forward with the cache, as generate() does, never
+# stopping at eos. Recorded per prompt: output_ids, the top 3 [id, logit] of every step and the first
+# 16 logits after the prompt.
 #
 # Dynamic rope keeps state in the rotary module (the longest length seen so far), so every prompt gets
 # a freshly loaded model: each generation then starts as a server's request would.
@@ -89,6 +90,19 @@ CASES = [
         "config": {"sliding_window": 16},
         # 56: three and a half windows of prompt; 10: the window fills while decoding.
         "prompt_lengths": [56, 10],
+    },
+    {
+        "name": "qwen2-sliding-window",
+        "arch": "qwen2",
+        "seed": 105,
+        # Qwen2 slides only where layer_types says so (by default from max_window_layers on).
+        "config": {
+            "use_sliding_window": True,
+            "sliding_window": 16,
+            "max_window_layers": 0,
+            "layer_types": ["sliding_attention", "sliding_attention"],
+        },
+        "prompt_lengths": [40],
     },
 ]
 

@@ -62,6 +62,8 @@ export const hfDecoderConfigSchema = z
     attention_bias: z.boolean().default(false),
     sliding_window: positive.nullish(),
     use_sliding_window: z.boolean().optional(),
+    max_window_layers: z.number().int().nonnegative().optional(),
+    layer_types: z.array(z.string()).nullish(),
     num_local_experts: positive.optional(),
     num_experts_per_tok: positive.optional(),
     bos_token_id: z.number().int().nonnegative().nullish(),
