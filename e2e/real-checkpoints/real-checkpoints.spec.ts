@@ -5,6 +5,7 @@
 // (devtools/reference/expected/checkpoints.json): the prompt ids, the greedy ids and their text for
 // texts in many scripts, and, through the official `openai` Python client, the chat prompt's token count
 // and reply (template from chat_template.jinja), a completion, and a tokenization over Python grpcio.
+// Those clients run in $PYTHON (default python3); without them that test fails, saying what to install.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
@@ -61,7 +62,6 @@ function describeFamily(family: ReferenceFamily): void {
     let router: RunningRouter;
 
     before(async () => {
-      requirePythonClients();
       modelDir = await makeCheckpoint(family);
       served = await startServe(modelDir, ["--metrics-port", "0"]);
       await waitUntilServing(served.address, 60_000);
@@ -112,6 +112,7 @@ function describeFamily(family: ReferenceFamily): void {
     });
 
     it("answers the official openai Python client through `tessera router` as transformers, and Python grpcio", async () => {
+      requirePythonClients();
       router = await startRouter([served], { models: [{ id: family.folder, tokenizer: modelDir }] });
       const first = family.texts[0]!;
       const second = family.texts[1]!;
