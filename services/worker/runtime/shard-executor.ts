@@ -70,6 +70,25 @@ export function allocateShardPool(
   );
 }
 
+/**
+ * The options of every session of a shard. The same for every weight dtype: a 16-bit checkpoint's
+ * graph keeps its matrices 16-bit under full optimization (graph/graph-weights.ts).
+ */
+export function sessionOptions(o: ExecutorOptions): ort.InferenceSession.SessionOptions {
+  // Warnings (e.g. about the unused present K/V of GroupQueryAttention) would flood stderr per step.
+  const options: ort.InferenceSession.SessionOptions = {
+    graphOptimizationLevel: "all",
+    logSeverityLevel: 3,
+  };
+  // A member of a larger group does not spin: between two runs it waits on its peers (an all-reduce,
+  // the previous stage), and the spinning intra-op threads of its several sessions, and of the members
+  // sharing its machine, would hold the cores the running session needs.
+  if (!o.alone)
+    options.extra = { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } };
+  if (o.threads > 0) options.intraOpNumThreads = o.threads;
+  return options;
+}
+
 interface LoadedSegment {
   segment: Segment;
   session: ort.InferenceSession;
@@ -128,17 +147,7 @@ export class ShardExecutor {
     if (pool.keys.length !== spec.layers.end - spec.layers.start)
       throw new Error(`a pool of ${pool.keys.length} layers does not fit the shard's layers`);
     const parts = { config, names: checkpoint.architecture.weightNames(config), weights, attention, spec };
-    // Warnings (e.g. about the unused present K/V of GroupQueryAttention) would flood stderr per step.
-    const options: ort.InferenceSession.SessionOptions = {
-      graphOptimizationLevel: "all",
-      logSeverityLevel: 3,
-    };
-    // A member of a larger group does not spin: between two runs it waits on its peers (an all-reduce,
-    // the previous stage), and the spinning intra-op threads of its several sessions, and of the members
-    // sharing its machine, would hold the cores the running session needs.
-    if (!o.alone)
-      options.extra = { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } };
-    if (o.threads > 0) options.intraOpNumThreads = o.threads;
+    const options = sessionOptions(o);
     const segments: LoadedSegment[] = [];
     let graphBytes = 0;
     try {
