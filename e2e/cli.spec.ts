@@ -140,8 +140,9 @@ describe("tessera CLI (e2e)", () => {
       runTessera(["model", "create", "--arch", "llama", "--preset", "tiny", "--seed", "1"]),
       runTessera(["serve", "--model", modelDir, "--port", "70000"]),
       runTessera(["serve", "--model", modelDir, "--port", "9000", "--metrics-port", "9000"]),
+      runTessera(["serve", "--model", modelDir, "--served-model-name", ""]),
     ]);
-    const flags = ["--arch", "--preset", "--out", "--port", "--metrics-port"];
+    const flags = ["--arch", "--preset", "--out", "--port", "--metrics-port", "--served-model-name"];
     runs.forEach((run, i) => {
       assert.equal(run.code, 2, run.stderr);
       assert.match(run.stderr, new RegExp(`^error: .*${flags[i]}`));
