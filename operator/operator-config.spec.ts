@@ -27,6 +27,7 @@ describe("operator config", () => {
       healthPort: 8081,
       bindAddress: "0.0.0.0",
       workers: 4,
+      servedNameCheck: true,
       cleanupTimeoutSeconds: 60,
     });
   });

@@ -35,6 +35,11 @@ export const operatorConfigSchema = z
     bindAddress: z.string().min(1).default("0.0.0.0"),
     /** Reconciles running at once per kind. */
     workers: z.int().min(1).max(64).default(4),
+    /**
+     * Ask each new ready entry worker which model it serves before calling its model Ready (the operator
+     * must reach the workers' gRPC port); off: Ready on pod readiness alone.
+     */
+    servedNameCheck: z.boolean().default(true),
     /** How long a deleted model's cleanup may take before its finalizer is removed anyway. */
     cleanupTimeoutSeconds: z.int().min(1).max(3_600).default(60),
   })

@@ -56,6 +56,22 @@ describe("operator lifecycle (dev cluster, simulated kubelet)", function () {
     assert.ok(pods.every((p) => p.metadata.labels?.[LABELS.revision] === after.status?.revision));
   });
 
+  it("with the served-name check off (--no-served-name-check), is Ready on pod readiness and asks no worker", async () => {
+    const ns = f.namespace();
+    f.startOperator({ workerModels: null });
+    await f.apply(ns, workerPool("default"));
+    const asked = f.workerModels.asked.length;
+    await f.apply(ns, inferenceModel("unchecked"));
+    const model = await f.waitForModel(
+      ns,
+      "unchecked",
+      "Ready",
+      (m) => condition(m, "Ready")?.status === "True",
+    );
+    assert.equal(condition(model, "Ready")?.reason, "ReplicasReady");
+    assert.equal(f.workerModels.asked.length, asked);
+  });
+
   it("acts only as the leader; a standby takes over when the leader stops", async () => {
     const ns = f.namespace();
     const election = { namespace: "default", name: "tessera-operator" };

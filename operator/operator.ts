@@ -37,8 +37,11 @@ export interface OperatorOptions {
   log?: Logger;
   metrics?: Metrics;
   kvCleaner?: KvStoreCleaner;
-  /** Asks worker pods which model names they serve (default: tessera.v1 ListModels over gRPC). */
-  workerModels?: WorkerModels;
+  /**
+   * Asks worker pods which model names they serve (default: tessera.v1 ListModels over gRPC); null: never
+   * ask, and call a model Ready on pod readiness alone (an operator that cannot reach the pods).
+   */
+  workerModels?: WorkerModels | null;
   /** Called when leadership is lost (the CLI exits so the pod restarts as a candidate). */
   onLostLeadership?: () => void;
 }
@@ -85,7 +88,7 @@ export class Operator {
       cache: informerCache(this.#informers),
       events: this.#events,
       kvCleaner: options.kvCleaner ?? new RedisKeyCleaner(),
-      workerModels: options.workerModels ?? new GrpcWorkerModels(),
+      workerModels: options.workerModels === undefined ? new GrpcWorkerModels() : options.workerModels,
       clock,
       log,
       config: { cleanupTimeoutMs: options.cleanupTimeoutMs ?? 60_000 },

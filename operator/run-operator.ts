@@ -36,6 +36,7 @@ export async function startOperatorProcess(
     client,
     namespace,
     workers: config.workers,
+    ...(!config.servedNameCheck && { workerModels: null }),
     cleanupTimeoutMs: config.cleanupTimeoutSeconds * 1000,
     log,
     metrics,

@@ -173,7 +173,12 @@ async function manyModels(count: number) {
   const cluster = await startDevCluster();
   const kubelet = new PodSimulator(cluster.server.api);
   kubelet.start();
-  const operator = await startOperatorProcess(cluster.kubeconfig, ["--workers", "8"]);
+  // Simulated pods run no worker to ask which model it serves.
+  const operator = await startOperatorProcess(cluster.kubeconfig, [
+    "--workers",
+    "8",
+    "--no-served-name-check",
+  ]);
   const api = cluster.server.api;
   try {
     api.create(WORKER_POOLS, "default", workerPool("default", { maxPods: count * 2 }));

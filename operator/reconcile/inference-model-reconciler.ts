@@ -34,7 +34,7 @@ export class InferenceModelReconciler {
   readonly #deps: ReconcilerDeps;
   readonly #expectations: Expectations;
   readonly #router: RouterApplier;
-  readonly #servedNames: ServedNames;
+  readonly #servedNames: ServedNames | undefined;
   /** Per model: the status this operator last wrote, and the one it replaced (see #writeStatus). */
   readonly #written = new Map<string, { before: string; after: string }>();
 
@@ -42,7 +42,7 @@ export class InferenceModelReconciler {
     this.#deps = deps;
     this.#expectations = new Expectations(deps.clock);
     this.#router = new RouterApplier(deps);
-    this.#servedNames = new ServedNames(deps.workerModels);
+    this.#servedNames = deps.workerModels ? new ServedNames(deps.workerModels) : undefined;
   }
 
   async reconcile(key: string): Promise<ReconcileOutcome | undefined> {
@@ -52,7 +52,7 @@ export class InferenceModelReconciler {
       this.#expectations.forget(key);
       this.#written.delete(key);
       this.#router.forget(key);
-      this.#servedNames.forget(key);
+      this.#servedNames?.forget(key);
       return undefined;
     }
     if (model.metadata.deletionTimestamp) return finalizeModel(model, this.#deps);
@@ -79,7 +79,7 @@ export class InferenceModelReconciler {
 
     await this.#apply(key, model, ref, spec, pools, actions, observed);
     const router = await this.#applyRouter(key, ref, spec, pools);
-    const servedNames = await this.#servedNames.observe(key, namespace, observed);
+    const servedNames = await this.#servedNames?.observe(key, namespace, observed);
     const status = modelStatus({
       name,
       generation: model.metadata.generation ?? 0,
@@ -94,7 +94,7 @@ export class InferenceModelReconciler {
     });
     await this.#writeStatus(key, model, status);
     // A worker that could not be asked which model it serves is asked again.
-    const unanswered = [...servedNames.values()].some((a) => "error" in a);
+    const unanswered = [...(servedNames?.values() ?? [])].some((a) => "error" in a);
     return unanswered ? { requeueAfterMs: ASK_AGAIN_MS } : undefined;
   }
 

@@ -194,7 +194,7 @@ describe("model status", () => {
       );
       assert.match(
         ready(unreachable) ?? "",
-        /^Ready=False\/ServedNameUnknown: cannot ask the workers which model they serve \(ListModels\): tiny-both-0-.*UNAVAILABLE/,
+        /^Ready=False\/ServedNameUnknown: cannot ask the workers which model they serve \(ListModels\): tiny-both-0-.*UNAVAILABLE.* --no-served-name-check\)$/,
       );
       const unasked = status(
         { replicas: 1 },

@@ -18,8 +18,8 @@ export interface ReconcilerDeps {
   cache: ClusterCache;
   events: EventRecorder;
   kvCleaner: KvStoreCleaner;
-  /** Asks a worker pod which model names it serves (ListModels). */
-  workerModels: WorkerModels;
+  /** Asks a worker pod which model names it serves (ListModels); null: the check is off. */
+  workerModels: WorkerModels | null;
   clock: Clock;
   log: Logger;
   config: ReconcilerConfig;

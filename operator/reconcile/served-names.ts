@@ -94,7 +94,7 @@ export function servedNameProblem(
     reason: "ServedNameUnknown",
     message:
       errors.length > 0
-        ? `cannot ask the ${workers} which model they serve (ListModels): ${errors[0]}`
+        ? `cannot ask the ${workers} which model they serve (ListModels): ${errors[0]} (an operator that cannot reach the worker pods runs with --no-served-name-check)`
         : `waiting for the ${workers} to say which model they serve`,
   };
 }

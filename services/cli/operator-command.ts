@@ -15,6 +15,7 @@ interface OperatorFlags {
   healthPort: number;
   bindAddress: string;
   workers: number;
+  servedNameCheck: boolean;
 }
 
 export function operatorCommand(): Command {
@@ -45,6 +46,10 @@ export function operatorCommand(): Command {
     )
     .option("--bind-address <host>", "interface of the metrics and health ports", "0.0.0.0")
     .option("--workers <n>", "reconciles at once per kind", positiveIntegerFlag, 4)
+    .option(
+      "--no-served-name-check",
+      "call a model Ready without asking its workers which name they serve (ListModels over gRPC), for an operator that cannot reach the worker pods",
+    )
     .action(async (flags: OperatorFlags, command: Command) => {
       const { parseOperatorConfig, startOperatorProcess } = await import("../../operator/index.ts");
       const config = parseOperatorConfig(flags);
