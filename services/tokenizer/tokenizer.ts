@@ -107,7 +107,12 @@ export class Tokenizer {
     }
     this.vocabSize = maxId + 1;
     this.#rawMatcher = new AddedTokenMatcher(parts.added.filter((t) => !t.normalized));
-    this.#normalizedMatcher = new AddedTokenMatcher(parts.added.filter((t) => t.normalized));
+    // As in Hugging Face's AddedVocabulary, a `normalized` token is looked for in the normalized text
+    // in its normalized form ("<s>" is "▁<s>" under a Prepend("▁") normalizer).
+    const normalize = parts.normalizer ?? ((s: string) => s);
+    this.#normalizedMatcher = new AddedTokenMatcher(
+      parts.added.filter((t) => t.normalized).map((t) => ({ ...t, content: normalize(t.content) })),
+    );
   }
 
   /**
@@ -121,6 +126,11 @@ export class Tokenizer {
     const json = readJson(tokenizerPath);
     if (json === undefined) throw TesseraError.notFound(`tokenizer file not found: ${tokenizerPath}`);
     return Tokenizer.fromJson(json, readJson(configPath));
+  }
+
+  /** Loads the tokenizer of a checkpoint folder (tokenizer.json and tokenizer_config.json): fromFile(dir). */
+  static fromModelDir(dir: string): Tokenizer {
+    return Tokenizer.fromFile(dir);
   }
 
   /** Builds a tokenizer from parsed tokenizer.json (and tokenizer_config.json); throws TesseraError. */
