@@ -14,13 +14,14 @@
 //   so memory doubles. A plain Cast(W) before the product is folded the same way (constant folding,
 //   and at level "all" even with ConstantFolding disabled).
 // - An unfoldable Cast(W) without a data dependency runs before everything else (onnxruntime orders
-//   nodes without inputs first), so every float32 copy is alive at once: +75% of the weights in the
-//   arena. The Reshape through the runtime token count makes each Cast wait for its product's input
-//   and keeps the graph foldable everywhere else, with the default session options.
-// - Result: resident weights 1.0x the checkpoint (16-bit initializers), the arena +9 MiB, decode within
-//   the noise of the float32 graph's on 2 shared cores (the widened copy is hot in cache when the
-//   product reads it). float16 and bfloat16 Casts cost the same, so bfloat16 stays bfloat16: no
-//   conversion to float16, whose range it exceeds, and no rounding of its values.
+//   nodes without inputs first), so most float32 copies are alive at once: the arena grew by 70% of
+//   the float32 weights, and a step took 2.4x float32's (each copy had left the cache before its
+//   product read it). The Reshape through the runtime token count makes each Cast wait for its
+//   product's input and keeps the graph foldable everywhere else, with the default session options.
+// - Result (the base preset, `npm run bench -- memory`): the session holds 1.01-1.03x the checkpoint
+//   after load (not 2x), its arena the float32 copy of the largest matrix; batch-1 decode at 0.87-0.92x
+//   float32's tokens per CPU-second, prefill at 0.90-0.93x. float16 and bfloat16 Casts cost the same,
+//   so bfloat16 stays bfloat16: no conversion to float16, whose range it exceeds, and no rounding.
 import type { WeightDtype } from "../model/dtype.ts";
 import type { TensorSlice } from "../model/tensor-slice.ts";
 import type { WeightSource } from "./graph-names.ts";
