@@ -207,6 +207,14 @@ describe("Tokenizer", () => {
     rejects(() => Tokenizer.fromJson(ctc), Code.UNIMPLEMENTED, /^decoder\.type: CTC/);
     const wordPiece = { ...tokenizerJson, model: { type: "WordPiece", vocab: {} } };
     rejects(() => Tokenizer.fromJson(wordPiece), Code.UNIMPLEMENTED, /^model\.type: WordPiece/);
+    const bert = {
+      ...tokenizerJson,
+      normalizer: { type: "BertNormalizer", lowercase: true },
+      pre_tokenizer: { type: "BertPreTokenizer" },
+      decoder: { type: "WordPiece", prefix: "##" },
+      model: { type: "WordPiece", unk_token: "[UNK]", vocab: { "[UNK]": 0 } },
+    };
+    rejects(() => Tokenizer.fromJson(bert), Code.UNIMPLEMENTED, /^model\.type: WordPiece is not supported/);
     const unigram = { ...tokenizerJson, model: { type: "Unigram", vocab: [["<unk>", 0]], unk_id: 0 } };
     rejects(() => Tokenizer.fromJson(unigram), Code.UNIMPLEMENTED, /^model\.type: Unigram/);
     const precompiled = { ...tokenizerJson, normalizer: { type: "Precompiled", precompiled_charsmap: "" } };

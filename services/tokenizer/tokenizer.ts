@@ -24,7 +24,7 @@
 // Why our own and not npm's @huggingface/tokenizers (0.2.0, pure JS): it runs tokenizer.json as it is,
 // where transformers rebuilds the pipeline of Llama-2-style tokenizers (" Hello" gets two "▁" there, one
 // in transformers), it cleans up tokenization spaces by default where transformers does not ("   !"
-// becomes "  !"), and it is 3 to 6 times slower (bench suite `tokenizer`). Owning the tokenizer also lets
+// becomes "  !"), and it is 6 to 37 times slower (bench suite `tokenizer`). Owning the tokenizer also lets
 // the streaming decoder (text-stream.ts) share the exact decoding steps.
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -144,10 +144,11 @@ export class Tokenizer {
   static parse(fileJson: unknown, configJson?: unknown): Result<Tokenizer> {
     if (!isObject(fileJson)) return invalid("tokenizer.json", "must be an object");
     const json = asTransformersLoads(fileJson, configJson);
-    const preTokenizer = parsePreTokenizer(json["pre_tokenizer"]);
-    if (preTokenizer.error) return preTokenizer;
+    // The model first: for a WordPiece or Unigram file, that is the part to name.
     const model = BpeModel.parse(json["model"], isByteLevel(json["pre_tokenizer"]));
     if (model.error) return model;
+    const preTokenizer = parsePreTokenizer(json["pre_tokenizer"]);
+    if (preTokenizer.error) return preTokenizer;
     const decoder = parseDecoder(json["decoder"]);
     if (decoder.error) return decoder;
     const parsedAdded = parseAddedTokens(json["added_tokens"]);
