@@ -54,6 +54,7 @@ COMMON_TEXTS = [
     "Symbols: € £ ¥ — – … « » “quotes” ‘single’ ©®™ ±×÷ ∑∫√∞",
     "Mixed: The quick brown fox 🦊 jumps over 12 lazy dogs; 東京 is nice!",
     "x" * 40 + " " + "ab" * 30,
+    "Spaces before punctuation: a , b . c ! d ? e 's f n't g 've",
 ]
 
 FAMILY_TEXTS = {

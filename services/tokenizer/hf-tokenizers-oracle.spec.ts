@@ -1,9 +1,13 @@
 // A second oracle: npm's @huggingface/tokenizers (0.2.0) on generated texts, for each real tokenizer
 // file. It runs tokenizer.json as it is, so it is compared with our tokenizer loaded from tokenizer.json
 // alone, and with the checkpoint as transformers loads it (tokenizer_config.json too) where those are
-// the same. They are not for Llama 2: transformers' LlamaTokenizer swaps the file's Prepend("▁")
-// normalizer for a Metaspace pre-tokenizer (" " is "▁" there, "▁▁" in the file); the tests against
-// transformers (transformers-reference.spec.ts) decide that case.
+// the same. Where it disagrees with transformers 5.18, transformers decides (the tests against it are in
+// transformers-reference.spec.ts), and the cases are tested here:
+// - Llama 2: transformers' LlamaTokenizer swaps the file's Prepend("▁") normalizer for a Metaspace
+//   pre-tokenizer (" " is "▁" there, "▁▁" in the file);
+// - decode's default clean-up: it cleans up tokenization spaces when tokenizer_config.json says
+//   clean_up_tokenization_spaces (Llama 3's does), "a , b" becoming "a, b"; transformers 5.18 ignores
+//   the flag for BPE models. So the loop below asks it for no clean-up.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -109,6 +113,17 @@ for (const family of ["llama2", "llama3", "qwen3", "gemma3"]) {
         assert.equal(fileAsIs.decode(theirs), decoded, JSON.stringify(text));
         if (family !== "llama2") assert.equal(checkpoint.decode(theirs), decoded, JSON.stringify(text));
       }
+    });
+
+    it("cleans up spaces on decode where transformers does not, when tokenizer_config.json asks", () => {
+      const text = "Spaces before punctuation: a , b . c ! d ? e 's f n't g 've";
+      const ids = checkpoint.encode(text);
+      assert.equal(checkpoint.decode(ids), text, "transformers 5.18 gives the text back (reference)");
+      const cleanUp =
+        readJson(path.join(dir, "tokenizer_config.json"))["clean_up_tokenization_spaces"] === true;
+      const theirs = hf.decode(ids);
+      if (cleanUp) assert.equal(theirs, "Spaces before punctuation: a, b. c! d? e's fn't g've");
+      else assert.equal(theirs, text);
     });
 
     if (family === "llama2") {
