@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
+import { createCheckpoint } from "../../../devtools/model-factory/create-checkpoint.ts";
 import { greedySampling } from "../../inference/sampling-params.ts";
 import type { FinishReason, GenerateEvent, SamplingParams } from "../../inference/types.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
@@ -181,5 +184,31 @@ describe("Engine penalties", () => {
     assert.equal(new Set(penalized.ids).size, penalized.ids.length);
     const again = await collect(engine.generate(request(prompt, { ignoreEos: true, maxTokens: 40 })));
     assert.deepEqual(again.ids, plain.ids);
+  });
+});
+
+describe("Engine on a bfloat16 checkpoint", () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "tessera-engine-bf16-"));
+  after(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it("reports bfloat16, or float32 when told to widen (--dtype float32), and generates the same ids either way", async () => {
+    const dir = path.join(root, "llama-bf16");
+    await createCheckpoint({ arch: "llama", preset: "tiny", seed: 3, out: dir, dtype: "bfloat16" });
+    const prompt = [1, 5, 9, 14, 22, 31, 40];
+    const run = async (widenWeights: boolean) => {
+      const engine = await Engine.load(dir, { threads: 1, widenWeights });
+      try {
+        const out = await collect(engine.generate(request(prompt, { maxTokens: 12, ignoreEos: true })));
+        return { dtype: engine.description.dtype, ids: out.ids };
+      } finally {
+        await engine.close();
+      }
+    };
+    const kept = await run(false);
+    const wide = await run(true);
+    assert.equal(kept.dtype, "bfloat16");
+    assert.equal(wide.dtype, "float32");
+    assert.equal(kept.ids.length, 12);
+    assert.deepEqual(wide.ids, kept.ids);
   });
 });

@@ -24,6 +24,8 @@ import { VirtualEngines } from "./virtual-engines.ts";
 export interface EngineOptions {
   /** Use this architecture instead of the one config.json names. */
   architecture?: string;
+  /** Keep a 16-bit checkpoint's weights as float32 in memory (`--dtype float32`). */
+  widenWeights?: boolean;
   /** The model id clients use (default: the folder's name). */
   id?: string;
   engine?: EngineConfigInput;
@@ -90,6 +92,7 @@ export class Engine {
     const runner = await (options.startRunner ?? ModelRunner.start)({
       modelDir,
       architectureOverride: options.architecture,
+      ...(options.widenWeights && { widenWeights: true }),
       threads: config.threads,
       numBlocks,
       blockSize: config.blockSize,
@@ -100,7 +103,7 @@ export class Engine {
       architecture: model.architecture,
       maxContext: model.maxContext,
       vocabSize: model.vocabSize,
-      dtype: checkpoint.dtype,
+      dtype: options.widenWeights ? "float32" : checkpoint.dtype,
     };
     const pool = new BlockPool(numBlocks, config.blockSize);
     const salt = `${description.id}@${checkpoint.revision}`;

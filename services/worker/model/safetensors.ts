@@ -107,7 +107,8 @@ export class SafetensorsFile {
   }
 }
 
-function widened(t: StoredTensor): Tensor {
+/** A stored tensor as float32 (half-precision values widened exactly). */
+export function widened(t: StoredTensor): Tensor {
   return { shape: t.shape, data: toFloat32(t.bytes, t.dtype) };
 }
 

@@ -4,17 +4,29 @@ import fs from "node:fs";
 import path from "node:path";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { WeightDtype } from "./dtype.ts";
-import { SafetensorsFile, type StoredTensor, type Tensor } from "./safetensors.ts";
+import { SafetensorsFile, type StoredTensor, type Tensor, widened } from "./safetensors.ts";
 import type { TensorSlice } from "./tensor-slice.ts";
 
 export class WeightStore {
   private readonly byName: Map<string, SafetensorsFile>;
+  /** readStored widens 16-bit tensors to float32 (`tessera serve --dtype float32`). */
+  private widen = false;
 
   private constructor(byName: Map<string, SafetensorsFile>) {
     this.byName = byName;
   }
 
-  static open(dir: string): WeightStore {
+  /**
+   * The checkpoint's tensors. `widen` makes readStored hand out float32 for 16-bit tensors, so the
+   * engine keeps float32 weights (twice the memory, the faster prepacked float32 products).
+   */
+  static open(dir: string, options: { widen?: boolean } = {}): WeightStore {
+    const store = WeightStore.openFiles(dir);
+    store.widen = options.widen === true;
+    return store;
+  }
+
+  private static openFiles(dir: string): WeightStore {
     const index = path.join(dir, "model.safetensors.index.json");
     if (fs.existsSync(index)) return WeightStore.fromIndex(dir, index);
     const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith(".safetensors")) : [];
@@ -93,7 +105,14 @@ export class WeightStore {
   /** Reads a tensor, or one slice of it, in its stored dtype, and checks the whole tensor's shape. */
   readStored(name: string, expectedShape: number[], slice?: TensorSlice): StoredTensor {
     this.checkShape(name, expectedShape);
-    return this.fileOf(name).readStored(name, slice);
+    const stored = this.fileOf(name).readStored(name, slice);
+    if (!this.widen || stored.dtype === "F32") return stored;
+    const wide = widened(stored);
+    return {
+      shape: wide.shape,
+      dtype: "F32",
+      bytes: new Uint8Array(wide.data.buffer, wide.data.byteOffset, wide.data.byteLength),
+    };
   }
 
   private checkShape(name: string, expectedShape: number[]): void {

@@ -105,7 +105,7 @@ port.on("message", (msg: ToMember) => void handle(msg));
  * pick alone).
  */
 async function loadShard(checkpoint: Checkpoint, spec: ShardSpec): Promise<Selection> {
-  const weights = WeightStore.open(o.modelDir);
+  const weights = WeightStore.open(o.modelDir, { widen: o.widenWeights === true });
   if (groupSize(layoutOf(o.placement)) === 1) return selectAttention(checkpoint, weights, o);
   const pool = allocateShardPool(checkpoint.config, spec, o.numBlocks, o.blockSize);
   const options = { blockSize: o.blockSize, threads: o.threads, alone: false };

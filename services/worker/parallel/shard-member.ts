@@ -9,6 +9,8 @@ import type { ShardPlacement } from "./shard-placement.ts";
 export interface ShardMemberOptions {
   modelDir: string;
   architectureOverride: string | undefined;
+  /** Keep 16-bit weights as float32 in memory (`--dtype float32`). */
+  widenWeights?: boolean;
   threads: number;
   numBlocks: number;
   blockSize: number;
@@ -34,6 +36,7 @@ export class ShardMember {
     const member = new MemberHandle({
       modelDir: o.modelDir,
       architectureOverride: o.architectureOverride,
+      ...(o.widenWeights && { widenWeights: true }),
       threads: o.threads,
       numBlocks: o.numBlocks,
       blockSize: o.blockSize,

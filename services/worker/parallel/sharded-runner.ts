@@ -53,6 +53,7 @@ export class ShardedRunner implements ModelRunner {
     const member = new MemberHandle({
       modelDir: o.modelDir,
       architectureOverride: o.architectureOverride,
+      ...(o.widenWeights && { widenWeights: true }),
       threads: o.threads,
       numBlocks: o.numBlocks,
       blockSize: o.blockSize,

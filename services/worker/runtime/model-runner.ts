@@ -15,6 +15,8 @@ import type { SequenceStep } from "./step-inputs.ts";
 export interface ModelRunnerOptions {
   modelDir: string;
   architectureOverride: string | undefined;
+  /** Keep 16-bit weights as float32 in memory (`--dtype float32`); default: as the checkpoint stores them. */
+  widenWeights?: boolean;
   /** onnxruntime intra-op threads; 0 = onnxruntime's default (all cores). */
   threads: number;
   /** KV pool size in blocks of `blockSize` tokens (the same in every member: block ids are the replica's). */

@@ -20,12 +20,17 @@ import { sessionOptions } from "./shard-executor.ts";
 type BytesByType = Map<DataType, number>;
 
 /** Initializer bytes by data type of the graphs onnxruntime runs for a shard, summed over its segments. */
-async function keptInitializers(dir: string, spec: ShardSpec, scratch: string): Promise<BytesByType> {
+async function keptInitializers(
+  dir: string,
+  spec: ShardSpec,
+  scratch: string,
+  widen = false,
+): Promise<BytesByType> {
   const { config, architecture } = describeCheckpoint(dir);
   const parts = {
     config,
     names: architecture.weightNames(config),
-    weights: WeightStore.open(dir),
+    weights: WeightStore.open(dir, { widen }),
     attention: onnxOpsAttention,
     spec,
   };
@@ -114,5 +119,22 @@ describe("weights a 16-bit checkpoint keeps in memory", () => {
     assert.equal(kept.get(DataType.FLOAT16), undefined);
     assert.equal(kept.get(DataType.BFLOAT16), undefined);
     assert.ok((kept.get(DataType.FLOAT) ?? 0) >= checkpointBytes(dir).matrices * 2);
+  });
+
+  it("bfloat16 served as float32 (--dtype float32): the matrices are widened at load, nothing stays 16-bit", async () => {
+    const dir = await make("llama", "bfloat16");
+    const { config } = describeCheckpoint(dir);
+    const kept = await keptInitializers(dir, wholeModel(config.numLayers), root, true);
+    assert.equal(kept.get(DataType.BFLOAT16), undefined);
+    assert.ok((kept.get(DataType.FLOAT) ?? 0) >= checkpointBytes(dir).matrices * 2);
+    // Widening is exact: the widened store reads the same values as the float32 reader.
+    const store = WeightStore.open(dir, { widen: true });
+    const name = "model.layers.0.self_attn.q_proj.weight";
+    const stored = store.readStored(name, store.shape(name));
+    assert.equal(stored.dtype, "F32");
+    assert.deepEqual(
+      new Float32Array(stored.bytes.buffer, stored.bytes.byteOffset, stored.bytes.byteLength / 4),
+      store.read(name).data,
+    );
   });
 });

@@ -66,7 +66,7 @@ export const SERVE_FLAGS = {
   dtype: {
     flag: "--dtype <dtype>",
     description:
-      "weight dtype to run in: auto (the checkpoint's), float32, float16 or bfloat16; the engine computes in float32",
+      "weight dtype to run in: auto (the checkpoint's), float32, float16 or bfloat16; the engine computes in float32 from weights kept 16-bit unless float32 is asked",
     default: "auto",
     env: "TESSERA_DTYPE",
   },

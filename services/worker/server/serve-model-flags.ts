@@ -59,9 +59,10 @@ export function modelInput(
 }
 
 /**
- * Why a checkpoint cannot be served in `dtype`, or undefined. The engine reads weights of any stored
- * dtype and computes in float32; it does not convert weights to another storage dtype, so a dtype other
- * than auto must be the checkpoint's own (or float32, what it computes in).
+ * Why a checkpoint cannot be served in `dtype`, or undefined. The engine computes in float32 from
+ * weights kept as the checkpoint stores them, or widened to float32 (`float32`: twice the memory of a
+ * 16-bit checkpoint, the faster prepacked products); it does not narrow weights, nor turn one 16-bit
+ * format into the other, so a dtype other than auto and float32 must be the checkpoint's own.
  */
 export function dtypeProblem(dtype: ServeDtype | undefined, checkpoint: ModelDtype): string | undefined {
   if (dtype === undefined || dtype === "auto" || dtype === "float32" || dtype === checkpoint)
@@ -70,6 +71,11 @@ export function dtypeProblem(dtype: ServeDtype | undefined, checkpoint: ModelDty
     `dtype ${dtype} (--dtype / TESSERA_DTYPE): the checkpoint's weights are ${checkpoint} and converting ` +
     `them at load is not supported; use auto, float32 or ${checkpoint}`
   );
+}
+
+/** Whether serving `checkpoint` in `dtype` keeps its 16-bit weights as float32 in memory. */
+export function widensWeights(dtype: ServeDtype | undefined, checkpoint: ModelDtype): boolean {
+  return dtype === "float32" && checkpoint !== "float32";
 }
 
 /**

@@ -11,7 +11,7 @@ import { ShardMember } from "../parallel/shard-member.ts";
 import { registerShardMetrics } from "../parallel/shard-metrics.ts";
 import { selfRank } from "../parallel/shard-placement.ts";
 import type { ServeConfig, ShardConfig } from "./serve-config.ts";
-import { servedCheckpoint } from "./serve-model-flags.ts";
+import { servedCheckpoint, widensWeights } from "./serve-model-flags.ts";
 
 /** Serves a non-coordinator shard until `stop` resolves or the group fails. */
 export async function serveShardMember(
@@ -28,6 +28,7 @@ export async function serveShardMember(
   const member = await ShardMember.start({
     modelDir: config.modelDir,
     architectureOverride: config.architecture,
+    ...(widensWeights(config.dtype, checkpoint.dtype) && { widenWeights: true }),
     threads: engine.threads,
     numBlocks: poolBlocks(engine, model),
     blockSize: engine.blockSize,

@@ -13,7 +13,7 @@ import { ShardedRunner } from "../parallel/sharded-runner.ts";
 import type { ModelRunnerOptions } from "../runtime/model-runner.ts";
 import { InferenceServer } from "./inference-server.ts";
 import { type ServeConfig, servedNameOf } from "./serve-config.ts";
-import { servedCheckpoint } from "./serve-model-flags.ts";
+import { servedCheckpoint, widensWeights } from "./serve-model-flags.ts";
 import { serveShardMember } from "./serve-shard.ts";
 import { servedSamplingDefaults } from "./served-sampling-defaults.ts";
 import { engineLoad } from "./worker-load.ts";
@@ -59,6 +59,7 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
         id: servedNameOf(config),
         log,
         ...(config.architecture && { architecture: config.architecture }),
+        ...(widensWeights(config.dtype, checkpoint.dtype) && { widenWeights: true }),
         ...(engineConfig && { engine: engineConfig }),
         ...(metrics && { metrics }),
         ...(remoteKv && { remoteKv }),
