@@ -104,11 +104,7 @@ export async function readTokenizerFolder(dir: string): Promise<SourceTokenizer>
   const config = await readJson(dir, "tokenizer_config.json");
   const rebuild = tokenizerRebuild(config["tokenizer_class"]);
   const tokenizer = await readJson(dir, "tokenizer.json");
-  const addPrefixSpace = config["add_prefix_space"];
-  const saved = savedTokenizerJson(tokenizer, rebuild, {
-    addPrefixSpace: typeof addPrefixSpace === "boolean" ? addPrefixSpace : null,
-    legacy: config["legacy"] === true,
-  });
+  const saved = savedTokenizerJson(tokenizer, config);
   const files: Record<string, string> = {
     "tokenizer.json": toPythonJson(saved),
     "tokenizer_config.json": `${toPythonJson(savedTokenizerConfig(config, rebuild), { sortKeys: true })}\n`,

@@ -73,6 +73,14 @@ describe("asTransformersLoads", () => {
   it("rebuilds Qwen2Tokenizer as byte-level BPE with NFC", () => {
     const loaded = asTransformersLoads(FILE, { tokenizer_class: "Qwen2Tokenizer" });
     assert.deepEqual(loaded["normalizer"], { type: "NFC" });
-    assert.deepEqual(loaded["decoder"], { type: "ByteLevel" });
+    assert.deepEqual(loaded["decoder"], {
+      type: "ByteLevel",
+      add_prefix_space: true,
+      trim_offsets: true,
+      use_regex: true,
+    });
+    const model = loaded["model"] as Record<string, unknown>;
+    assert.equal(model["ignore_merges"], undefined, "BPE's default, not the file's");
+    assert.equal(model["continuing_subword_prefix"], "");
   });
 });

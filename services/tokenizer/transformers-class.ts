@@ -20,14 +20,24 @@ import { isObject } from "./json-fields.ts";
 
 const QWEN2_PATTERN = String.raw`(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`;
 
-/** The tokenizer.json that transformers runs for this tokenizer_config.json (the same object if as is). */
-export function asTransformersLoads(json: JsonObject, config: unknown): JsonObject {
-  if (!isObject(config) || !isObject(json["model"])) return json;
+/**
+ * The parts of tokenizer.json a class's constructor rebuilds. Every field is the one the `tokenizers`
+ * library writes for what the constructor builds, keys in its order: the model factory writes these
+ * objects as they are into the tokenizer.json it saves (devtools/model-factory/saved-tokenizer-json.ts).
+ */
+export interface TransformersPipeline {
+  readonly normalizer: JsonObject | null;
+  readonly pre_tokenizer: JsonObject;
+  readonly decoder: JsonObject;
+  /** The BPE arguments besides vocab and merges; the others are BPE's defaults, not the file's. */
+  readonly model: JsonObject;
+}
+
+/** The pipeline transformers rebuilds for this tokenizer_config.json; undefined where it runs the file. */
+export function transformersPipeline(config: unknown): TransformersPipeline | undefined {
+  if (!isObject(config)) return undefined;
   const cls =
     typeof config["tokenizer_class"] === "string" ? config["tokenizer_class"].replace(/Fast$/, "") : "";
-  const model = json["model"];
-  const base = { vocab: model["vocab"], merges: model["merges"], dropout: null };
-  let rebuilt: JsonObject;
   if (cls === "LlamaTokenizer") {
     const addPrefixSpace = config["add_prefix_space"] !== false;
     const scheme = !addPrefixSpace ? "never" : config["legacy"] === true ? "always" : "first";
@@ -37,18 +47,16 @@ export function asTransformersLoads(json: JsonObject, config: unknown): JsonObje
       { type: "Fuse" },
     ];
     if (addPrefixSpace) decoders.push({ type: "Strip", content: " ", start: 1, stop: 0 });
-    rebuilt = {
-      ...json,
-      model: { type: "BPE", ...base, unk_token: null, fuse_unk: true, byte_fallback: true },
+    return {
       normalizer: null,
       pre_tokenizer: { type: "Metaspace", replacement: "\u2581", prepend_scheme: scheme, split: false },
       decoder: { type: "Sequence", decoders },
+      model: { dropout: null, unk_token: null, fuse_unk: true, byte_fallback: true },
     };
-  } else if (cls === "GemmaTokenizer") {
+  }
+  if (cls === "GemmaTokenizer") {
     const unk = typeof config["unk_token"] === "string" ? config["unk_token"] : "<unk>";
-    rebuilt = {
-      ...json,
-      model: { type: "BPE", ...base, unk_token: unk, fuse_unk: true, byte_fallback: true },
+    return {
       normalizer: { type: "Replace", pattern: { String: " " }, content: "\u2581" },
       pre_tokenizer: {
         type: "Split",
@@ -64,23 +72,51 @@ export function asTransformersLoads(json: JsonObject, config: unknown): JsonObje
           { type: "Fuse" },
         ],
       },
+      model: { dropout: null, unk_token: unk, fuse_unk: true, byte_fallback: true },
     };
-  } else if (cls === "Qwen2Tokenizer") {
-    rebuilt = {
-      ...json,
-      model: { type: "BPE", ...base, unk_token: null, fuse_unk: false, byte_fallback: false },
+  }
+  if (cls === "Qwen2Tokenizer") {
+    return {
       normalizer: { type: "NFC" },
       pre_tokenizer: {
         type: "Sequence",
         pretokenizers: [
           { type: "Split", pattern: { Regex: QWEN2_PATTERN }, behavior: "Isolated", invert: false },
-          { type: "ByteLevel", add_prefix_space: config["add_prefix_space"] === true, use_regex: false },
+          {
+            type: "ByteLevel",
+            add_prefix_space: config["add_prefix_space"] === true,
+            trim_offsets: true,
+            use_regex: false,
+          },
         ],
       },
-      decoder: { type: "ByteLevel" },
+      decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true },
+      model: {
+        dropout: null,
+        unk_token: null,
+        continuing_subword_prefix: "",
+        end_of_word_suffix: "",
+        fuse_unk: false,
+        byte_fallback: false,
+      },
     };
-  } else return json;
-  return { ...rebuilt, added_tokens: mergeAddedTokens(json["added_tokens"], config["added_tokens_decoder"]) };
+  }
+  return undefined;
+}
+
+/** The tokenizer.json that transformers runs for this tokenizer_config.json (the same object if as is). */
+export function asTransformersLoads(json: JsonObject, config: unknown): JsonObject {
+  const pipeline = transformersPipeline(config);
+  if (pipeline === undefined || !isObject(config) || !isObject(json["model"])) return json;
+  const { vocab, merges } = json["model"];
+  return {
+    ...json,
+    added_tokens: mergeAddedTokens(json["added_tokens"], config["added_tokens_decoder"]),
+    normalizer: pipeline.normalizer,
+    pre_tokenizer: pipeline.pre_tokenizer,
+    decoder: pipeline.decoder,
+    model: { type: "BPE", ...pipeline.model, vocab, merges },
+  };
 }
 
 /** The file's added tokens, with the config's entries of the same id in their place and its others added. */
