@@ -8,6 +8,7 @@ import {
 } from "@bufbuild/protobuf";
 import {
   type CallOptions,
+  type ChannelCredentials,
   type ChannelOptions,
   Client,
   type ClientDuplexStream,
@@ -19,6 +20,14 @@ import { tracingEnabled } from "../kernel/telemetry/tracing.ts";
 import { grpcMethodDefinition } from "./grpc-service.ts";
 import { tracingInterceptor } from "./grpc-tracing.ts";
 
+/** How a client secures its channel: credentials and the channel options that go with them. */
+export interface ClientSecurity {
+  credentials: ChannelCredentials;
+  options: ChannelOptions;
+}
+
+export const PLAINTEXT: ClientSecurity = { credentials: credentials.createInsecure(), options: {} };
+
 type Method<K extends DescMethod["methodKind"], I extends DescMessage, O extends DescMessage> = DescMethod & {
   methodKind: K;
   input: I;
@@ -28,10 +37,17 @@ type Method<K extends DescMethod["methodKind"], I extends DescMessage, O extends
 export class GrpcClient {
   readonly #client: Client;
 
-  /** While tracing is on, calls made inside a traced request carry its context (W3C traceparent). */
-  constructor(address: string, options: ChannelOptions = {}) {
+  /**
+   * While tracing is on, calls made inside a traced request carry its context (W3C traceparent).
+   * `security`: TLS credentials and their channel options (tls-credentials.ts); default plaintext.
+   */
+  constructor(address: string, options: ChannelOptions = {}, security: ClientSecurity = PLAINTEXT) {
     const interceptors = tracingEnabled() ? { interceptors: [tracingInterceptor] } : {};
-    this.#client = new Client(address, credentials.createInsecure(), { ...options, ...interceptors });
+    this.#client = new Client(address, security.credentials, {
+      ...options,
+      ...security.options,
+      ...interceptors,
+    });
   }
 
   unary<I extends DescMessage, O extends DescMessage>(

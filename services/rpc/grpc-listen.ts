@@ -12,18 +12,21 @@ export interface BindOptions {
    * connections it dials, so a server that receives large messages sets it here.
    */
   flowControlWindow?: number;
+  /** TLS (tls-credentials.ts: serverCredentials); default plaintext. */
+  credentials?: ServerCredentials;
 }
 
 /**
- * Listens without TLS; resolves with the bound port (useful with port 0). The sockets it accepts have
- * Nagle's algorithm off, and the receive window of `options` (see patchServers).
+ * Listens, plaintext unless `options.credentials` say TLS; resolves with the bound port (useful with
+ * port 0). The sockets it accepts have Nagle's algorithm off, and the receive window of `options` (see
+ * patchServers).
  */
 export function bind(server: Server, host: string, port: number, options: BindOptions = {}): Promise<number> {
   const address = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
   if (options.flowControlWindow !== undefined) setReceiveWindow(server, options.flowControlWindow);
   return new Promise((resolve, reject) => {
     const restore = patchServers();
-    server.bindAsync(address, ServerCredentials.createInsecure(), (err, bound) => {
+    server.bindAsync(address, options.credentials ?? ServerCredentials.createInsecure(), (err, bound) => {
       restore();
       if (err) {
         reject(
@@ -51,8 +54,10 @@ function setReceiveWindow(server: Server, window: number): void {
   common.settings = { ...common.settings, initialWindowSize: window };
 }
 
-/** http2.createServer as grpc-js found it, while a bind has it replaced; and the binds under way. */
-let createServer: typeof http2.createServer | undefined;
+type CreateServer = (options: http2.ServerOptions, ...rest: unknown[]) => http2.Http2Server;
+
+/** http2's server factories as grpc-js found them, while a bind has them replaced; and the binds under way. */
+let originals: { createServer: CreateServer; createSecureServer: CreateServer } | undefined;
 let binding = 0;
 
 /**
@@ -69,29 +74,32 @@ let binding = 0;
  *   4096-wide model) stops every 64 KiB until a window update comes back. The stream's window is an
  *   initial setting (setReceiveWindow); the connection's is raised as each session starts.
  *
- * The patch applies to this thread's http2 module only, for the duration of the binds.
+ * Both factories are patched (plaintext and TLS servers). The patch applies to this thread's http2
+ * module only, for the duration of the binds.
  */
 function patchServers(): () => void {
-  const module = http2 as { createServer: typeof http2.createServer };
+  const module = http2 as unknown as { createServer: CreateServer; createSecureServer: CreateServer };
   if (binding++ === 0) {
-    const original = module.createServer;
-    createServer = original;
-    module.createServer = ((options: http2.ServerOptions, ...rest: unknown[]) => {
-      const server = (original as (...args: unknown[]) => http2.Http2Server)(
-        { ...options, noDelay: true },
-        ...rest,
-      );
-      const window = options.settings?.initialWindowSize;
-      if (window !== undefined && window > DEFAULT_WINDOW)
-        server.on("session", (session) => session.setLocalWindowSize(window));
-      return server;
-    }) as typeof http2.createServer;
+    originals = { createServer: module.createServer, createSecureServer: module.createSecureServer };
+    module.createServer = patched(originals.createServer);
+    module.createSecureServer = patched(originals.createSecureServer);
   }
   let restored = false;
   return () => {
     if (restored) return;
     restored = true;
-    if (--binding === 0 && createServer) module.createServer = createServer;
+    if (--binding === 0 && originals) Object.assign(module, originals);
+  };
+}
+
+/** `create` (plaintext or TLS) with noDelay on and the connection's receive window raised. */
+function patched(create: CreateServer): CreateServer {
+  return (options, ...rest) => {
+    const server = create({ ...options, noDelay: true } as http2.ServerOptions, ...rest);
+    const window = options.settings?.initialWindowSize;
+    if (window !== undefined && window > DEFAULT_WINDOW)
+      server.on("session", (session) => session.setLocalWindowSize(window));
+    return server;
   };
 }
 

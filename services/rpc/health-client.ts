@@ -1,13 +1,19 @@
 // grpc.health.v1 client calls: one Check, or polling until a server reports SERVING.
 import { setTimeout as delay } from "node:timers/promises";
-import { credentials, makeGenericClientConstructor, type ServiceError } from "@grpc/grpc-js";
+import { makeGenericClientConstructor, type ServiceError } from "@grpc/grpc-js";
 import { service as healthService, type ServingStatus } from "grpc-health-check";
+import { type ClientSecurity, PLAINTEXT } from "./grpc-client.ts";
 
-const HealthClient = makeGenericClientConstructor(healthService, "grpc.health.v1.Health");
+export const HealthClient = makeGenericClientConstructor(healthService, "grpc.health.v1.Health");
 
-/** The status a server reports for `service` ("" = the whole server). */
-export function checkHealth(address: string, service = "", timeoutMs = 2_000): Promise<ServingStatus> {
-  const client = new HealthClient(address, credentials.createInsecure());
+/** The status a server reports for `service` ("" = the whole server); `security`: TLS, default plaintext. */
+export function checkHealth(
+  address: string,
+  service = "",
+  timeoutMs = 2_000,
+  security: ClientSecurity = PLAINTEXT,
+): Promise<ServingStatus> {
+  const client = new HealthClient(address, security.credentials, security.options);
   return new Promise<ServingStatus>((resolve, reject) => {
     const check = client["check"] as (
       request: { service: string },

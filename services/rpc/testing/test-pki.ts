@@ -1,0 +1,87 @@
+// Certificates for TLS specs, made in the test: a CA and leaves it signs (for 127.0.0.1 and localhost,
+// good as server and client), written as kubelet mounts a Secret — the files in a `..<timestamp>`
+// folder, a `..data` symlink to it and tls.crt / tls.key / ca.crt linking through `..data` — and
+// rotated as kubelet does: a new folder, `..data` swapped to it by one rename, the old folder removed.
+import { mkdirSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { generate } from "selfsigned";
+
+export interface Pem {
+  cert: string;
+  key: string;
+}
+
+const validity = () => {
+  const now = Date.now();
+  return { notBeforeDate: new Date(now - 60_000), notAfterDate: new Date(now + 24 * 3600 * 1000) };
+};
+
+export async function testCa(name = "tessera-test-ca"): Promise<Pem> {
+  const r = await generate([{ name: "commonName", value: name }], {
+    keyType: "ec",
+    algorithm: "sha256",
+    ...validity(),
+    extensions: [
+      { name: "basicConstraints", cA: true, critical: true },
+      { name: "keyUsage", keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+    ],
+  });
+  return { cert: r.cert, key: r.private };
+}
+
+/** A leaf signed by `ca`, for 127.0.0.1, ::1 and localhost (and `dnsNames`), server and client auth. */
+export async function testLeaf(ca: Pem, name = "tessera-test", dnsNames: string[] = []): Promise<Pem> {
+  const r = await generate([{ name: "commonName", value: name }], {
+    keyType: "ec",
+    algorithm: "sha256",
+    ...validity(),
+    ca,
+    extensions: [
+      { name: "basicConstraints", cA: false },
+      { name: "keyUsage", digitalSignature: true, critical: true },
+      { name: "extKeyUsage", serverAuth: true, clientAuth: true },
+      {
+        name: "subjectAltName",
+        altNames: [
+          { type: 7 as const, ip: "127.0.0.1" },
+          { type: 7 as const, ip: "::1" },
+          { type: 2 as const, value: "localhost" },
+          ...dnsNames.map((value) => ({ type: 2 as const, value })),
+        ],
+      },
+    ],
+  });
+  return { cert: r.cert, key: r.private };
+}
+
+export interface SecretFiles {
+  "tls.crt": string;
+  "tls.key": string;
+  "ca.crt"?: string;
+}
+
+export function secretFiles(leaf: Pem, ca: Pem | undefined): SecretFiles {
+  return { "tls.crt": leaf.cert, "tls.key": leaf.key, ...(ca && { "ca.crt": ca.cert }) };
+}
+
+let generation = 0;
+
+/** Writes `files` into `dir` as kubelet mounts a Secret volume (first time) or updates it (after). */
+export function writeSecretVolume(dir: string, files: SecretFiles): void {
+  mkdirSync(dir, { recursive: true });
+  const data = `..${Date.now()}_${process.pid}_${generation++}`;
+  mkdirSync(path.join(dir, data));
+  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, data, name), text);
+  let previous: string | undefined;
+  try {
+    previous = readlinkSync(path.join(dir, "..data"));
+  } catch {}
+  symlinkSync(data, path.join(dir, "..data_tmp"));
+  renameSync(path.join(dir, "..data_tmp"), path.join(dir, "..data"));
+  for (const name of Object.keys(files)) {
+    try {
+      symlinkSync(path.join("..data", name), path.join(dir, name));
+    } catch {}
+  }
+  if (previous !== undefined) rmSync(path.join(dir, previous), { recursive: true, force: true });
+}
