@@ -157,7 +157,7 @@ describe("tessera CLI (e2e)", () => {
     ]) {
       const run = await runTessera(args);
       assert.equal(run.code, 1, run.stderr);
-      assert.match(run.stderr, new RegExp(`^error: .*${missing}`, "m"));
+      assert.match(run.stderr, new RegExp(`^tessera ${args[0]}: .*${missing}`, "m"));
     }
   });
 });

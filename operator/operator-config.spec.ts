@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { parseOperatorConfig, resolveConnection } from "./operator-config.ts";
+import { bindAddressOf, parseOperatorConfig, resolveConnection } from "./operator-config.ts";
 
 const kubeconfig = (server: string, namespace: string) => `current-context: c
 clusters: [{name: c, cluster: {server: "${server}"}}]
@@ -25,11 +25,18 @@ describe("operator config", () => {
       leaseName: "tessera-operator",
       metricsPort: 8080,
       healthPort: 8081,
-      bindAddress: "0.0.0.0",
       workers: 4,
       servedNameCheck: true,
       cleanupTimeoutSeconds: 60,
     });
+  });
+
+  it("listens on loopback out of cluster, on every interface in a pod, and where told", () => {
+    const config = parseOperatorConfig({}).value!;
+    assert.equal(bindAddressOf(config, {}), "127.0.0.1");
+    assert.equal(bindAddressOf(config, { KUBERNETES_SERVICE_HOST: "10.0.0.1" }), "0.0.0.0");
+    const told = parseOperatorConfig({ bindAddress: "127.1.0.9" }).value!;
+    assert.equal(bindAddressOf(told, { KUBERNETES_SERVICE_HOST: "10.0.0.1" }), "127.1.0.9");
   });
 
   it("names the bad field", () => {

@@ -32,7 +32,8 @@ export const operatorConfigSchema = z
     metricsPort: port.default(8080),
     /** /healthz and /readyz; 0 picks a free port. */
     healthPort: port.default(8081),
-    bindAddress: z.string().min(1).default("0.0.0.0"),
+    /** Interface of the metrics and health ports; unset: see bindAddressOf. */
+    bindAddress: z.string().min(1).optional(),
     /** Reconciles running at once per kind. */
     workers: z.int().min(1).max(64).default(4),
     /**
@@ -62,6 +63,17 @@ export function parseOperatorConfig(raw: unknown): Result<OperatorConfig> {
   return {
     error: TesseraError.invalidArgument(issue?.path.join(".") || "config", issue?.message ?? "invalid"),
   };
+}
+
+/**
+ * Where the metrics and health ports listen: the config's bindAddress, else every interface in a pod
+ * ($KUBERNETES_SERVICE_HOST set: the kubelet probes and Prometheus scrapes the pod's IP), else loopback
+ * 127.0.0.1 only. Out of cluster the operator shares the host with the dev cluster's pods, which listen
+ * on loopback addresses of their own (127.x.y.z, never 127.0.0.1): binding 0.0.0.0 there would take
+ * ports 8080 and 8081 on every pod's address, and a router pod on the same port could not start.
+ */
+export function bindAddressOf(config: OperatorConfig, env: Record<string, string | undefined>): string {
+  return config.bindAddress ?? (env["KUBERNETES_SERVICE_HOST"] ? "0.0.0.0" : "127.0.0.1");
 }
 
 /** The API connection the config asks for; env is the process environment (read once, at start-up). */

@@ -3,12 +3,13 @@
 // code 1, so the pod restarts and campaigns again).
 import type { Server } from "node:http";
 import { FIELD_MANAGER } from "../services/api/group.ts";
+import { hostPort, listening } from "../services/kernel/listen-failure.ts";
 import type { Logger } from "../services/kernel/log.ts";
 import { listeningPort, Metrics } from "../services/kernel/telemetry/metrics.ts";
 import { HttpsKubeClient } from "../services/kube/https-client.ts";
 import { serveHealth } from "./controller/health-server.ts";
 import { Operator } from "./operator.ts";
-import { type OperatorConfig, resolveConnection } from "./operator-config.ts";
+import { bindAddressOf, type OperatorConfig, resolveConnection } from "./operator-config.ts";
 
 export interface OperatorProcess {
   operator: Operator;
@@ -50,10 +51,26 @@ export async function startOperatorProcess(
       : {}),
     onLostLeadership: () => void shutdown(1),
   });
-  const servers: Server[] = [
-    await metrics.serve(config.metricsPort, config.bindAddress),
-    await serveHealth(config.healthPort, config.bindAddress, operator),
-  ];
+  const host = bindAddressOf(config, env);
+  const servers: Server[] = [];
+  try {
+    servers.push(
+      await listening(hostPort(host, config.metricsPort), "--metrics-port", () =>
+        metrics.serve(config.metricsPort, host),
+      ),
+    );
+    servers.push(
+      await listening(hostPort(host, config.healthPort), "--health-port", () =>
+        serveHealth(config.healthPort, host, operator),
+      ),
+    );
+  } catch (err) {
+    // Nothing runs half started: the operator has not started, and what did listen is closed.
+    for (const server of servers) server.close();
+    client.close();
+    await metrics.shutdown();
+    throw err;
+  }
   let stopping: Promise<void> | undefined;
   const shutdown = (code: number) => {
     stopping ??= (async () => {
@@ -72,6 +89,7 @@ export async function startOperatorProcess(
     {
       server: connection.server,
       namespace: namespace || "<all>",
+      bindAddress: host,
       metricsPort: listeningPort(metricsServer),
       healthPort: listeningPort(healthServer),
       leaderElection: config.leaderElect,

@@ -1,6 +1,7 @@
 // `tessera operator`: runs the Kubernetes operator (InferenceModel and WorkerPool controllers)
 // against the cluster of a kubeconfig, or in-cluster. SIGTERM or SIGINT stops it cleanly (exit 0).
 import { Command } from "commander";
+import { Code, TesseraError } from "../kernel/errors.ts";
 import { createLogger } from "../kernel/log.ts";
 import { nonNegativeIntegerFlag, positiveIntegerFlag } from "./flags.ts";
 
@@ -13,7 +14,7 @@ interface OperatorFlags {
   leaseNamespace?: string;
   metricsPort: number;
   healthPort: number;
-  bindAddress: string;
+  bindAddress?: string;
   workers: number;
   servedNameCheck: boolean;
 }
@@ -44,7 +45,10 @@ export function operatorCommand(): Command {
       nonNegativeIntegerFlag,
       8081,
     )
-    .option("--bind-address <host>", "interface of the metrics and health ports", "0.0.0.0")
+    .option(
+      "--bind-address <host>",
+      "interface of the metrics and health ports (default: 0.0.0.0 in a pod, 127.0.0.1 elsewhere, so an operator on a dev cluster's host leaves the pods' addresses free)",
+    )
     .option("--workers <n>", "reconciles at once per kind", positiveIntegerFlag, 4)
     .option(
       "--no-served-name-check",
@@ -59,7 +63,9 @@ export function operatorCommand(): Command {
       const stop = () => void running.stop();
       process.once("SIGTERM", stop);
       process.once("SIGINT", stop);
-      process.exitCode = await running.done;
+      // Only a lost Lease ends the operator with an error (logged): exit non-zero, so it restarts.
+      if ((await running.done) !== 0)
+        throw new TesseraError(Code.ABORTED, "lost the leader Lease; exiting to campaign again");
     });
 }
 

@@ -1,5 +1,6 @@
-// The `tessera` command line: model create, generate, serve. runCli returns the exit code:
-// 0 done, 1 failed (e.g. a missing model folder), 2 bad flags.
+// The `tessera` command line: model create, generate, serve, router, operator. runCli returns the exit
+// code: 0 done, 1 failed (e.g. a missing model folder, a port in use), 2 bad flags. A failure is one
+// line on stderr naming the command: `tessera router: cannot listen on 127.1.0.3:8080 (httpPort): ...`.
 import { Command, CommanderError } from "commander";
 import { TesseraError } from "../kernel/errors.ts";
 import { devCommand } from "./dev-command.ts";
@@ -33,14 +34,30 @@ function throwInsteadOfExit(command: Command): void {
 }
 
 export async function runCli(argv: string[], program = createProgram()): Promise<number> {
+  let running = program.name();
+  program.hook("preAction", (_self, action) => {
+    running = commandPath(action);
+  });
   try {
     await program.parseAsync(argv);
     return 0;
   } catch (err) {
     if (err instanceof CommanderError) return exitCodeOf(err);
-    process.stderr.write(`error: ${TesseraError.from(err).message}\n`);
+    process.stderr.write(`${running}: ${oneLine(TesseraError.from(err).message)}\n`);
     return EXIT_FAILED;
   }
+}
+
+/** `tessera model create`: the command's name after its parents'. */
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = command; c; c = c.parent) names.unshift(c.name());
+  return names.join(" ");
+}
+
+/** A message on one line, so a log collector keeps it whole. */
+function oneLine(message: string): string {
+  return message.replace(/\s*\n\s*/g, " ");
 }
 
 /** Help asked for exits 0; every other commander error is a usage error. */

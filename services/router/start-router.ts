@@ -3,6 +3,7 @@
 import type { Server as HttpServer } from "node:http";
 import { setTimeout as delay } from "node:timers/promises";
 import { type Clock, systemClock } from "../kernel/clock.ts";
+import { hostPort, listening } from "../kernel/listen-failure.ts";
 import type { Logger } from "../kernel/log.ts";
 import { listeningPort, Metrics } from "../kernel/telemetry/metrics.ts";
 import { ApiKeys } from "./admission/api-keys.ts";
@@ -107,23 +108,37 @@ export async function startRouter(
       const eligible = selector.eligible(m.id);
       return m.info !== undefined && eligible.length > 0 && eligible.every((e) => e.kvHealth !== "UNKNOWN");
     });
+  let grpc: RouterGrpcServer | undefined;
+  let http: RouterHttpServer | undefined;
   let metricsServer: HttpServer | undefined;
   try {
     await discovery.start((specs) => pool.update(specs));
     const shared = { host: config.host, maxRequestBytes: config.admission.maxRequestBytes, log, metrics };
-    const grpc = await RouterGrpcServer.start(router, { ...shared, port: config.grpcPort });
-    const http = await RouterHttpServer.start(router, { ...shared, port: config.httpPort, ready });
-    if (telemetry && config.metricsPort !== undefined)
-      metricsServer = await telemetry.serve(config.metricsPort, config.host);
+    // Each listener that cannot start fails the whole start, naming its address and config field; what
+    // started before it is closed (catch below), so nothing serves half started.
+    const on = (port: number) => hostPort(config.host, port);
+    grpc = await listening(on(config.grpcPort), "grpcPort", () =>
+      RouterGrpcServer.start(router, { ...shared, port: config.grpcPort }),
+    );
+    http = await listening(on(config.httpPort), "httpPort", () =>
+      RouterHttpServer.start(router, { ...shared, port: config.httpPort, ready }),
+    );
+    const { metricsPort: wanted } = config;
+    if (telemetry && wanted !== undefined)
+      metricsServer = await listening(on(wanted), "metricsPort", () => telemetry.serve(wanted, config.host));
     const metricsPort = metricsServer && listeningPort(metricsServer);
     log.info(
       { grpcPort: grpc.port, httpPort: http.port, metricsPort, models: config.models.map((m) => m.id) },
       "routing",
     );
+    const started = { grpc, http };
     const stop = async (drainTimeoutMs = config.drainTimeoutMs) => {
       const timeout = new AbortController();
       const deadline = delay(drainTimeoutMs, undefined, { signal: timeout.signal }).catch(() => {});
-      const [fromGrpc, fromHttp] = await Promise.all([grpc.shutdown(deadline), http.shutdown(deadline)]);
+      const [fromGrpc, fromHttp] = await Promise.all([
+        started.grpc.shutdown(deadline),
+        started.http.shutdown(deadline),
+      ]);
       timeout.abort();
       await discovery.stop();
       await sharedCache?.close();
@@ -136,11 +151,14 @@ export async function startRouter(
     };
     return { router, pool, grpcPort: grpc.port, httpPort: http.port, metricsPort, ready, stop };
   } catch (err) {
+    const now = Promise.resolve();
+    await Promise.all([grpc?.shutdown(now), http?.shutdown(now)]);
     await discovery.stop();
     await sharedCache?.close();
     apiKeys?.stop();
     pool.close();
     metricsServer?.close();
+    await telemetry?.shutdown();
     throw err;
   }
 }

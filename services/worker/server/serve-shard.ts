@@ -4,6 +4,7 @@
 // and stops on a stop signal, or, with exit code 1, when its group fails (Kubernetes then restarts it
 // into a new group, as every other member of the failed group does).
 import type { Server as HttpServer } from "node:http";
+import { hostPort, listening } from "../../kernel/listen-failure.ts";
 import type { Logger } from "../../kernel/log.ts";
 import { listeningPort, Metrics } from "../../kernel/telemetry/metrics.ts";
 import { parseEngineConfig, poolBlocks } from "../engine/engine-config.ts";
@@ -25,19 +26,21 @@ export async function serveShardMember(
   });
   const checkpoint = servedCheckpoint(config.modelDir, config);
   const model = checkpoint.config;
-  const member = await ShardMember.start({
-    modelDir: config.modelDir,
-    architectureOverride: config.architecture,
-    ...(widensWeights(config.dtype, checkpoint.dtype) && { widenWeights: true }),
-    threads: engine.threads,
-    numBlocks: poolBlocks(engine, model),
-    blockSize: engine.blockSize,
-    attention: engine.attention,
-    placement: config.shard,
-    host: config.host,
-    port: config.port,
-    log,
-  });
+  const member = await listening(hostPort(config.host, config.port), "--port", () =>
+    ShardMember.start({
+      modelDir: config.modelDir,
+      architectureOverride: config.architecture,
+      ...(widensWeights(config.dtype, checkpoint.dtype) && { widenWeights: true }),
+      threads: engine.threads,
+      numBlocks: poolBlocks(engine, model),
+      blockSize: engine.blockSize,
+      attention: engine.attention,
+      placement: config.shard,
+      host: config.host,
+      port: config.port,
+      log,
+    }),
+  );
   const { stage, tensorRank } = config.shard;
   log.info(
     { host: config.host, port: member.port, member: selfRank(config.shard), stage, tensorRank },
@@ -48,7 +51,10 @@ export async function serveShardMember(
   try {
     if (metrics && config.metricsPort !== undefined) {
       registerShardMetrics(metrics.meter("tessera.shard"), member.member);
-      metricsServer = await metrics.serve(config.metricsPort, config.host);
+      const { metricsPort } = config;
+      metricsServer = await listening(hostPort(config.host, metricsPort), "--metrics-port", () =>
+        metrics.serve(metricsPort, config.host),
+      );
       log.info({ metricsPort: listeningPort(metricsServer) }, "metrics served at /metrics");
     }
     const outcome = await Promise.race([stop, member.member.failed]);

@@ -1,6 +1,7 @@
 // The serving process: load the model, serve it (and /metrics when asked), and on SIGTERM or SIGINT
 // drain and stop.
 import type { Server as HttpServer } from "node:http";
+import { hostPort, listening } from "../../kernel/listen-failure.ts";
 import type { Logger } from "../../kernel/log.ts";
 import { listeningPort, Metrics } from "../../kernel/telemetry/metrics.ts";
 import { Engine } from "../engine/engine.ts";
@@ -72,23 +73,28 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
   let metricsServer: HttpServer | undefined;
   try {
     if (metrics && config.metricsPort !== undefined) {
-      metricsServer = await metrics.serve(config.metricsPort, config.host);
+      const { metricsPort } = config;
+      metricsServer = await listening(hostPort(config.host, metricsPort), "--metrics-port", () =>
+        metrics.serve(metricsPort, config.host),
+      );
       log.info({ metricsPort: listeningPort(metricsServer) }, "metrics served at /metrics");
     }
-    const server = await InferenceServer.start(engine, {
-      host: config.host,
-      port: config.port,
-      drainTimeoutMs: config.drainTimeoutMs,
-      log,
-      ...(metrics && { meter: metrics.meter("tessera.server") }),
-      modelInfo: {
-        revision: checkpoint.revision,
-        kvBlockSize: engine.config.blockSize,
-        eosTokenIds: engine.eosTokenIds,
-        samplingDefaults,
-      },
-      load: engineLoad(engine),
-    });
+    const server = await listening(hostPort(config.host, config.port), "--port", () =>
+      InferenceServer.start(engine, {
+        host: config.host,
+        port: config.port,
+        drainTimeoutMs: config.drainTimeoutMs,
+        log,
+        ...(metrics && { meter: metrics.meter("tessera.server") }),
+        modelInfo: {
+          revision: checkpoint.revision,
+          kvBlockSize: engine.config.blockSize,
+          eosTokenIds: engine.eosTokenIds,
+          samplingDefaults,
+        },
+        load: engineLoad(engine),
+      }),
+    );
     if (store) {
       // The transfer path has its own health: a worker whose Redis is unreachable still serves
       // (recomputing), but the router must not pick it for disaggregated requests.
