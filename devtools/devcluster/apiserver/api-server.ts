@@ -1,6 +1,8 @@
 // The dev cluster's Kubernetes API server: an in-memory (optionally file-backed) object store,
 // the built-in kinds and CRDs, the garbage collector and namespace controller, served over HTTPS
-// with a generated certificate. `startApiServer` returns both the URL for real clients (kubectl,
+// with a generated certificate. Every request is authenticated (client certificates the serving
+// certificate signed, tokens of --token-auth-file's format, service-account tokens it signs) and
+// authorized by RBAC (auth/); the kubeconfig it writes is the admin's (system:masters). `startApiServer` returns both the URL for real clients (kubectl,
 // helm, client-node) and `api`, the same API as method calls for in-process controllers.
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -8,6 +10,14 @@ import { z } from "zod";
 import { type Clock, systemClock } from "../../../services/kernel/clock.ts";
 import { TesseraError } from "../../../services/kernel/errors.ts";
 import { createLogger, type Logger } from "../../../services/kernel/log.ts";
+import { Authenticator } from "./auth/authenticator.ts";
+import { bootstrapRbac } from "./auth/bootstrap-rbac.ts";
+import { issueClientCertificate } from "./auth/client-certificate.ts";
+import { RbacAuthorizer, type RbacObjects } from "./auth/rbac-authorizer.ts";
+import type { RequestAuth } from "./auth/request-auth.ts";
+import { ServiceAccountTokens, type TokenSubject } from "./auth/service-account-tokens.ts";
+import { readTokenFile } from "./auth/token-file.ts";
+import type { UserInfo } from "./auth/user-info.ts";
 import { bootstrapCluster } from "./bootstrap.ts";
 import { ClusterApi } from "./cluster/cluster-api.ts";
 import { GarbageCollector } from "./cluster/garbage-collector.ts";
@@ -36,6 +46,8 @@ export const apiServerConfigSchema = z.object({
   bookmarkIntervalSeconds: z.number().positive().default(60),
   /** Pods on a node wait for the kubelet to delete them (see ClusterApiOptions). */
   gracefulPodDeletion: z.boolean().default(false),
+  /** Static bearer tokens, one `token,user,uid,"group1,group2"` line each (as --token-auth-file). */
+  tokenAuthFile: z.string().optional(),
 });
 
 export type ApiServerConfig = z.input<typeof apiServerConfigSchema>;
@@ -52,6 +64,15 @@ export interface ApiServer {
   readonly url: string;
   /** PEM of the serving certificate, which is also its CA. */
   readonly caCert: string;
+  /** The admin's client certificate (kubernetes-admin in system:masters), as the kubeconfig carries it. */
+  readonly admin: TlsMaterial;
+  /** A client certificate the cluster CA signs: CN the user, O the groups. */
+  clientCertificate(user: string, groups?: string[]): Promise<TlsMaterial>;
+  /** A service-account token (bound to a pod when `subject.pod` is given), as TokenRequest issues it. */
+  serviceAccountToken(
+    subject: TokenSubject,
+    expirationSeconds?: number,
+  ): { token: string; expiresAt: number };
   /** The in-process API (same semantics as the REST API). */
   readonly api: ClusterApi;
   kubeconfig(namespace?: string): string;
@@ -86,6 +107,7 @@ export async function startApiServer(
   });
   api.registerStoredCrds();
   bootstrapCluster(api);
+  bootstrapRbac(api);
   const gc = new GarbageCollector(api, { log });
   const namespaces = new NamespaceController(api, { log });
   gc.start();
@@ -94,8 +116,15 @@ export async function startApiServer(
   stateWriter?.start();
 
   const tls = deps.tls ?? (await selfSignedCertificate(["127.0.0.1", "localhost", "::1", settings.host]));
+  const admin = await issueClientCertificate(tls, "kubernetes-admin", ["system:masters"]);
+  const auth = requestAuth(
+    api,
+    clock,
+    settings.tokenAuthFile ? readTokenFile(settings.tokenAuthFile) : new Map(),
+  );
   const handlerOptions = {
     api,
+    auth,
     clock,
     log,
     watchTimeoutMs: settings.watchTimeoutSeconds * 1000,
@@ -103,7 +132,11 @@ export async function startApiServer(
     ...(deps.podLogs ? { podLogs: deps.podLogs } : {}),
   };
   const handler = createHttpHandler(handlerOptions);
-  const server: Server = createServer({ cert: tls.cert, key: tls.key }, (req, res) => void handler(req, res));
+  const server: Server = createServer(
+    // Client certificates are asked for, not required: a request without one may carry a token.
+    { cert: tls.cert, key: tls.key, ca: tls.cert, requestCert: true, rejectUnauthorized: false },
+    (req, res) => void handler(req, res),
+  );
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -118,10 +151,19 @@ export async function startApiServer(
     url,
     caCert: tls.cert,
     api,
+    admin,
+    clientCertificate: (user, groups = []) => issueClientCertificate(tls, user, groups),
+    serviceAccountToken: (subject, expirationSeconds) =>
+      auth.tokens.issue(subject, { now: clock.now(), ...(expirationSeconds ? { expirationSeconds } : {}) }),
     kubeconfig: (namespace) =>
-      kubeconfigYaml({ server: url, caCert: tls.cert, ...(namespace ? { namespace } : {}) }),
+      kubeconfigYaml({ server: url, caCert: tls.cert, client: admin, ...(namespace ? { namespace } : {}) }),
     writeKubeconfig: (file, namespace) =>
-      writeKubeconfig(file, { server: url, caCert: tls.cert, ...(namespace ? { namespace } : {}) }),
+      writeKubeconfig(file, {
+        server: url,
+        caCert: tls.cert,
+        client: admin,
+        ...(namespace ? { namespace } : {}),
+      }),
     controllersIdle: async () => {
       do {
         await Promise.all([gc.idle(), namespaces.idle()]);
@@ -142,4 +184,24 @@ export async function startApiServer(
   };
   if (settings.kubeconfigPath) await apiServer.writeKubeconfig(settings.kubeconfigPath);
   return apiServer;
+}
+
+function requestAuth(api: ClusterApi, clock: Clock, staticTokens: Map<string, UserInfo>): RequestAuth {
+  const RBAC = "rbac.authorization.k8s.io";
+  const objects: RbacObjects = {
+    list: (resource, namespace) => api.store.list(`${resource}.${RBAC}`, namespace),
+    get: (resource, namespace, name) => api.store.get(`${resource}.${RBAC}`, namespace, name),
+  };
+  const rbac = new RbacAuthorizer(objects);
+  const tokens = new ServiceAccountTokens();
+  const authenticator = new Authenticator({
+    tokens: staticTokens,
+    serviceAccountTokens: tokens,
+    objects: {
+      serviceAccountUid: (namespace, name) => api.store.get("serviceaccounts", namespace, name)?.metadata.uid,
+      podUid: (namespace, name) => api.store.get("pods", namespace, name)?.metadata.uid,
+    },
+    now: () => clock.now(),
+  });
+  return { authenticator, rbac, tokens, api, now: () => clock.now() };
 }

@@ -2,7 +2,10 @@
 // Errors become Status objects. Everything is logged at debug level with its duration.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../../../../services/kernel/log.ts";
+import { answerAuthEndpoint, isAuthEndpoint } from "../auth/auth-endpoints.ts";
+import { admitRequest, type RequestAuth } from "../auth/request-auth.ts";
 import { apiErrors } from "../core/api-status.ts";
+import { decodeBody, readBody } from "./body-codec.ts";
 import {
   AGGREGATED_DISCOVERY_TYPE,
   aggregatedDiscovery,
@@ -20,6 +23,8 @@ import { sendError, sendJson } from "./respond.ts";
 
 export interface HttpHandlerOptions extends ResourceHandlerOptions {
   log: Logger;
+  /** Who may do what: every request is authenticated and authorized. */
+  auth: RequestAuth;
 }
 
 export function createHttpHandler(options: HttpHandlerOptions) {
@@ -56,6 +61,7 @@ async function route(
   const { api } = options;
   const registry = api.registry;
   const target = parseRequestPath(url.pathname);
+  const user = admitRequest(req, url, target, options.auth);
   const accept = req.headers.accept;
   switch (target.kind) {
     case "version":
@@ -90,6 +96,11 @@ async function route(
       return sendJson(res, 200, doc);
     }
     case "resource":
+      if (isAuthEndpoint(target)) {
+        if (req.method !== "POST") throw apiErrors.methodNotAllowed(`${req.method} is not supported`);
+        const body = decodeBody(await readBody(req), req.headers["content-type"]);
+        return sendJson(res, 201, answerAuthEndpoint(target, body, user, options.auth));
+      }
       return handleResource(req, res, target, url.searchParams, options);
     case "not-found":
       throw notFound(url.pathname);

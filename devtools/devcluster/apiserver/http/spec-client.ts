@@ -19,6 +19,8 @@ export function call(
         method,
         path,
         ca: server.caCert,
+        cert: server.admin.cert,
+        key: server.admin.key,
         headers: { "Content-Type": "application/json", ...headers },
       },
       (res) => {

@@ -10,7 +10,8 @@ function openWatch(server: ApiServer, path: string) {
   const lines: string[] = [];
   let buffer = "";
   return new Promise<{ lines: string[]; ended: Promise<void> }>((resolve, reject) => {
-    request({ host: url.hostname, port: url.port, path, ca: server.caCert }, (res) => {
+    const credentials = { ca: server.caCert, cert: server.admin.cert, key: server.admin.key };
+    request({ host: url.hostname, port: url.port, path, ...credentials }, (res) => {
       res.setEncoding("utf8");
       res.on("data", (chunk: string) => {
         buffer += chunk;
