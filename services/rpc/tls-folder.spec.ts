@@ -13,7 +13,7 @@ describe("TLS folders (tls.crt, tls.key, ca.crt)", () => {
   let n = 0;
   const folder = (files: Record<string, string>) => {
     const dir = path.join(root, `f${n++}`);
-    writeSecretVolume(dir, files as never);
+    writeSecretVolume(dir, files);
     return dir;
   };
   const problem = (dir: string, needCa = true) => readTlsFolder(dir, needCa).error?.message;

@@ -54,12 +54,9 @@ export async function testLeaf(ca: Pem, name = "tessera-test", dnsNames: string[
   return { cert: r.cert, key: r.private };
 }
 
-export interface SecretFiles {
-  "tls.crt": string;
-  "tls.key": string;
-  "ca.crt"?: string;
-}
+export type SecretFiles = Record<string, string>;
 
+/** tls.crt, tls.key and (with a CA) ca.crt. */
 export function secretFiles(leaf: Pem, ca: Pem | undefined): SecretFiles {
   return { "tls.crt": leaf.cert, "tls.key": leaf.key, ...(ca && { "ca.crt": ca.cert }) };
 }

@@ -5,7 +5,7 @@
 // error at once.
 import { setTimeout as delay } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
-import { Client, credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
+import { Client, Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import {
   type LinkHello,
   type LinkRequest,
@@ -13,6 +13,7 @@ import {
   type LinkResponse,
 } from "../../../proto/gen/tessera/v1/shard_pb.js";
 import { Code, TesseraError } from "../../kernel/errors.ts";
+import { type ClientSecurity, PLAINTEXT } from "../../rpc/grpc-client.ts";
 import { LINK_METHOD } from "./link-codec.ts";
 import type { PeerResolver } from "./peer-hosts.ts";
 import { LINK_CHANNEL_OPTIONS, PeerLink } from "./peer-link.ts";
@@ -27,6 +28,8 @@ export interface DialOptions {
   signal?: AbortSignal;
   /** Resolves the address before each attempt (default: as it is, grpc-js resolves names by DNS). */
   resolve?: PeerResolver;
+  /** Mutual TLS (tls-credentials.ts); default plaintext. */
+  security?: ClientSecurity;
 }
 
 export async function dialLink(o: DialOptions): Promise<PeerLink> {
@@ -40,7 +43,8 @@ export async function dialLink(o: DialOptions): Promise<PeerLink> {
       if (!client || resolved !== target) {
         client?.close();
         target = resolved;
-        client = new Client(target, credentials.createInsecure(), LINK_CHANNEL_OPTIONS);
+        const security = o.security ?? PLAINTEXT;
+        client = new Client(target, security.credentials, { ...LINK_CHANNEL_OPTIONS, ...security.options });
       }
       await waitForReady(client, Math.min(o.deadline, Date.now() + 2_000));
       return await handshake(client, o);

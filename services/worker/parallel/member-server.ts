@@ -3,7 +3,7 @@
 // for good, the moment the group fails). It serves nothing else: rank 0 is the replica's one endpoint.
 // Served from the member thread so a peer's frame reaches the shard with no hop through another
 // thread; a health check waits while a run holds the thread (milliseconds for a decode step).
-import { Server } from "@grpc/grpc-js";
+import { Server, type ServerCredentials } from "@grpc/grpc-js";
 import { HealthImplementation, type ServingStatus } from "grpc-health-check";
 import { ShardLink } from "../../../proto/gen/tessera/v1/shard_pb.js";
 import { bind, servingStatuses } from "../../rpc/grpc-listen.ts";
@@ -21,6 +21,8 @@ export async function startMemberServer(
   group: ShardGroup,
   host: string,
   port: number,
+  /** Mutual TLS (services/rpc/tls-credentials.ts); default plaintext. */
+  credentials?: ServerCredentials,
 ): Promise<MemberServer> {
   const server = new Server(LINK_CHANNEL_OPTIONS);
   server.addService({ link: LINK_METHOD }, shardLinkHandlers(group));
@@ -38,7 +40,10 @@ export async function startMemberServer(
   // bind() accepts with Nagle's algorithm off: logits and all-reduce parts sent back on an accepted
   // link do not wait for the ACK of the frame before. The receive window is the dialers' (a prefill's
   // hidden states, several MiB on a real model, arrive without waiting for window updates).
-  const bound = await bind(server, host, port, { flowControlWindow: LINK_RECEIVE_WINDOW });
+  const bound = await bind(server, host, port, {
+    flowControlWindow: LINK_RECEIVE_WINDOW,
+    ...(credentials && { credentials }),
+  });
   return {
     port: bound,
     close: () => {

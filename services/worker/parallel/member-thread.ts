@@ -8,6 +8,8 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import { createLogger } from "../../kernel/log.ts";
+import { clientSecurity, serverCredentials } from "../../rpc/tls-credentials.ts";
+import { TlsFolder } from "../../rpc/tls-folder.ts";
 import { type ShardSpec, shardProblem } from "../graph/shard-graph.ts";
 import { type Checkpoint, describeCheckpoint } from "../model/checkpoint.ts";
 import { WeightStore } from "../model/weights.ts";
@@ -33,7 +35,16 @@ let group: ShardGroup;
 let executor: ShardExecutor;
 let coordinator: Coordinator | undefined;
 let server: MemberServer | undefined;
+let tls: TlsFolder | undefined;
 try {
+  // The links' mutual TLS: this thread watches the folder itself (a TlsFolder does not cross threads).
+  const tlsSettings = o.placement.tls;
+  tls =
+    tlsSettings &&
+    TlsFolder.open(tlsSettings.dir, {
+      needCa: true,
+      onReloadError: (err) => log.error({ err: err.message }, "TLS folder not reloaded"),
+    });
   const checkpoint = describeCheckpoint(o.modelDir, o.architectureOverride);
   const { config } = checkpoint;
   const spec = shardSpec(o.placement, config.numLayers);
@@ -46,6 +57,7 @@ try {
     self: selfRank(o.placement),
     peers: o.placement.peers,
     resolve: hostsFileResolver(o.placement.hostsFile),
+    ...(tls && { security: clientSecurity(tls, o.placement.tls?.serverName) }),
     groupKey: groupKey(o.placement, checkpoint.revision, o),
     layers: spec.layers,
     formationTimeoutMs: o.placement.formationTimeoutMs,
@@ -69,7 +81,12 @@ try {
     });
   } else {
     new StageWorker({ group, executor, vocab: config.vocabSize, stats });
-    server = await startMemberServer(group, o.listen?.host ?? "127.0.0.1", o.listen?.port ?? 0);
+    server = await startMemberServer(
+      group,
+      o.listen?.host ?? "127.0.0.1",
+      o.listen?.port ?? 0,
+      tls && serverCredentials(tls),
+    );
     post({ type: "listening", port: server.port });
   }
   group.ready.then(
@@ -143,6 +160,7 @@ async function handle(msg: ToMember): Promise<void> {
         group.close();
         coordinator?.failAll(new TesseraError(Code.UNAVAILABLE, "the runner was closed"));
         server?.close();
+        tls?.close();
         await executor.release();
         port.close();
         return;

@@ -10,6 +10,7 @@
 import type { LinkHello, MemberReady, ShardFrame } from "../../../proto/gen/tessera/v1/shard_pb.js";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
+import type { ClientSecurity } from "../../rpc/grpc-client.ts";
 import { COORDINATOR, dialedPeers, type GroupLayout, groupSize, linkPeers } from "./group-layout.ts";
 import type { Acceptor } from "./link-acceptor.ts";
 import { dialLink } from "./link-dialer.ts";
@@ -23,6 +24,8 @@ export interface ShardGroupOptions {
   peers: readonly string[];
   /** Resolves a peer's address before each dial attempt (default: DNS, by grpc-js). */
   resolve?: PeerResolver;
+  /** How links are dialled: mutual TLS or (default) plaintext. */
+  security?: ClientSecurity;
   /** What every member must agree on (see groupKey in shard-spec.ts). */
   groupKey: string;
   /** This member's decoder layers, reported to rank 0. */
@@ -94,6 +97,7 @@ export class ShardGroup implements Acceptor {
         deadline,
         signal: this.abort.signal,
         ...(o.resolve && { resolve: o.resolve }),
+        ...(o.security && { security: o.security }),
       }).then(
         (link) => this.add(link),
         (err: unknown) => this.fail(TesseraError.from(err).message),

@@ -2,6 +2,7 @@
 // TESSERA_NUM_STAGES, TESSERA_TENSOR_RANK, TESSERA_TENSOR_SIZE, TESSERA_PEERS, TESSERA_LAYER_START/END)
 // or `tessera serve` flags set it, plus the group's timing knobs. A single process has a placement too:
 // the one member of a group of one (singleProcess).
+import type { TlsSettings } from "../../rpc/tls-credentials.ts";
 import type { ShardSpec } from "../graph/shard-graph.ts";
 import { COORDINATOR, type GroupLayout, globalRank, stageLayers } from "./group-layout.ts";
 
@@ -25,6 +26,8 @@ export interface ShardPlacement {
   stepTimeoutMs: number;
   /** Micro-batches per step (pipeline overlap); 1 = none. */
   microBatches: number;
+  /** Mutual TLS on the links (each member thread watches the folder itself); unset = plaintext. */
+  tls?: TlsSettings | undefined;
 }
 
 /**

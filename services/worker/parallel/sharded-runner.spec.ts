@@ -4,12 +4,16 @@
 // over any link and fails only the step whose run fails); a member that leaves fails the waiting step
 // with UNAVAILABLE. (Groups of `tessera serve` processes are tested in e2e/parallel.)
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { greedySampling } from "../../inference/sampling-params.ts";
 import type { GeneratedToken } from "../../inference/types.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import { freePort } from "../../kernel/free-port.ts";
 import { createLogger } from "../../kernel/log.ts";
+import { secretFiles, testCa, testLeaf, writeSecretVolume } from "../../rpc/testing/test-pki.ts";
+import type { TlsSettings } from "../../rpc/tls-credentials.ts";
 import { ModelRunner } from "../runtime/model-runner.ts";
 import type { SequenceStep } from "../runtime/step-inputs.ts";
 import { TokenHistory } from "../sampling/penalties.ts";
@@ -23,7 +27,7 @@ const log = createLogger("test", "silent");
 const MODEL = path.join(REFERENCE_DIR, "tiny-qwen2");
 const POOL = { numBlocks: 32, blockSize: 4, threads: 1, attention: "onnx-ops" as const };
 
-async function startGroup(stages: number, tensorSize: number, microBatches = 2) {
+async function startGroup(stages: number, tensorSize: number, microBatches = 2, tls?: TlsSettings) {
   const ports = await Promise.all(Array.from({ length: stages * tensorSize }, freePort));
   const peers = ports.map((p) => `127.0.0.1:${p}`);
   const placement = (g: number): ShardPlacement => ({
@@ -35,6 +39,7 @@ async function startGroup(stages: number, tensorSize: number, microBatches = 2) 
     formationTimeoutMs: 60_000,
     stepTimeoutMs: 60_000,
     microBatches,
+    ...(tls && { tls }),
   });
   const common = { modelDir: MODEL, architectureOverride: undefined, ...POOL, log };
   const members = ports
@@ -170,6 +175,59 @@ describe("ShardedRunner (in-process group over gRPC)", () => {
         for (const m of members) await m.close();
       }
     });
+
+  // Every member presents the one Secret's certificate and verifies its peers against its ca.crt.
+  for (const [stages, tensorSize] of [
+    [2, 1],
+    [1, 2],
+  ] as const)
+    it(`PP=${stages} TP=${tensorSize} over mutual TLS: the same sampled ids as plaintext`, async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), "tessera-group-tls-"));
+      const ca = await testCa();
+      writeSecretVolume(dir, secretFiles(await testLeaf(ca, "shard"), ca));
+      const { runner, members } = await startGroup(stages, tensorSize, 2, { dir });
+      try {
+        const sampled = await sampledTrace(runner);
+        assert.deepEqual(
+          sampled.map((rows) => rows.map((t) => t.tokenId)),
+          expectedTokens.map((rows) => rows.map((t) => t.tokenId)),
+        );
+      } finally {
+        await runner.close();
+        for (const m of members) await m.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+  it("does not form a group whose member's certificate another CA signed", async () => {
+    const root = mkdtempSync(path.join(tmpdir(), "tessera-group-tls-"));
+    const ca = await testCa();
+    const stranger = await testCa("stranger-ca");
+    writeSecretVolume(path.join(root, "ok"), secretFiles(await testLeaf(ca, "shard"), ca));
+    writeSecretVolume(path.join(root, "bad"), secretFiles(await testLeaf(stranger, "shard"), ca));
+    const [port0, port1] = [await freePort(), await freePort()];
+    const peers = [`127.0.0.1:${port0}`, `127.0.0.1:${port1}`];
+    const placement = (g: number, dir: string): ShardPlacement => ({
+      ...{ stage: g, stages: 2, tensorRank: 0, tensorSize: 1, peers, microBatches: 1 },
+      ...{ formationTimeoutMs: 3_000, stepTimeoutMs: 60_000, tls: { dir } },
+    });
+    const common = { modelDir: MODEL, architectureOverride: undefined, ...POOL, log };
+    const member = await ShardMember.start({
+      ...common,
+      placement: placement(1, path.join(root, "bad")),
+      host: "127.0.0.1",
+      port: port1,
+    });
+    try {
+      await assert.rejects(
+        ShardedRunner.start({ ...common, placement: placement(0, path.join(root, "ok")) }),
+        /did not form within 3000 ms|cannot link to member 1/,
+      );
+    } finally {
+      await member.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
 
   it("runs a single process as a group of one: no frame sent, and a failed run fails only its step", async () => {
     assert.ok(single instanceof ShardedRunner);

@@ -2,7 +2,7 @@
 // shutdown() drains: health turns NOT_SERVING, new calls are refused, calls in flight may finish
 // until the drain timeout, then the rest are cancelled and the server stops.
 import { setTimeout as delay } from "node:timers/promises";
-import { Server } from "@grpc/grpc-js";
+import { Server, type ServerCredentials } from "@grpc/grpc-js";
 import type { Meter } from "@opentelemetry/api";
 import { HealthImplementation } from "grpc-health-check";
 import { Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
@@ -35,6 +35,8 @@ export interface InferenceServerOptions {
   modelInfo?: ServedModelInfo;
   /** Serves tessera.v1.WorkerLoad with these figures (routers balance on them); none when unset. */
   load?: () => LoadReport;
+  /** Mutual TLS (services/rpc/tls-credentials.ts); default plaintext. */
+  credentials?: ServerCredentials;
 }
 
 /** How long the transport may take to close once no call is left, before it is forced. */
@@ -88,8 +90,11 @@ export class InferenceServer {
     const health = new HealthImplementation(servingStatuses("SERVING", Inference.typeName));
     health.addToServer(server);
     addReflection(server);
-    const port = await bind(server, options.host, options.port);
-    options.log.info({ host: options.host, port, model: model.description.id }, "serving");
+    const port = await bind(server, options.host, options.port, {
+      ...(options.credentials && { credentials: options.credentials }),
+    });
+    const tls = options.credentials?._isSecure() === true;
+    options.log.info({ host: options.host, port, tls, model: model.description.id }, "serving");
     return new InferenceServer(server, health, inFlight, relay, port, options);
   }
 

@@ -9,6 +9,19 @@ import { SERVE_DTYPES } from "./serve-model-flags.ts";
 
 const port = z.int().min(0).max(65_535);
 
+/**
+ * Mutual TLS for this worker's gRPC server and its parallel group's links: a folder laid out as a
+ * Kubernetes TLS Secret mounts it (tls.crt, tls.key, ca.crt; services/rpc/tls-folder.ts), watched for
+ * rotation. Unset: plaintext.
+ */
+export const TlsConfigSchema = z
+  .object({
+    dir: z.string().min(1),
+    /** The name peers' certificates must carry, where it is not the host dialled (pod IPs). */
+    serverName: z.string().min(1).optional(),
+  })
+  .strict();
+
 /** This worker's place in a parallel replica (pipeline stages x tensor ranks); see services/worker/parallel. */
 export const ShardConfigSchema = z
   .object({
@@ -95,6 +108,8 @@ export const ServeConfigSchema = z
       .optional(),
     /** Unset: the whole model in this process. Set: this worker's shard of a parallel replica. */
     shard: ShardConfigSchema.optional(),
+    /** TLS for the gRPC server and the group's links; unset = plaintext. */
+    tls: TlsConfigSchema.optional(),
   })
   .refine((c) => c.metricsPort === undefined || c.metricsPort === 0 || c.metricsPort !== c.port, {
     path: ["metricsPort"],

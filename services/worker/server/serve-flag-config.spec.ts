@@ -28,6 +28,19 @@ describe("serve config from flags and environment", () => {
     );
   });
 
+  it("takes TLS from --tls-dir or TESSERA_TLS_DIR (unset: plaintext) and refuses a server name without a folder", () => {
+    assert.equal(serveConfigFromFlags(model, {}).value?.tls, undefined);
+    assert.deepEqual(serveConfigFromFlags({ ...model, tlsDir: "/tls" }, {}).value?.tls, { dir: "/tls" });
+    const env = serveConfigFromFlags(model, {
+      TESSERA_TLS_DIR: "/etc/tls",
+      TESSERA_TLS_SERVER_NAME: "w.ns.svc",
+    });
+    assert.deepEqual(env.value?.tls, { dir: "/etc/tls", serverName: "w.ns.svc" });
+    const alone = serveConfigFromFlags({ ...model, tlsServerName: "w.ns.svc" }, {});
+    assert.match(alone.error?.message ?? "", /tls\.dir/);
+    assert.equal(flagOfField(SERVE_FLAGS)["tls.dir"], "--tls-dir");
+  });
+
   it("takes --generation-config or TESSERA_GENERATION_CONFIG (unset: auto) and refuses other modes", () => {
     assert.equal(serveConfigFromFlags(model, {}).value?.generationConfig, undefined);
     assert.equal(

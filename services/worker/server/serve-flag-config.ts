@@ -1,6 +1,6 @@
 // The serve config from `tessera serve`'s flags and environment (serve-flags.ts): each value at its
 // field, the architecture and dtype checked (serve-model-flags.ts), then two rules of the sections. The
-// remote KV tier is there only with a Redis address. A shard is there only for a group of more than one
+// remote KV tier is there only with a Redis address, TLS only with a folder. A shard is there only for a group of more than one
 // worker (1 stage, tensor size 1 is the whole model in this process); its layers come from --layers, else
 // from TESSERA_LAYER_START and TESSERA_LAYER_END when both are set. Errors name the flag or variable a
 // bad value came from, or the config field (services/cli/serve-command.ts names its flag).
@@ -17,13 +17,14 @@ export function serveConfigFromFlags(given: Partial<ServeFlags>, env: Env): Resu
   const { values, from } = read.value;
   const model = modelInput(values, from);
   if (model.error) return model;
-  const { kv, shard, ...rest } = configOf(SERVE_FLAGS, values);
+  const { kv, shard, tls, ...rest } = configOf(SERVE_FLAGS, values);
   const { layerStart: start, layerEnd: end } = values;
   const isGroup = values.pipelineStages !== 1 || values.tensorSize !== 1;
   return parseServeConfig({
     ...rest,
     ...model.value,
     ...(values.kvRedis && { kv }),
+    ...((values.tlsDir || values.tlsServerName) && { tls }),
     ...(isGroup && {
       shard: {
         peers: [],

@@ -258,6 +258,23 @@ export const SERVE_FLAGS = {
     env: "TESSERA_HOSTS_FILE",
     field: "shard.hostsFile",
   },
+  // Mutual TLS (services/rpc/tls-folder.ts): present only with a folder (serve-flag-config.ts).
+  tlsDir: {
+    flag: "--tls-dir <dir>",
+    description:
+      "mutual TLS for the gRPC server and the parallel group's links: a mounted TLS Secret folder " +
+      "(tls.crt, tls.key, ca.crt), reloaded when it changes (default plaintext)",
+    read: trimmed,
+    env: "TESSERA_TLS_DIR",
+    field: "tls.dir",
+  },
+  tlsServerName: {
+    flag: "--tls-server-name <name>",
+    description: "the name peers' certificates must carry, where it is not the host dialled",
+    read: trimmed,
+    env: "TESSERA_TLS_SERVER_NAME",
+    field: "tls.serverName",
+  },
   microBatches: {
     flag: "--micro-batches <n>",
     description: `${parallel} micro-batches per step so stages overlap (default 1)`,

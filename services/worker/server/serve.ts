@@ -1,9 +1,12 @@
 // The serving process: load the model, serve it (and /metrics when asked), and on SIGTERM or SIGINT
 // drain and stop.
 import type { Server as HttpServer } from "node:http";
+import { Code, TesseraError } from "../../kernel/errors.ts";
 import { hostPort, listening } from "../../kernel/listen-failure.ts";
 import type { Logger } from "../../kernel/log.ts";
 import { listeningPort, Metrics } from "../../kernel/telemetry/metrics.ts";
+import { serverCredentials } from "../../rpc/tls-credentials.ts";
+import { TlsFolder } from "../../rpc/tls-folder.ts";
 import { Engine } from "../engine/engine.ts";
 import { RedisKvStore } from "../kv-transfer/redis-kv-store.ts";
 import { RedisKvTier } from "../kv-transfer/redis-kv-tier.ts";
@@ -28,9 +31,14 @@ const STOP_SIGNALS: NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
  * UNAVAILABLE) and exits with code 1.
  */
 export async function serve(config: ServeConfig, log: Logger): Promise<void> {
-  const { shard } = config;
-  if (shard && !isCoordinator(shard))
+  // The group's links take the same TLS folder; each member thread opens it for itself.
+  const shard = config.shard && { ...config.shard, ...(config.tls && { tls: config.tls }) };
+  // Opened (and its files checked) before the model loads, so a bad Secret fails at once.
+  const tls = config.tls && openTlsFolder(config.tls.dir, log);
+  if (shard && !isCoordinator(shard)) {
+    tls?.close();
     return serveShardMember({ ...config, shard }, log, nextSignal(STOP_SIGNALS));
+  }
   const metrics = config.metricsPort === undefined ? undefined : new Metrics();
   let sharded: ShardedRunner | undefined;
   const startRunner = shard
@@ -93,6 +101,7 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
           samplingDefaults,
         },
         load: engineLoad(engine),
+        ...(tls && { credentials: serverCredentials(tls) }),
       }),
     );
     if (store) {
@@ -117,6 +126,20 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
     await metrics?.shutdown();
     await engine.close();
     await store?.close();
+    tls?.close();
+  }
+}
+
+/** The TLS folder of `--tls-dir` (its files checked: the error names the flag and the file), watched. */
+export function openTlsFolder(dir: string, log: Logger): TlsFolder {
+  try {
+    return TlsFolder.open(dir, {
+      needCa: true,
+      onReloadError: (err) =>
+        log.error({ err: err.message }, "TLS folder not reloaded; the last good certificate stays"),
+    });
+  } catch (err) {
+    throw new TesseraError(Code.FAILED_PRECONDITION, `--tls-dir: ${TesseraError.from(err).message}`);
   }
 }
 
