@@ -1,15 +1,7 @@
 // The one config object of an operator process, validated at start-up: where the API is, which
 // namespace to watch, leader election, and the metrics and health ports.
-import { existsSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { z } from "zod";
 import { type Result, TesseraError } from "../services/kernel/errors.ts";
-import {
-  type ClusterConnection,
-  connectionFromKubeconfig,
-  inClusterConnection,
-} from "../services/kube/kubeconfig.ts";
 
 const port = z.int().min(0).max(65_535);
 
@@ -74,21 +66,4 @@ export function parseOperatorConfig(raw: unknown): Result<OperatorConfig> {
  */
 export function bindAddressOf(config: OperatorConfig, env: Record<string, string | undefined>): string {
   return config.bindAddress ?? (env["KUBERNETES_SERVICE_HOST"] ? "0.0.0.0" : "127.0.0.1");
-}
-
-/** The API connection the config asks for; env is the process environment (read once, at start-up). */
-export function resolveConnection(
-  config: OperatorConfig,
-  env: Record<string, string | undefined>,
-): ClusterConnection {
-  const file = config.kubeconfig ?? env["KUBECONFIG"]?.split(path.delimiter)[0];
-  if (file) return connectionFromKubeconfig(file, config.context);
-  const inCluster = inClusterConnection(env);
-  if (inCluster) return inCluster;
-  const home = path.join(env["HOME"] ?? os.homedir(), ".kube", "config");
-  if (existsSync(home)) return connectionFromKubeconfig(home, config.context);
-  throw TesseraError.invalidArgument(
-    "--kubeconfig",
-    "no kubeconfig given, $KUBECONFIG unset, not in a cluster, and no ~/.kube/config",
-  );
 }

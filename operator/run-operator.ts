@@ -7,9 +7,10 @@ import { hostPort, listening } from "../services/kernel/listen-failure.ts";
 import type { Logger } from "../services/kernel/log.ts";
 import { listeningPort, Metrics } from "../services/kernel/telemetry/metrics.ts";
 import { HttpsKubeClient } from "../services/kube/https-client.ts";
+import { loadClusterConnection } from "../services/kube/kubeconfig.ts";
 import { serveHealth } from "./controller/health-server.ts";
 import { Operator } from "./operator.ts";
-import { bindAddressOf, type OperatorConfig, resolveConnection } from "./operator-config.ts";
+import { bindAddressOf, type OperatorConfig } from "./operator-config.ts";
 
 export interface OperatorProcess {
   operator: Operator;
@@ -25,7 +26,7 @@ export async function startOperatorProcess(
   env: Record<string, string | undefined>,
   log: Logger,
 ): Promise<OperatorProcess> {
-  const connection = resolveConnection(config, env);
+  const connection = loadClusterConnection({ kubeconfig: config.kubeconfig, context: config.context, env });
   const namespace = config.allNamespaces ? "" : (config.namespace ?? connection.namespace);
   const client = new HttpsKubeClient(connection, { fieldManager: FIELD_MANAGER });
   const metrics = new Metrics();

@@ -1,6 +1,6 @@
 // A dev cluster API server for operator specs: HTTPS like a real cluster, the operator's CRDs
-// installed, a connection for the operator's client, and the in-process API for test setup
-// (what a kubelet would do: pod status).
+// installed, clients built from its kubeconfig as the operator builds its own, and the in-process API
+// for test setup (what a kubelet would do: pod status).
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -11,14 +11,13 @@ import { KINDS } from "../../services/api/kinds.ts";
 import { createLogger } from "../../services/kernel/log.ts";
 import { HttpsKubeClient } from "../../services/kube/https-client.ts";
 import type { KubeObject } from "../../services/kube/kube-object.ts";
-import { type ClusterConnection, connectionFromKubeconfig } from "../../services/kube/kubeconfig.ts";
+import { loadClusterConnection } from "../../services/kube/kubeconfig.ts";
 
 export const CRDS = { group: "apiextensions.k8s.io", version: "v1", resource: "customresourcedefinitions" };
 
 export interface DevCluster {
   server: ApiServer;
   kubeconfig: string;
-  connection: ClusterConnection;
   /** A client with the operator's field manager, or another (a user's, e.g. "kubectl"). */
   client(fieldManager?: string): HttpsKubeClient;
   close(): Promise<void>;
@@ -35,13 +34,12 @@ export async function startDevCluster(
   await server.writeKubeconfig(kubeconfig);
   if (options.crds !== false)
     for (const kind of KINDS) server.api.create(CRDS, "", crdOf(kind) as unknown as KubeObject);
-  const connection = connectionFromKubeconfig(kubeconfig);
   const clients: HttpsKubeClient[] = [];
   return {
     server,
     kubeconfig,
-    connection,
     client: (fieldManager = FIELD_MANAGER) => {
+      const connection = loadClusterConnection({ kubeconfig, env: {} });
       const client = new HttpsKubeClient(connection, { fieldManager });
       clients.push(client);
       return client;

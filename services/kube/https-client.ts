@@ -1,11 +1,19 @@
-// KubeClient over node:https. The operator uses its own small client rather than
-// @kubernetes/client-node: client-node's informer has no injectable clock or backoff, server-side
-// apply needs a middleware to set the patch content type, and its generated types are `any` and
-// `metadata!` throughout (docs/STYLE.md). The API surface the operator needs is eight calls.
+// KubeClient over node:http(s). Configuration and authentication are @kubernetes/client-node's
+// (cluster-connection.ts, kubeconfig.ts); the requests are ours: client-node's informer has no
+// injectable clock or backoff, server-side apply needs a middleware to set the patch content type, and
+// its generated types are `any` and `metadata!` throughout (docs/STYLE.md). The API surface the
+// operator needs is eight calls. A 401 makes the connection fetch its credentials again (an expired
+// exec credential, a rotated token file) and the call is sent once more, as client-go does.
 
-import { readFileSync } from "node:fs";
-import { Agent, request } from "node:https";
+import {
+  type ClientRequest,
+  request as httpRequest,
+  type IncomingMessage,
+  type RequestOptions,
+} from "node:http";
+import { request as httpsRequest } from "node:https";
 import { KubeApiError } from "./api-error.ts";
+import type { ClusterConnection } from "./cluster-connection.ts";
 import type {
   ApplyOptions,
   DeleteOptions,
@@ -16,7 +24,6 @@ import type {
   WatchHandle,
 } from "./kube-client.ts";
 import { isObject, type KubeObject } from "./kube-object.ts";
-import type { ClusterConnection } from "./kubeconfig.ts";
 import { LineSplitter } from "./line-splitter.ts";
 import { type ResourceRef, resourcePath } from "./resources.ts";
 
@@ -33,7 +40,6 @@ interface Reply {
 
 export class HttpsKubeClient implements KubeClient {
   readonly #connection: ClusterConnection;
-  readonly #agent: Agent;
   readonly #fieldManager: string;
   readonly #timeoutMs: number;
 
@@ -41,18 +47,10 @@ export class HttpsKubeClient implements KubeClient {
     this.#connection = connection;
     this.#fieldManager = options.fieldManager;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
-    this.#agent = new Agent({
-      keepAlive: true,
-      maxSockets: 64,
-      rejectUnauthorized: !connection.insecureSkipTlsVerify,
-      ...(connection.ca ? { ca: connection.ca } : {}),
-      ...(connection.cert ? { cert: connection.cert } : {}),
-      ...(connection.key ? { key: connection.key } : {}),
-    });
   }
 
   close(): void {
-    this.#agent.destroy();
+    this.#connection.close();
   }
 
   async get<T extends KubeObject>(ref: ResourceRef, namespace: string, name: string): Promise<T | undefined> {
@@ -163,39 +161,47 @@ export class HttpsKubeClient implements KubeClient {
     });
     if (options.labelSelector) query.set("labelSelector", options.labelSelector);
     const url = new URL(`${resourcePath(ref, options.namespace)}?${query}`, this.#connection.server);
-    let stop = () => {};
+    let stopped = false;
+    let stop = () => {
+      stopped = true;
+    };
     const done = new Promise<void>((resolve, reject) => {
-      const req = request(url, { method: "GET", agent: this.#agent, headers: this.#headers() }, (res) => {
-        const status = res.statusCode ?? 0;
-        if (status !== 200) {
-          let body = "";
-          res.setEncoding("utf8");
-          res.on("data", (chunk: string) => {
-            body += chunk;
-          });
-          res.on("end", () => reject(KubeApiError.fromResponse(status, body, `watch ${ref.resource}`)));
-          return;
-        }
-        const lines = new LineSplitter();
-        res.on("data", (chunk: Buffer) => {
-          for (const line of lines.push(chunk)) {
-            const failure = dispatch(line, onEvent, ref.resource);
-            if (failure) {
-              reject(failure);
-              req.destroy();
-              return;
-            }
+      const open = (auth: RequestOptions) => {
+        if (stopped) return resolve();
+        const req = this.#request(url, { method: "GET", ...auth }, (res) => {
+          const status = res.statusCode ?? 0;
+          if (status === 401) this.#connection.refreshCredentials();
+          if (status !== 200) {
+            let body = "";
+            res.setEncoding("utf8");
+            res.on("data", (chunk: string) => {
+              body += chunk;
+            });
+            res.on("end", () => reject(KubeApiError.fromResponse(status, body, `watch ${ref.resource}`)));
+            return;
           }
+          const lines = new LineSplitter();
+          res.on("data", (chunk: Buffer) => {
+            for (const line of lines.push(chunk)) {
+              const failure = dispatch(line, onEvent, ref.resource);
+              if (failure) {
+                reject(failure);
+                req.destroy();
+                return;
+              }
+            }
+          });
+          res.on("end", () => resolve());
+          res.on("error", (err) => reject(unreachable(err, `watch ${ref.resource}`)));
         });
-        res.on("end", () => resolve());
-        res.on("error", (err) => reject(unreachable(err, `watch ${ref.resource}`)));
-      });
-      req.on("error", (err) => reject(unreachable(err, `watch ${ref.resource}`)));
-      req.end();
-      stop = () => {
-        req.destroy();
-        resolve();
+        req.on("error", (err) => reject(unreachable(err, `watch ${ref.resource}`)));
+        req.end();
+        stop = () => {
+          req.destroy();
+          resolve();
+        };
       };
+      this.#auth().then(open, (err: unknown) => reject(unauthenticated(err, `watch ${ref.resource}`)));
     });
     return { done, stop: () => stop() };
   }
@@ -215,37 +221,55 @@ export class HttpsKubeClient implements KubeClient {
     return JSON.parse(reply.body) as T;
   }
 
-  #headers(contentType?: string, body?: string): Record<string, string> {
-    const headers: Record<string, string> = { accept: "application/json", "user-agent": "tessera-operator" };
+  /** The connection's agent and headers (Authorization included) for one request. */
+  async #auth(contentType?: string, body?: string): Promise<RequestOptions> {
+    const { headers, agent } = await this.#connection.requestAuth();
+    headers["accept"] = "application/json";
+    headers["user-agent"] = "tessera-operator";
     if (contentType) headers["content-type"] = contentType;
     if (body !== undefined) headers["content-length"] = String(Buffer.byteLength(body));
-    const token = this.#connection.tokenFile
-      ? readFileSync(this.#connection.tokenFile, "utf8").trim()
-      : this.#connection.token;
-    if (token) headers["authorization"] = `Bearer ${token}`;
-    return headers;
+    return { headers, agent };
   }
 
-  #call(method: string, path: string, contentType?: string, body?: string): Promise<Reply> {
+  #request(url: URL, options: RequestOptions, onResponse: (res: IncomingMessage) => void): ClientRequest {
+    return (url.protocol === "http:" ? httpRequest : httpsRequest)(url, options, onResponse);
+  }
+
+  async #call(method: string, path: string, contentType?: string, body?: string): Promise<Reply> {
+    const reply = await this.#callOnce(method, path, contentType, body);
+    if (reply.status !== 401) return reply;
+    this.#connection.refreshCredentials();
+    return this.#callOnce(method, path, contentType, body);
+  }
+
+  async #callOnce(method: string, path: string, contentType?: string, body?: string): Promise<Reply> {
     const url = new URL(path, this.#connection.server);
+    let auth: RequestOptions;
+    try {
+      auth = await this.#auth(contentType, body);
+    } catch (err) {
+      throw unauthenticated(err, `${method} ${url.pathname}`);
+    }
     return new Promise((resolve, reject) => {
-      const req = request(
-        url,
-        { method, agent: this.#agent, headers: this.#headers(contentType, body), timeout: this.#timeoutMs },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on("data", (chunk: Buffer) => chunks.push(chunk));
-          res.on("end", () =>
-            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
-          );
-          res.on("error", (err) => reject(unreachable(err, `${method} ${url.pathname}`)));
-        },
-      );
+      const req = this.#request(url, { method, ...auth, timeout: this.#timeoutMs }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
+        );
+        res.on("error", (err) => reject(unreachable(err, `${method} ${url.pathname}`)));
+      });
       req.on("timeout", () => req.destroy(new Error(`no answer in ${this.#timeoutMs} ms`)));
       req.on("error", (err) => reject(unreachable(err, `${method} ${url.pathname}`)));
       req.end(body);
     });
   }
+}
+
+/** Credentials could not be had (an exec plugin failed, a token file is gone): status 401. */
+function unauthenticated(err: unknown, what: string): KubeApiError {
+  const message = err instanceof Error ? err.message.trim() : String(err);
+  return new KubeApiError(401, "Unauthorized", `${what}: cannot get credentials: ${message}`, { cause: err });
 }
 
 /** A network failure: status 0, gRPC code UNAVAILABLE. */

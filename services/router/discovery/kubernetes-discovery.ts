@@ -4,12 +4,10 @@
 // a watch resumes from its last version, 410 Gone relists at once, other errors back off from 1 s to
 // 30 s), so a status change reaches the router's rings as soon as the watch event arrives. The
 // connection is the config's kubeconfig, else $KUBECONFIG, else the pod's service account, else
-// ~/.kube/config. The router needs get, list and watch on inferencemodels in the namespace; start()
-// fails with the API's answer when it cannot list them.
+// ~/.kube/config, authenticated as kubectl does (services/kube/kubeconfig.ts). The router needs get,
+// list and watch on inferencemodels in the namespace; start() fails with the API's answer when it
+// cannot list them.
 
-import { existsSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { INFERENCE_MODELS } from "../../api/group.ts";
 import type { InferenceModel } from "../../api/kinds.ts";
 import { type Clock, systemClock } from "../../kernel/clock.ts";
@@ -17,11 +15,7 @@ import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
 import { HttpsKubeClient } from "../../kube/https-client.ts";
 import { Informer } from "../../kube/informer.ts";
-import {
-  type ClusterConnection,
-  connectionFromKubeconfig,
-  inClusterConnection,
-} from "../../kube/kubeconfig.ts";
+import { loadClusterConnection } from "../../kube/kubeconfig.ts";
 import type { EndpointDiscovery, EndpointSpec } from "./discovery.ts";
 import { shardEndpoints } from "./shard-endpoints.ts";
 
@@ -56,9 +50,15 @@ export class KubernetesDiscovery implements EndpointDiscovery {
   }
 
   async start(onChange: (endpoints: EndpointSpec[]) => void): Promise<void> {
-    const { namespace, inferenceModel } = this.#config;
+    const { namespace, inferenceModel, kubeconfig, context } = this.#config;
     const { log } = this.#options;
-    const client = new HttpsKubeClient(this.#connection(), { fieldManager: ROUTER_FIELD_MANAGER });
+    const connection = loadClusterConnection({
+      kubeconfig,
+      context,
+      env: this.#options.env,
+      field: "discovery.kubeconfig",
+    });
+    const client = new HttpsKubeClient(connection, { fieldManager: ROUTER_FIELD_MANAGER });
     this.#client = client;
     try {
       await client.list(INFERENCE_MODELS, { namespace });
@@ -97,20 +97,5 @@ export class KubernetesDiscovery implements EndpointDiscovery {
   async stop(): Promise<void> {
     await this.#informer?.stop();
     this.#client?.close();
-  }
-
-  #connection(): ClusterConnection {
-    const { kubeconfig, context } = this.#config;
-    const { env } = this.#options;
-    const file = kubeconfig ?? env["KUBECONFIG"]?.split(path.delimiter)[0];
-    if (file) return connectionFromKubeconfig(file, context);
-    const inCluster = inClusterConnection(env);
-    if (inCluster) return inCluster;
-    const home = path.join(env["HOME"] ?? os.homedir(), ".kube", "config");
-    if (existsSync(home)) return connectionFromKubeconfig(home, context);
-    throw TesseraError.invalidArgument(
-      "discovery.kubeconfig",
-      "none given, $KUBECONFIG unset, not in a cluster, and no ~/.kube/config",
-    );
   }
 }
