@@ -7,6 +7,11 @@
 import { type DescMessage, fromBinary } from "@bufbuild/protobuf";
 import type { JsonObject } from "../../../../services/kube/kube-object.ts";
 import { DeploymentSchema, ReplicaSetSchema, StatefulSetSchema } from "../../proto/gen/k8s/apps_pb.js";
+import { SelfSubjectReviewSchema, TokenRequestSchema } from "../../proto/gen/k8s/authentication_pb.js";
+import {
+  SelfSubjectAccessReviewSchema,
+  SelfSubjectRulesReviewSchema,
+} from "../../proto/gen/k8s/authorization_pb.js";
 import { LeaseSchema } from "../../proto/gen/k8s/coordination_pb.js";
 import {
   ConfigMapSchema,
@@ -54,6 +59,10 @@ const SCHEMAS: Record<string, DescMessage> = {
   [`${RBAC}/RoleBinding`]: RoleBindingSchema,
   [`${RBAC}/ClusterRole`]: ClusterRoleSchema,
   [`${RBAC}/ClusterRoleBinding`]: ClusterRoleBindingSchema,
+  "authorization.k8s.io/v1/SelfSubjectAccessReview": SelfSubjectAccessReviewSchema,
+  "authorization.k8s.io/v1/SelfSubjectRulesReview": SelfSubjectRulesReviewSchema,
+  "authentication.k8s.io/v1/SelfSubjectReview": SelfSubjectReviewSchema,
+  "authentication.k8s.io/v1/TokenRequest": TokenRequestSchema,
 };
 
 /** The message of a kind decodeProtobuf understands. */

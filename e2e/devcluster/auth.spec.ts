@@ -1,0 +1,120 @@
+// Authentication and RBAC of the dev cluster, with the real kubectl: no credentials get 401, a
+// token user without a binding gets kube-apiserver's 403 message, a RoleBinding allows it, `kubectl
+// auth can-i` answers as the user, as an impersonated one and as a service account, and a
+// kubeconfig whose user is an exec credential plugin authenticates.
+import assert from "node:assert/strict";
+import { chmodSync } from "node:fs";
+import { stringify } from "yaml";
+import { clientBinaries } from "./client-binaries.ts";
+import { type ClusterFixture, startClusterFixture } from "./cluster-fixture.ts";
+
+describe("dev cluster authentication and RBAC with kubectl (e2e)", function () {
+  this.timeout(60_000);
+  let f: ClusterFixture;
+  const kubectl = () => clientBinaries("v35").kubectl;
+  const as = (kubeconfig: string, ...args: string[]) =>
+    f.run(kubectl(), ["--kubeconfig", kubeconfig, ...args]);
+
+  /** A kubeconfig for the same cluster whose user is `user` (a kubeconfig user entry). */
+  const kubeconfigFor = (name: string, user: Record<string, unknown>) => {
+    const server = f.server.url;
+    const ca = Buffer.from(f.server.caCert).toString("base64");
+    return f.file(
+      name,
+      stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name: "dev", cluster: { server, "certificate-authority-data": ca } }],
+        users: [{ name: "u", user }],
+        contexts: [{ name: "dev", context: { cluster: "dev", user: "u", namespace: "default" } }],
+        "current-context": "dev",
+      }),
+    );
+  };
+
+  before(async () => {
+    const dir = (await import("node:os")).tmpdir();
+    const tokens = `${dir}/tessera-auth-e2e-${process.pid}.csv`;
+    (await import("node:fs")).writeFileSync(tokens, 'alice-token,alice,1001,"dev,qa"\n');
+    f = await startClusterFixture({ tokenAuthFile: tokens });
+  });
+  after(() => f?.close());
+
+  it("refuses a request without credentials with 401 Unauthorized, and serves /healthz and /version anonymously", async () => {
+    const anonymous = kubeconfigFor("anonymous", {});
+    const run = await as(anonymous, "get", "pods");
+    assert.notEqual(run.code, 0);
+    assert.match(run.stderr, /error: You must be logged in to the server \(Unauthorized\)/);
+    assert.equal((await as(anonymous, "get", "--raw", "/healthz")).stdout, "ok");
+    assert.equal((await as(kubeconfigFor("bad", { token: "nope" }), "get", "--raw", "/healthz")).code, 1);
+  });
+
+  it("refuses a user without a binding with kube-apiserver's 403, and allows it after a RoleBinding", async () => {
+    const alice = kubeconfigFor("alice", { token: "alice-token" });
+    const refused = await as(alice, "get", "pods");
+    assert.equal(
+      refused.stderr.trim(),
+      'Error from server (Forbidden): pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "default"',
+    );
+    assert.equal((await as(alice, "auth", "can-i", "list", "pods")).stdout.trim(), "no");
+    await f.run(kubectl(), ["create", "rolebinding", "alice-view", "--clusterrole=view", "--user=alice"]);
+    assert.equal((await as(alice, "get", "pods")).code, 0);
+    assert.equal((await as(alice, "auth", "can-i", "list", "pods")).stdout.trim(), "yes");
+    assert.equal((await as(alice, "auth", "can-i", "list", "pods", "-n", "kube-system")).stdout.trim(), "no");
+    const denied = await as(alice, "delete", "pod", "x");
+    assert.match(
+      denied.stderr,
+      /pods "x" is forbidden: User "alice" cannot delete resource "pods" in API group ""/,
+    );
+    const whoami = await as(alice, "auth", "whoami", "-o", "json");
+    assert.deepEqual(JSON.parse(whoami.stdout).status.userInfo.groups, ["dev", "qa", "system:authenticated"]);
+  });
+
+  it("answers kubectl auth can-i as an impersonated user and as a service account with a token", async () => {
+    assert.equal(
+      (await f.run(kubectl(), ["auth", "can-i", "list", "pods", "--as=alice"])).stdout.trim(),
+      "yes",
+    );
+    assert.equal(
+      (await f.run(kubectl(), ["auth", "can-i", "create", "pods", "--as=alice"])).stdout.trim(),
+      "no",
+    );
+    await f.run(kubectl(), ["create", "serviceaccount", "reader"]);
+    const sa = "system:serviceaccount:default:reader";
+    assert.equal(
+      (await f.run(kubectl(), ["auth", "can-i", "list", "pods", `--as=${sa}`])).stdout.trim(),
+      "no",
+    );
+    await f.run(kubectl(), ["create", "role", "pod-reader", "--verb=get,list", "--resource=pods,pods/log"]);
+    await f.run(kubectl(), [
+      "create",
+      "rolebinding",
+      "reader",
+      "--role=pod-reader",
+      "--serviceaccount=default:reader",
+    ]);
+    const token = (await f.run(kubectl(), ["create", "token", "reader"])).stdout.trim();
+    const reader = kubeconfigFor("reader", { token });
+    assert.equal((await as(reader, "auth", "can-i", "list", "pods")).stdout.trim(), "yes");
+    assert.equal(
+      (await as(reader, "auth", "can-i", "get", "pods", "--subresource=log")).stdout.trim(),
+      "yes",
+    );
+    assert.equal((await as(reader, "auth", "can-i", "list", "secrets")).stdout.trim(), "no");
+    const whoami = JSON.parse((await as(reader, "auth", "whoami", "-o", "json")).stdout);
+    assert.equal(whoami.status.userInfo.username, sa);
+  });
+
+  it("authenticates a kubeconfig whose user is an exec credential plugin", async () => {
+    const plugin = f.file(
+      "credential-plugin.sh",
+      `#!/bin/sh\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"alice-token"}}'\n`,
+    );
+    chmodSync(plugin, 0o755);
+    const exec = kubeconfigFor("exec", {
+      exec: { apiVersion: "client.authentication.k8s.io/v1", command: plugin, interactiveMode: "Never" },
+    });
+    const whoami = await as(exec, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}");
+    assert.equal(whoami.stdout, "alice", whoami.stderr);
+  });
+});
