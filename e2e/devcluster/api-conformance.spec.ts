@@ -40,7 +40,7 @@ describe("dev cluster REST API conformance (e2e)", () => {
 
   before(async () => {
     server = await startApiServer({}, { log: createLogger("api-e2e", "warn") });
-    http = new KubeHttp(server.url, server.caCert);
+    http = new KubeHttp(server.url, server.caCert, server.admin);
   });
   after(() => server.close());
 

@@ -1,5 +1,6 @@
 // A minimal HTTPS client for conformance tests: verifies the server's certificate with the CA
-// from its kubeconfig, speaks JSON, and reads watch streams event by event.
+// from its kubeconfig, authenticates with a client certificate (the admin's), speaks JSON, and
+// reads watch streams event by event.
 
 import type { IncomingMessage } from "node:http";
 import { request } from "node:https";
@@ -19,10 +20,12 @@ export interface WatchStream {
 export class KubeHttp {
   readonly #base: URL;
   readonly #ca: string;
+  readonly #client: { cert: string; key: string };
 
-  constructor(url: string, ca: string) {
+  constructor(url: string, ca: string, client: { cert: string; key: string }) {
     this.#base = new URL(url);
     this.#ca = ca;
+    this.#client = client;
   }
 
   #open(
@@ -41,6 +44,8 @@ export class KubeHttp {
           method,
           path,
           ca: this.#ca,
+          cert: this.#client.cert,
+          key: this.#client.key,
           headers: {
             "Content-Type": "application/json",
             Accept: "application/json",

@@ -30,7 +30,7 @@ describe("dev cluster object lifecycle conformance (e2e)", () => {
 
   before(async () => {
     server = await startApiServer({}, { log: createLogger("lifecycle-e2e", "warn") });
-    http = new KubeHttp(server.url, server.caCert);
+    http = new KubeHttp(server.url, server.caCert, server.admin);
   });
   after(() => server.close());
 

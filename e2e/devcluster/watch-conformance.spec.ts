@@ -22,7 +22,7 @@ describe("dev cluster watch semantics (e2e)", () => {
       { eventWindow: 20, bookmarkIntervalSeconds: 0.05 },
       { log: createLogger("watch-e2e", "warn") },
     );
-    http = new KubeHttp(server.url, server.caCert);
+    http = new KubeHttp(server.url, server.caCert, server.admin);
   });
   after(() => server.close());
 
