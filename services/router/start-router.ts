@@ -9,6 +9,7 @@ import { listeningPort, Metrics } from "../kernel/telemetry/metrics.ts";
 import { ApiKeys } from "./admission/api-keys.ts";
 import { redisPassword, SharedResponseCache } from "./cache/shared-response-cache.ts";
 import type { RouterConfig } from "./config/router-config.ts";
+import { RouterTls } from "./config/router-tls.ts";
 import { EndpointSelector } from "./core/endpoint-selector.ts";
 import { Router } from "./core/router.ts";
 import { createDiscovery } from "./discovery/create-discovery.ts";
@@ -43,6 +44,8 @@ export async function startRouter(
   const models = new ModelRegistry(config.models.map((m) => RouterModel.load(m)));
   const plugins = createPlugins(config.routing, { random: Math.random, log });
   if (plugins.error) throw plugins.error;
+  // TLS folders before anything starts: a bad Secret fails the start, naming its file.
+  const tls = RouterTls.open(config.tls, log);
   const telemetry = config.metricsPort === undefined ? undefined : new Metrics();
   let pool: EndpointPool | undefined;
   let router: Router | undefined;
@@ -62,6 +65,7 @@ export async function startRouter(
       outliers: config.outliers,
       latencyHalfLifeMs: health.latencyHalfLifeMs,
       maxLoadAgeMs: health.loadMaxAgeMs,
+      security: tls.workerSecurity,
     },
     health: {
       watch: health.watch,
@@ -118,10 +122,14 @@ export async function startRouter(
     // started before it is closed (catch below), so nothing serves half started.
     const on = (port: number) => hostPort(config.host, port);
     grpc = await listening(on(config.grpcPort), "grpcPort", () =>
-      RouterGrpcServer.start(router, { ...shared, port: config.grpcPort }),
+      RouterGrpcServer.start(router, {
+        ...shared,
+        port: config.grpcPort,
+        credentials: tls.frontDoorCredentials(),
+      }),
     );
     http = await listening(on(config.httpPort), "httpPort", () =>
-      RouterHttpServer.start(router, { ...shared, port: config.httpPort, ready }),
+      RouterHttpServer.start(router, { ...shared, port: config.httpPort, ready, tls: tls.https }),
     );
     const { metricsPort: wanted } = config;
     if (telemetry && wanted !== undefined)
@@ -147,6 +155,7 @@ export async function startRouter(
       metricsServer?.close();
       metricsServer?.closeAllConnections();
       await telemetry?.shutdown();
+      tls.close();
       return { cancelled: fromGrpc.cancelled + fromHttp.cancelled };
     };
     return { router, pool, grpcPort: grpc.port, httpPort: http.port, metricsPort, ready, stop };
@@ -159,6 +168,7 @@ export async function startRouter(
     pool.close();
     metricsServer?.close();
     await telemetry?.shutdown();
+    tls.close();
     throw err;
   }
 }

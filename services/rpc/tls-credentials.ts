@@ -4,6 +4,7 @@
 // against the same CA. A front door may ask for no client certificate (clientAuth false).
 // Both sides follow the folder: a reload reaches new connections, open ones keep the identity they
 // started with.
+import type { SecureContextOptions, TlsOptions } from "node:tls";
 import {
   type ChannelCredentials,
   type ChannelOptions,
@@ -58,9 +59,9 @@ class FolderServerCredentials extends ServerCredentials {
   constructor(folder: TlsFolder, clientAuth: boolean) {
     super(
       { requestCert: clientAuth, rejectUnauthorized: clientAuth },
-      contextOptions(folder.current, clientAuth),
+      secureContextOf(folder.current, clientAuth),
     );
-    folder.onReload((m) => this.updateSecureContextOptions(contextOptions(m, clientAuth)));
+    folder.onReload((m) => this.updateSecureContextOptions(secureContextOf(m, clientAuth)));
   }
 
   override _equals(other: ServerCredentials): boolean {
@@ -68,6 +69,25 @@ class FolderServerCredentials extends ServerCredentials {
   }
 }
 
-function contextOptions(m: TlsMaterial, clientAuth: boolean) {
+/** A TLS server's secure context from a folder's identity: the CA only where it verifies clients. */
+export function secureContextOf(m: TlsMaterial, clientAuth: boolean): SecureContextOptions {
   return { cert: m.cert, key: m.key, ...(clientAuth && m.ca !== undefined && { ca: m.ca }) };
+}
+
+/**
+ * Options of a Node TLS server (https.createServer) on a folder, and a hook that keeps it on the latest
+ * identity: call it with the server once created (https.Server.setSecureContext on each reload).
+ */
+export function followFolder(
+  folder: TlsFolder,
+  clientAuth: boolean,
+): { options: TlsOptions; follow(server: { setSecureContext(o: SecureContextOptions): void }): () => void } {
+  return {
+    options: {
+      ...secureContextOf(folder.current, clientAuth),
+      requestCert: clientAuth,
+      rejectUnauthorized: clientAuth,
+    },
+    follow: (server) => folder.onReload((m) => server.setSecureContext(secureContextOf(m, clientAuth))),
+  };
 }

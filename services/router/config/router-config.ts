@@ -30,6 +30,25 @@ const kubernetesDiscovery = z.strictObject({
   context: z.string().min(1).optional(),
 });
 
+const tlsDir = z.string().min(1);
+
+/**
+ * TLS, each part a folder laid out as a mounted Kubernetes TLS Secret (tls.crt, tls.key, ca.crt),
+ * reloaded when it changes (services/rpc/tls-folder.ts). Unset parts are plaintext.
+ */
+const tlsConfig = z.strictObject({
+  /** Mutual TLS to the workers: the router presents this certificate and verifies theirs against ca.crt. */
+  workers: z
+    .strictObject({
+      dir: tlsDir,
+      /** The name workers' certificates carry, where it is not the host dialled (pod IPs). */
+      serverName: z.string().min(1).optional(),
+    })
+    .optional(),
+  /** The front door (gRPC and HTTPS). clientAuth: clients must present a certificate ca.crt verifies. */
+  frontDoor: z.strictObject({ dir: tlsDir, clientAuth: z.boolean().default(false) }).optional(),
+});
+
 export const routerConfigSchema = z.strictObject({
   host: z.string().min(1).default("127.0.0.1"),
   /** gRPC front door (tessera.v1.Inference, health, reflection); 0 picks a free port. */
@@ -53,6 +72,7 @@ export const routerConfigSchema = z.strictObject({
     )
     .min(1),
   discovery: z.discriminatedUnion("type", [staticDiscovery, kubernetesDiscovery]),
+  tls: tlsConfig.prefault({}),
   routing: routingConfigSchema.prefault({}),
   health: z
     .strictObject({
@@ -167,6 +187,8 @@ export function parseRouterConfig(raw: unknown, baseDir: string): Result<RouterC
   if (config.discovery.type === "static") config.discovery.file = resolve(config.discovery.file);
   if (config.discovery.type === "kubernetes" && config.discovery.kubeconfig !== undefined)
     config.discovery.kubeconfig = resolve(config.discovery.kubeconfig);
+  if (config.tls.workers) config.tls.workers.dir = resolve(config.tls.workers.dir);
+  if (config.tls.frontDoor) config.tls.frontDoor.dir = resolve(config.tls.frontDoor.dir);
   if (config.admission.apiKeysFile !== undefined)
     config.admission.apiKeysFile = resolve(config.admission.apiKeysFile);
   return { value: config };

@@ -95,8 +95,9 @@ export class EndpointPool {
 
   #open(spec: EndpointSpec): Entry {
     const { clock, log, health } = this.#options;
+    const { security } = this.#options.endpoint;
     const endpoint = new Endpoint(spec, this.#options.endpoint, {
-      probe: async () => (await checkHealth(spec.address, health.service, 2_000)) === "SERVING",
+      probe: async () => (await checkHealth(spec.address, health.service, 2_000, security)) === "SERVING",
       ejected: (ms) => {
         log.warn({ endpoint: spec.name, ejectionMs: ms }, "endpoint ejected after failures");
         this.#options.onEjected?.(spec.name, ms);
@@ -120,6 +121,7 @@ export class EndpointPool {
         service: health.service,
         backoff: health.reconnect,
         clock,
+        ...(security && { security }),
         onStatus: (status) => this.#healthChanged(entry, status),
       });
       entry.watch.start();
@@ -127,6 +129,7 @@ export class EndpointPool {
         service: health.kvService,
         backoff: health.reconnect,
         clock,
+        ...(security && { security }),
         unimplemented: "SERVICE_UNKNOWN",
         onStatus: (status) => this.#kvHealthChanged(entry, status),
       });

@@ -4,7 +4,7 @@
 // and its time-to-first-token average.
 import type { ModelInfo } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import type { Clock } from "../../kernel/clock.ts";
-import { GrpcClient } from "../../rpc/grpc-client.ts";
+import { type ClientSecurity, GrpcClient } from "../../rpc/grpc-client.ts";
 import type { Candidate, LoadReport } from "../routing/plugin.ts";
 import { Ewma } from "./ewma.ts";
 import type { HealthStatus } from "./health-watch.ts";
@@ -31,6 +31,8 @@ export interface EndpointOptions {
   latencyHalfLifeMs: number;
   /** A load report older than this is not trusted. */
   maxLoadAgeMs: number;
+  /** How the router's channels to workers are secured (mutual TLS); default plaintext. */
+  security?: ClientSecurity;
 }
 
 export class Endpoint {
@@ -61,11 +63,15 @@ export class Endpoint {
     this.role = spec.role ?? "both";
     this.#options = options;
     // Many concurrent streams share one HTTP/2 connection; keepalive notices a dead peer.
-    this.client = new GrpcClient(spec.address, {
-      "grpc.keepalive_time_ms": 30_000,
-      "grpc.keepalive_timeout_ms": 10_000,
-      "grpc.enable_retries": 0,
-    });
+    this.client = new GrpcClient(
+      spec.address,
+      {
+        "grpc.keepalive_time_ms": 30_000,
+        "grpc.keepalive_timeout_ms": 10_000,
+        "grpc.enable_retries": 0,
+      },
+      options.security,
+    );
     this.relay = new RelayChannel(spec.name, this.client);
     this.ttft = new Ewma(options.latencyHalfLifeMs, options.clock);
     this.outliers = new OutlierDetector(options.outliers, options.clock, events);

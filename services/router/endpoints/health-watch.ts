@@ -3,16 +3,12 @@
 // endpoint is UNREACHABLE and the watch reconnects with exponential backoff (reset by a message). A
 // server without the health service (UNIMPLEMENTED) is taken as SERVING: passive ejection still guards it
 // (a watch of an optional service, such as the KV transfer path, says SERVICE_UNKNOWN instead).
-import {
-  type ClientReadableStream,
-  credentials,
-  makeGenericClientConstructor,
-  type ServiceError,
-} from "@grpc/grpc-js";
+import { type ClientReadableStream, makeGenericClientConstructor, type ServiceError } from "@grpc/grpc-js";
 import { service as healthService } from "grpc-health-check";
 import { Backoff, type BackoffConfig } from "../../kernel/backoff.ts";
 import type { Clock } from "../../kernel/clock.ts";
 import { Code } from "../../kernel/errors.ts";
+import { type ClientSecurity, PLAINTEXT } from "../../rpc/grpc-client.ts";
 
 const HealthClient = makeGenericClientConstructor(healthService, "grpc.health.v1.Health");
 
@@ -40,9 +36,12 @@ export class HealthWatch {
       onStatus: (status: HealthStatus) => void;
       /** The status of a server without the health service (default SERVING). */
       unimplemented?: HealthStatus;
+      /** Mutual TLS to the endpoint; default plaintext. */
+      security?: ClientSecurity;
     },
   ) {
-    this.#client = new HealthClient(address, credentials.createInsecure());
+    const { credentials, options: channelOptions } = options.security ?? PLAINTEXT;
+    this.#client = new HealthClient(address, credentials, channelOptions);
     this.#service = options.service;
     this.#clock = options.clock;
     this.#backoff = new Backoff(options.backoff);

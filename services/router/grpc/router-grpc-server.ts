@@ -2,7 +2,7 @@
 // and reflection, with a bound on the request message size. shutdown() drains like a worker does:
 // health turns NOT_SERVING, new calls are refused, calls in flight may finish until the drain timeout.
 import { setTimeout as delay } from "node:timers/promises";
-import { Server } from "@grpc/grpc-js";
+import { Server, type ServerCredentials } from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
 import { Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { Code, TesseraError } from "../../kernel/errors.ts";
@@ -26,6 +26,8 @@ export interface RouterGrpcOptions {
   maxRequestBytes: number;
   log: Logger;
   metrics: RouterMetrics | undefined;
+  /** The front door's TLS (services/rpc/tls-credentials.ts); default plaintext. */
+  credentials?: ServerCredentials;
 }
 
 export class RouterGrpcServer {
@@ -55,7 +57,9 @@ export class RouterGrpcServer {
     const health = new HealthImplementation(servingStatuses("SERVING", Inference.typeName));
     health.addToServer(server);
     addReflection(server, ["tessera/v1/inference.proto"]);
-    const port = await bind(server, options.host, options.port);
+    const port = await bind(server, options.host, options.port, {
+      ...(options.credentials && { credentials: options.credentials }),
+    });
     return new RouterGrpcServer(server, health, inFlight, port);
   }
 

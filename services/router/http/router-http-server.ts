@@ -3,6 +3,7 @@
 // Bodies are bounded (413 over admission.maxRequestBytes); a client that disconnects cancels its
 // request upstream. shutdown() refuses new requests and lets those in flight finish until a deadline.
 import http from "node:http";
+import https from "node:https";
 import type { AddressInfo } from "node:net";
 import { samplingDefaultsByApiName } from "../../inference/sampling-params.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
@@ -10,6 +11,8 @@ import type { Logger } from "../../kernel/log.ts";
 import { traceHttpListener } from "../../kernel/telemetry/http-tracing.ts";
 import { tracingEnabled } from "../../kernel/telemetry/tracing.ts";
 import { InFlight } from "../../rpc/in-flight.ts";
+import { followFolder } from "../../rpc/tls-credentials.ts";
+import type { TlsFolder } from "../../rpc/tls-folder.ts";
 import type { Router } from "../core/router.ts";
 import { bearer } from "../grpc/grpc-request.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
@@ -26,6 +29,8 @@ export interface RouterHttpOptions {
   metrics: RouterMetrics | undefined;
   /** Every model has an eligible endpoint. */
   ready: () => boolean;
+  /** HTTPS from a TLS folder (reloaded on rotation), asking for client certificates if `clientAuth`; default HTTP. */
+  tls?: { folder: TlsFolder; clientAuth: boolean } | undefined;
 }
 
 export class RouterHttpServer {
@@ -40,12 +45,17 @@ export class RouterHttpServer {
 
   static async start(router: Router, options: RouterHttpOptions): Promise<RouterHttpServer> {
     let self: RouterHttpServer | undefined;
-    const server = http.createServer(
-      traceHttpListener((req, res) => void self?.handle(req, res, router, options), {
-        enabled: tracingEnabled(),
-        prefix: "router",
-      }),
-    );
+    const listener = traceHttpListener((req, res) => void self?.handle(req, res, router, options), {
+      enabled: tracingEnabled(),
+      prefix: "router",
+    });
+    const secure = options.tls && followFolder(options.tls.folder, options.tls.clientAuth);
+    // An https.Server is an http.Server on TLS sockets (Node mixes http.Server's methods into it).
+    const server = secure
+      ? (https.createServer(secure.options, listener) as unknown as http.Server)
+      : http.createServer(listener);
+    const unfollow = secure?.follow(server as unknown as https.Server);
+    if (unfollow) server.once("close", unfollow);
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once("error", (err) =>

@@ -1,0 +1,66 @@
+// The router's TLS folders, opened (their files checked) at start-up: its client identity toward the
+// workers (mutual TLS, config tls.workers, `--tls-dir`) and its front door's (gRPC and HTTPS, config
+// tls.frontDoor, `--front-tls-dir`; clients verified against its ca.crt only with clientAuth). Both are
+// watched, so a rotated Secret reaches new connections without a restart. Unset: plaintext.
+import { Code, TesseraError } from "../../kernel/errors.ts";
+import type { Logger } from "../../kernel/log.ts";
+import { PLAINTEXT } from "../../rpc/grpc-client.ts";
+import { clientSecurity, serverCredentials } from "../../rpc/tls-credentials.ts";
+import { TlsFolder } from "../../rpc/tls-folder.ts";
+import type { RouterConfig } from "./router-config.ts";
+
+export class RouterTls {
+  readonly workers: TlsFolder | undefined;
+  readonly frontDoor: TlsFolder | undefined;
+  readonly #config: RouterConfig["tls"];
+
+  private constructor(config: RouterConfig["tls"], workers?: TlsFolder, frontDoor?: TlsFolder) {
+    this.#config = config;
+    this.workers = workers;
+    this.frontDoor = frontDoor;
+  }
+
+  /** Opens the configured folders; a bad one fails with its config field, flag and file. */
+  static open(config: RouterConfig["tls"], log: Logger): RouterTls {
+    const onReloadError = (err: TesseraError) =>
+      log.error({ err: err.message }, "TLS folder not reloaded; the last good certificate stays");
+    const open = (dir: string, needCa: boolean, field: string) => {
+      try {
+        return TlsFolder.open(dir, { needCa, onReloadError });
+      } catch (err) {
+        throw new TesseraError(Code.FAILED_PRECONDITION, `${field}: ${TesseraError.from(err).message}`);
+      }
+    };
+    const workers = config.workers && open(config.workers.dir, true, "tls.workers.dir (--tls-dir)");
+    try {
+      const { frontDoor } = config;
+      const front =
+        frontDoor && open(frontDoor.dir, frontDoor.clientAuth, "tls.frontDoor.dir (--front-tls-dir)");
+      return new RouterTls(config, workers, front);
+    } catch (err) {
+      workers?.close();
+      throw err;
+    }
+  }
+
+  /** How the router's channels to workers are secured. */
+  get workerSecurity() {
+    return this.workers ? clientSecurity(this.workers, this.#config.workers?.serverName) : PLAINTEXT;
+  }
+
+  /** The gRPC front door's credentials (plaintext without a folder). */
+  frontDoorCredentials() {
+    return serverCredentials(this.frontDoor, this.#config.frontDoor?.clientAuth ?? false);
+  }
+
+  /** The HTTPS front door's folder and client authentication, or undefined for plain HTTP. */
+  get https() {
+    const clientAuth = this.#config.frontDoor?.clientAuth ?? false;
+    return this.frontDoor && { folder: this.frontDoor, clientAuth };
+  }
+
+  close(): void {
+    this.workers?.close();
+    this.frontDoor?.close();
+  }
+}
