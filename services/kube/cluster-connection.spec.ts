@@ -135,6 +135,17 @@ describe("cluster connection: authentication and proxies as kubectl", () => {
     assert.deepEqual(tokens(), ["first", "first", "second"]);
   });
 
+  it("OIDC: an unexpired id-token of the oidc auth-provider is the bearer token", async () => {
+    const part = (o: object) => Buffer.from(JSON.stringify(o)).toString("base64url");
+    const idToken = `${part({ alg: "RS256" })}.${part({ iss: "https://issuer.invalid", exp: 4_102_444_800 })}.sig`;
+    const oidc = {
+      name: "oidc",
+      config: { "id-token": idToken, "client-id": "tessera", "idp-issuer-url": "https://issuer.invalid" },
+    };
+    await list(client(kubeconfig({ "auth-provider": oidc })));
+    assert.deepEqual(tokens(), [idToken]);
+  });
+
   it("client certificate from a file and key from data; a static token", async () => {
     writeFileSync(path.join(dir, "client.crt"), api.cert);
     await list(

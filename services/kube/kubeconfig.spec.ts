@@ -97,7 +97,7 @@ describe("kubeconfig: found and merged as kubectl does", () => {
     );
   });
 
-  it("names what is missing: a file, a context, its cluster or its user", () => {
+  it("names what is missing or refused: a file, a context, its user, a plain-HTTP server", () => {
     const file = (extra: Record<string, unknown>) => write("config", "x", "https://x:1", extra);
     assert.throws(
       () => loadClusterConnection({ kubeconfig: path.join(dir, "nope"), env: {} }),
@@ -110,6 +110,14 @@ describe("kubeconfig: found and merged as kubectl does", () => {
     assert.throws(
       () => loadClusterConnection({ kubeconfig: file({}), env: {}, field: "discovery.kubeconfig" }),
       /discovery\.kubeconfig: no current context/,
+    );
+    assert.throws(
+      () =>
+        loadClusterConnection({
+          kubeconfig: write("http", "h", "http://h:8001", { "current-context": "h" }),
+          env: {},
+        }),
+      /cluster "h": http:\/\/h:8001 is plain HTTP/,
     );
     const dangling = file({
       "current-context": "d",

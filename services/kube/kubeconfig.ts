@@ -16,7 +16,8 @@
 //   provideClusterInfo is set), as kubectl gives it;
 // - in cluster: the injected environment rather than process.env, always https (client-node picks
 //   http for ports 80, 8080 and 8001);
-// - a context, cluster or user that is named but missing is refused, naming it.
+// - a context, cluster or user that is named but missing is refused, naming it, and so is a plain
+//   http:// server without insecure-skip-tls-verify (kubectl talks to one; client-node refuses it).
 import { existsSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -234,10 +235,16 @@ function checked(
       field,
       name ? `no context "${name}" in the kubeconfig` : "no current context",
     );
-  if (!config.getCluster(context.cluster))
+  const cluster = config.getCluster(context.cluster);
+  if (!cluster)
     throw TesseraError.invalidArgument(
       field,
       `context "${name}" names cluster "${context.cluster}", which is not there`,
+    );
+  if (cluster.server.startsWith("http:") && !cluster.skipTLSVerify)
+    throw TesseraError.invalidArgument(
+      field,
+      `cluster "${cluster.name}": ${cluster.server} is plain HTTP, which @kubernetes/client-node accepts only with insecure-skip-tls-verify: true`,
     );
   if (context.user && !config.getUser(context.user))
     throw TesseraError.invalidArgument(
