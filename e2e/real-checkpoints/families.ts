@@ -1,6 +1,7 @@
 // The checkpoints of devtools/reference/expected/checkpoints.json (real tokenizers of Llama 2, Llama 3 and
-// Qwen 3 on tiny random models), made with the same `tessera model create` commands the reference ran,
-// into folders named as users name theirs, and what transformers 5.18 generated on them.
+// Qwen 3 on tiny random models; Llama 2 as a Llama-2-chat checkpoint, its template given with
+// --chat-template), made with the same `tessera model create` commands the reference ran, into folders
+// named as users name theirs, and what transformers 5.18 generated on them.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -21,6 +22,8 @@ export interface ChatMessage {
 export interface ReferenceFamily {
   family: string;
   folder: string;
+  /** The template file given with --chat-template, where the tokenizer folder has none. */
+  chat_template?: string;
   create_args: string[];
   create_command: string;
   vocab_size: number;
@@ -40,6 +43,25 @@ export const reference = JSON.parse(
 ) as Reference;
 
 let scratch: string | undefined;
+
+/**
+ * The family's checkpoint made without its --chat-template, in a folder named `folder`: a model with no
+ * chat template at all (as the base Llama-2-7b-hf beside Llama-2-7b-chat-hf).
+ */
+export function withoutChatTemplate(family: ReferenceFamily, folder: string): ReferenceFamily {
+  const at = family.create_args.indexOf("--chat-template");
+  if (at < 0) throw new Error(`${family.folder} is made without --chat-template`);
+  const create_args = family.create_args.filter((_, i) => i !== at && i !== at + 1);
+  const { chat_template: _, ...rest } = family;
+  return {
+    ...rest,
+    folder,
+    create_args,
+    create_command: `node services/cli/main.ts ${create_args.join(" ")}`,
+    has_chat_template: false,
+    chats: [],
+  };
+}
 
 /** Makes the family's checkpoint in a temp folder named as the reference's (removed at exit). */
 export async function makeCheckpoint(family: ReferenceFamily): Promise<string> {

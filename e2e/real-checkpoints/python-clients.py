@@ -3,12 +3,11 @@ e2e/real-checkpoints/real-checkpoints.spec.ts. Reads one JSON request on stdin:
 
     {"base_url": "http://127.0.0.1:PORT/v1", "grpc_address": "127.0.0.1:PORT", "model": "...",
      "max_tokens": 12, "chats": [[{"role": ..., "content": ...}, ...], ...],
-     "completion_prompt": "...", "tokenize_text": "...", "refused_chat": [...] (optional)}
+     "completion_prompt": "...", "tokenize_text": "..."}
 
 and prints one JSON object: each chat's usage.prompt_tokens, reply text and finish reason
 (/v1/chat/completions, temperature 0), the first chat's reply streamed (the deltas joined), the completion's (/v1/completions), and the token ids
-tessera.v1.Inference/Tokenize returns over grpcio (special tokens added), and for a model without a chat
-template the HTTP status and message a conversation gets. grpcio has no generated stubs
+tessera.v1.Inference/Tokenize returns over grpcio (special tokens added). grpcio has no generated stubs
 here (no protoc): the two small messages are written and read by hand, in protobuf's wire format.
 """
 
@@ -92,13 +91,6 @@ def main():
                 "finish_reason": reply.choices[0].finish_reason,
             }
         )
-    # A model without a chat template: the conversation must be refused, and how.
-    chat_error = None
-    if request.get("refused_chat"):
-        try:
-            client.chat.completions.create(model=model, messages=request["refused_chat"], max_tokens=max_tokens)
-        except openai.APIStatusError as err:
-            chat_error = {"status": err.status_code, "message": err.message}
     # The first conversation again, streamed: the deltas must add up to the same reply.
     stream = client.chat.completions.create(
         model=model, messages=request["chats"][0], temperature=0, max_tokens=max_tokens, stream=True
@@ -116,7 +108,6 @@ def main():
             "grpcio_version": grpc.__version__,
             "chats": chats,
             "streamed_first_chat": streamed,
-            "chat_error": chat_error,
             "completion": {
                 "prompt_tokens": completion.usage.prompt_tokens,
                 "text": completion.choices[0].text,
