@@ -1,8 +1,9 @@
 // The whole dev cluster in one process: the API server (graceful pod deletion on), the
 // scheduler, one process kubelet and the built-in controllers, all on the API server's
-// in-process ClusterApi; kubectl and helm reach it over HTTPS with the kubeconfig. Every
-// container gets KUBECONFIG (when one is written) and KUBERNETES_SERVICE_HOST/PORT, so programs
-// in pods, such as the operator, find the API.
+// in-process ClusterApi; kubectl and helm reach it over HTTPS with the (admin's) kubeconfig. Pods
+// get their service account's token volume, and every container KUBERNETES_SERVICE_HOST/PORT and a
+// KUBECONFIG with that token (kubelet/service-account-kubeconfig.ts), so programs in pods, such as
+// the operator and the router, reach the API as their service accounts, under their RBAC.
 import { z } from "zod";
 import { type Clock, systemClock } from "../../services/kernel/clock.ts";
 import { TesseraError } from "../../services/kernel/errors.ts";
@@ -13,6 +14,7 @@ import type { ProcessLauncher } from "./kubelet/host-process.ts";
 import { Kubelet } from "./kubelet/kubelet.ts";
 import type { KubeletConfigInput } from "./kubelet/kubelet-config.ts";
 import { PodScheduler } from "./kubelet/pod-scheduler.ts";
+import type { Pod } from "./objects/pod-types.ts";
 
 export const devClusterConfigSchema = z.object({
   host: z.string().default("127.0.0.1"),
@@ -20,7 +22,7 @@ export const devClusterConfigSchema = z.object({
   port: z.number().int().min(0).max(65535).default(0),
   /** Keep the cluster's objects in this file; in memory only when absent. */
   stateFile: z.string().optional(),
-  /** Write a kubeconfig here (and give it to every container as KUBECONFIG). */
+  /** Write the admin's kubeconfig here. */
   kubeconfigPath: z.string().optional(),
   /** The kubelet's settings (node name, capacity, pod CIDR, root dir, back-off ...). */
   node: z.custom<KubeletConfigInput>((v) => typeof v === "object" && v !== null).default({}),
@@ -59,6 +61,7 @@ export async function startDevCluster(
       host: settings.host,
       port: settings.port,
       gracefulPodDeletion: true,
+      serviceAccountAdmission: true,
       ...(settings.stateFile ? { stateFile: settings.stateFile } : {}),
       ...(settings.kubeconfigPath ? { kubeconfigPath: settings.kubeconfigPath } : {}),
     },
@@ -68,10 +71,10 @@ export async function startDevCluster(
   const kubelet = new Kubelet(
     {
       ...settings.node,
+      apiServer: server.url,
       podEnv: {
         KUBERNETES_SERVICE_HOST: address.hostname.replace(/^\[|\]$/g, ""),
         KUBERNETES_SERVICE_PORT: address.port,
-        ...(settings.kubeconfigPath ? { KUBECONFIG: settings.kubeconfigPath } : {}),
         ...settings.node.podEnv,
       },
     },
@@ -79,6 +82,7 @@ export async function startDevCluster(
       api: server.api,
       clock,
       log: log("devcluster-kubelet"),
+      serviceAccountTokens: (pod, request) => podToken(server, pod, request),
       ...(deps.launcher ? { launcher: deps.launcher } : {}),
     },
   );
@@ -86,7 +90,11 @@ export async function startDevCluster(
   kubelet.start();
   const scheduler = new PodScheduler(server.api, { clock, log: log("devcluster-scheduler") });
   scheduler.start();
-  const controllers = startControllers(server.api, { clock, log: log("devcluster-controllers") });
+  const controllers = startControllers(server.api, {
+    clock,
+    log: log("devcluster-controllers"),
+    rootCaCert: server.caCert,
+  });
   return {
     server,
     kubelet,
@@ -100,4 +108,24 @@ export async function startDevCluster(
       await server.close();
     },
   };
+}
+
+/** A token of the pod's service account bound to the pod, or undefined while the account does not exist. */
+function podToken(
+  server: ApiServer,
+  pod: Pod,
+  request: { audience?: string; expirationSeconds: number },
+): string | undefined {
+  const namespace = pod.metadata.namespace ?? "default";
+  const name = pod.spec.serviceAccountName || "default";
+  const uid = server.api.store.get("serviceaccounts", namespace, name)?.metadata.uid;
+  if (!uid) return undefined;
+  const subject = {
+    namespace,
+    serviceAccount: { name, uid },
+    pod: { name: pod.metadata.name ?? "", uid: pod.metadata.uid ?? "" },
+  };
+  const audiences = request.audience ? { audiences: [request.audience] } : {};
+  return server.serviceAccountToken(subject, { expirationSeconds: request.expirationSeconds, ...audiences })
+    .token;
 }

@@ -46,6 +46,8 @@ export const apiServerConfigSchema = z.object({
   bookmarkIntervalSeconds: z.number().positive().default(60),
   /** Pods on a node wait for the kubelet to delete them (see ClusterApiOptions). */
   gracefulPodDeletion: z.boolean().default(false),
+  /** Pods get their service account's token volume (see ClusterApiOptions). */
+  serviceAccountAdmission: z.boolean().default(false),
   /** Static bearer tokens, one `token,user,uid,"group1,group2"` line each (as --token-auth-file). */
   tokenAuthFile: z.string().optional(),
 });
@@ -71,7 +73,7 @@ export interface ApiServer {
   /** A service-account token (bound to a pod when `subject.pod` is given), as TokenRequest issues it. */
   serviceAccountToken(
     subject: TokenSubject,
-    expirationSeconds?: number,
+    options?: { expirationSeconds?: number; audiences?: string[] },
   ): { token: string; expiresAt: number };
   /** The in-process API (same semantics as the REST API). */
   readonly api: ClusterApi;
@@ -104,6 +106,7 @@ export async function startApiServer(
     registry: new ResourceRegistry(),
     clock,
     gracefulPodDeletion: settings.gracefulPodDeletion,
+    serviceAccountAdmission: settings.serviceAccountAdmission,
   });
   api.registerStoredCrds();
   bootstrapCluster(api);
@@ -153,8 +156,8 @@ export async function startApiServer(
     api,
     admin,
     clientCertificate: (user, groups = []) => issueClientCertificate(tls, user, groups),
-    serviceAccountToken: (subject, expirationSeconds) =>
-      auth.tokens.issue(subject, { now: clock.now(), ...(expirationSeconds ? { expirationSeconds } : {}) }),
+    serviceAccountToken: (subject, options = {}) =>
+      auth.tokens.issue(subject, { now: clock.now(), ...options }),
     kubeconfig: (namespace) =>
       kubeconfigYaml({ server: url, caCert: tls.cert, client: admin, ...(namespace ? { namespace } : {}) }),
     writeKubeconfig: (file, namespace) =>

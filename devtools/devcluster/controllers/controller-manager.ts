@@ -1,6 +1,6 @@
 // The built-in controllers of the dev cluster, started together on the in-process API:
 // Deployment -> ReplicaSet -> Pods, StatefulSet -> Pods, Service -> EndpointSlices and default
-// ServiceAccounts. (Garbage collection and namespace deletion run inside the API server.)
+// ServiceAccounts, and the kube-root-ca.crt ConfigMap when given the CA. (Garbage collection and namespace deletion run inside the API server.)
 
 import { type Clock, systemClock } from "../../../services/kernel/clock.ts";
 import { createLogger, type Logger } from "../../../services/kernel/log.ts";
@@ -11,6 +11,7 @@ import type { Controller, ControllerDeps } from "./controller.ts";
 import { DeploymentController } from "./deployment-controller.ts";
 import { EndpointSliceController } from "./endpointslice-controller.ts";
 import { ReplicaSetController } from "./replicaset-controller.ts";
+import { RootCaPublisher } from "./root-ca-publisher.ts";
 import { ServiceAccountController } from "./service-account-controller.ts";
 import { StatefulSetController } from "./statefulset-controller.ts";
 
@@ -23,7 +24,7 @@ export interface ControllerManager {
 
 export function startControllers(
   api: ClusterApi,
-  options: { clock?: Clock; log?: Logger; events?: EventRecorder } = {},
+  options: { clock?: Clock; log?: Logger; events?: EventRecorder; rootCaCert?: string } = {},
 ): ControllerManager {
   const clock = options.clock ?? systemClock;
   const deps: ControllerDeps = {
@@ -38,6 +39,7 @@ export function startControllers(
     new StatefulSetController(deps),
     new EndpointSliceController(deps),
     new ServiceAccountController(deps),
+    ...(options.rootCaCert ? [new RootCaPublisher(deps, options.rootCaCert)] : []),
   ];
   for (const controller of controllers) controller.start();
   return {

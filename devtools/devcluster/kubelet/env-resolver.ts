@@ -30,7 +30,7 @@ export function expandVars(text: string, env: Record<string, string>): string {
 
 const MAP_FIELD = /^metadata\.(labels|annotations)\['(.+)'\]$/;
 
-function fieldValue(pod: Pod, path: string, facts: PodFacts): Result<string> {
+export function fieldValue(pod: Pod, path: string, facts: PodFacts): Result<string> {
   const meta = pod.metadata;
   const mapField = MAP_FIELD.exec(path);
   if (mapField) {

@@ -61,7 +61,12 @@ export const kubeletConfigSchema = z.object({
   volumeRefreshMs: z.number().positive().default(2_000),
   /** Host environment variables every container gets (containers share the host's file system). */
   inheritEnv: z.array(z.string()).default(["PATH", "HOME", "LANG", "LC_ALL", "TZ", "USER"]),
-  /** Variables every container gets (KUBECONFIG, KUBERNETES_SERVICE_HOST ...); pod env wins. */
+  /**
+   * The API server's URL: a container that mounts its service account's token gets a kubeconfig
+   * for it with that token (service-account-kubeconfig.ts) as KUBECONFIG.
+   */
+  apiServer: z.string().optional(),
+  /** Variables every container gets (KUBERNETES_SERVICE_HOST ...); pod env wins. */
   podEnv: z.record(z.string(), z.string()).default({}),
   /** Identifies this cluster's processes (env TESSERA_DEV_CLUSTER) for cleanup after a crash. */
   clusterId: z.string().default(() => randomBytes(6).toString("hex")),

@@ -25,7 +25,7 @@ import { NODE_IP, nodeObject, nodeView } from "./node-object.ts";
 import { podRequests } from "./pod-fit.ts";
 import { PodIpPool } from "./pod-ip-pool.ts";
 import { podLogSource } from "./pod-log-source.ts";
-import { KUBELET_MANAGER, PodWorker } from "./pod-worker.ts";
+import { KUBELET_MANAGER, type PodTokenIssuer, PodWorker } from "./pod-worker.ts";
 import { checkProbe, type ProbeChecker } from "./probe-check.ts";
 import { CLUSTER_ENV, ProcessRegistry } from "./process-registry.ts";
 
@@ -36,6 +36,8 @@ export interface KubeletDeps {
   launcher?: ProcessLauncher;
   checker?: ProbeChecker;
   events?: EventRecorder;
+  /** Issues the token of a pod's service account (bound to the pod) for its token volume. */
+  serviceAccountTokens?: PodTokenIssuer;
 }
 
 /** The kubelet's minimum grace period, used for pods that were force-deleted. */
@@ -48,6 +50,7 @@ export class Kubelet {
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #launcher: ProcessLauncher;
+  readonly #tokens: PodTokenIssuer | undefined;
   readonly #checker: ProbeChecker;
   readonly #events: EventRecorder;
   readonly #ips: PodIpPool;
@@ -66,6 +69,7 @@ export class Kubelet {
     this.#clock = deps.clock ?? systemClock;
     this.#log = deps.log ?? createLogger("devcluster-kubelet");
     this.#launcher = deps.launcher ?? hostProcessLauncher;
+    this.#tokens = deps.serviceAccountTokens;
     this.#checker = deps.checker ?? checkProbe;
     this.#events =
       deps.events ?? clusterEventRecorder(deps.api, this.#clock, "kubelet", this.config.nodeName);
@@ -257,6 +261,7 @@ export class Kubelet {
         log: this.#log,
         config: this.config,
         launcher: this.#launcher,
+        ...(this.#tokens ? { serviceAccountTokens: this.#tokens } : {}),
         checker: this.#checker,
         events: this.#events,
         hostIP: NODE_IP,

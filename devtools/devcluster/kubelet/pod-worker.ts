@@ -14,11 +14,12 @@ import type { Container, Pod } from "../objects/pod-types.ts";
 import { CONFIGMAPS, PODS, SECRETS } from "../objects/refs.ts";
 import { containerLaunch } from "./container-launch.ts";
 import { ContainerRunner } from "./container-runner.ts";
-import type { EnvSources } from "./env-resolver.ts";
 import type { ProcessLauncher } from "./host-process.ts";
 import type { KubeletConfig } from "./kubelet-config.ts";
 import { podStatus } from "./pod-status.ts";
 import type { ProbeChecker } from "./probe-check.ts";
+import type { ProjectionSources } from "./projected-volume.ts";
+import { serviceAccountVolumeDir, writeServiceAccountKubeconfig } from "./service-account-kubeconfig.ts";
 import { prepareVolumes, refreshVolumes } from "./volume-paths.ts";
 
 export const KUBELET_MANAGER = "kubelet";
@@ -36,7 +37,14 @@ export interface PodWorkerDeps {
   /** The node's variables for every container (inherited host env, cluster address). */
   baseEnv: Record<string, string>;
   onProcess: (pid: number, running: boolean) => void;
+  serviceAccountTokens?: PodTokenIssuer;
 }
+
+/** Issues a token of the pod's service account, bound to the pod; undefined when it cannot. */
+export type PodTokenIssuer = (
+  pod: Pod,
+  request: { audience?: string; expirationSeconds: number },
+) => string | undefined;
 
 export interface PodAddress {
   podIP: string;
@@ -57,6 +65,7 @@ export class PodWorker {
   #init: ContainerRunner[] = [];
   #main: ContainerRunner[] = [];
   #volumes = new Map<string, string>();
+  #mounted = false;
   readonly #started = new Set<ContainerRunner>();
   #syncQueued = false;
   #terminating: Promise<void> | undefined;
@@ -93,15 +102,8 @@ export class PodWorker {
   }
 
   start(): void {
-    const volumes = prepareVolumes(
-      this.#pod,
-      { podDir: this.#dir, claimsDir: path.join(this.#deps.config.rootDir, "volumes") },
-      this.#sources(),
-    );
-    if (volumes.value) {
-      this.#volumes = volumes.value;
-      this.#refreshVolumesLater();
-    } else this.#event("Warning", "FailedMount", volumes.error.message);
+    this.#mountVolumes();
+    this.#refreshVolumesLater();
     this.#init = (this.#pod.spec.initContainers ?? []).map((c) => this.#runner(c, true));
     this.#main = this.#pod.spec.containers.map((c) => this.#runner(c, false));
     this.#advance();
@@ -156,6 +158,7 @@ export class PodWorker {
           sources: this.#sources(),
           baseEnv: {
             ...this.#deps.baseEnv,
+            ...this.#serviceAccountEnv(container),
             HOSTNAME: this.#pod.spec.hostname ?? this.name,
             TMPDIR: path.join(this.#dir, "tmp"),
             ...gpuEnv,
@@ -172,12 +175,33 @@ export class PodWorker {
     });
   }
 
-  /** Keeps the pod's configMap and secret volumes up to date with their objects, until it terminates. */
+  /** KUBECONFIG for a container that mounts its service account's token (service-account-kubeconfig.ts). */
+  #serviceAccountEnv(container: Container): Record<string, string> {
+    const server = this.#deps.config.apiServer;
+    const dir = serviceAccountVolumeDir(container, this.#volumes);
+    if (!server || dir === undefined) return {};
+    return { KUBECONFIG: writeServiceAccountKubeconfig(dir, server) };
+  }
+
+  /** Prepares the pod's volumes; on failure (a missing ConfigMap, say) an event, and a retry at the next refresh. */
+  #mountVolumes(): void {
+    const volumes = prepareVolumes(
+      this.#pod,
+      { podDir: this.#dir, claimsDir: path.join(this.#deps.config.rootDir, "volumes") },
+      this.#sources(),
+    );
+    this.#mounted = volumes.value !== undefined;
+    if (volumes.value) this.#volumes = volumes.value;
+    else this.#event("Warning", "FailedMount", volumes.error.message);
+  }
+
+  /** Keeps the pod's configMap, secret and projected volumes up to date (or mounts them once they can be), until it terminates. */
   #refreshVolumesLater(): void {
     if (this.#terminating) return;
     this.#cancelRefresh = this.#deps.clock.setTimer(this.#deps.config.volumeRefreshMs, () => {
       try {
-        refreshVolumes(this.#pod, this.#volumes, this.#sources());
+        if (!this.#mounted) this.#mountVolumes();
+        else refreshVolumes(this.#pod, this.#volumes, this.#sources());
       } catch (err) {
         this.#deps.log.warn({ pod: this.name, err: String(err) }, "volume refresh failed");
       }
@@ -216,7 +240,7 @@ export class PodWorker {
     runner.start();
   }
 
-  #sources(): EnvSources {
+  #sources(): ProjectionSources {
     const { api } = this.#deps;
     const read = (ref: typeof CONFIGMAPS, name: string) => {
       try {
@@ -225,7 +249,10 @@ export class PodWorker {
         return undefined;
       }
     };
+    const tokens = this.#deps.serviceAccountTokens;
     return {
+      now: () => this.#deps.clock.now(),
+      ...(tokens ? { serviceAccountToken: (request) => tokens(this.#pod, request) } : {}),
       configMap: (name) => {
         const map = read(CONFIGMAPS, name);
         if (!map) return undefined;

@@ -4,7 +4,8 @@
 // JSON argument too).
 // emptyDir: a folder of the pod, removed with it. configMap/secret: a folder with one file per
 // key, kept up to date while the pod runs (refreshVolumes), as a kubelet's sync loop does; unlike a
-// kubelet's, a subPath mount of one follows the updates too. hostPath: the path itself.
+// kubelet's, a subPath mount of one follows the updates too. projected: the same, from several
+// sources, the service account's token among them (projected-volume.ts). hostPath: the path itself.
 // persistentVolumeClaim: a folder per claim under the kubelet's root, kept across pods (so a
 // StatefulSet's replica finds its data again).
 import {
@@ -20,7 +21,7 @@ import {
 import path from "node:path";
 import { type Result, TesseraError } from "../../../services/kernel/errors.ts";
 import type { Container, KeyToPath, Pod, Volume } from "../objects/pod-types.ts";
-import type { EnvSources } from "./env-resolver.ts";
+import { type ProjectionSources, projectedFiles } from "./projected-volume.ts";
 
 export interface VolumeDirs {
   /** The pod's own folder (emptyDir and projected files live below it). */
@@ -35,7 +36,7 @@ export interface Mount {
 }
 
 /** A configMap or secret volume: which kind, its object's name, settings, and data (undefined: no such object). */
-function keyedSource(volume: Volume, sources: EnvSources) {
+function keyedSource(volume: Volume, sources: ProjectionSources) {
   const source = volume.configMap ?? volume.secret;
   if (!source) return undefined;
   const name = volume.configMap?.name ?? volume.secret?.secretName ?? "";
@@ -76,7 +77,11 @@ function writeKeys(dir: string, files: ReadonlyMap<string, string>): void {
 }
 
 /** Creates the host folder of every volume of the pod; returns volume name -> host path. */
-export function prepareVolumes(pod: Pod, dirs: VolumeDirs, sources: EnvSources): Result<Map<string, string>> {
+export function prepareVolumes(
+  pod: Pod,
+  dirs: VolumeDirs,
+  sources: ProjectionSources,
+): Result<Map<string, string>> {
   const paths = new Map<string, string>();
   const namespace = pod.metadata.namespace ?? "default";
   for (const volume of pod.spec.volumes ?? []) {
@@ -97,6 +102,11 @@ export function prepareVolumes(pod: Pod, dirs: VolumeDirs, sources: EnvSources):
       if (missing.length > 0 && data && !optional)
         return { error: TesseraError.notFound(`${what} "${name}" has no key ${missing.join(", ")}`) };
       paths.set(volume.name, own);
+    } else if (volume.projected) {
+      const files = projectedFiles(pod, volume.projected.sources, sources);
+      if (files.error) return { error: files.error };
+      writeKeys(own, files.value);
+      paths.set(volume.name, own);
     } else {
       mkdirSync(own, { recursive: true });
       paths.set(volume.name, own);
@@ -115,14 +125,13 @@ export function prepareVolumes(pod: Pod, dirs: VolumeDirs, sources: EnvSources):
 export function refreshVolumes(
   pod: Pod,
   volumes: ReadonlyMap<string, string>,
-  sources: EnvSources,
+  sources: ProjectionSources,
 ): string[] {
   const changed: string[] = [];
   for (const volume of pod.spec.volumes ?? []) {
-    const source = keyedSource(volume, sources);
     const dir = volumes.get(volume.name);
-    if (!source?.data || dir === undefined) continue;
-    const wanted = keyFiles(source.data, source.items).files;
+    const wanted = dir === undefined ? undefined : wantedFiles(pod, volume, dir, sources);
+    if (!wanted || dir === undefined) continue;
     let touched = false;
     for (const [relative, text] of wanted) {
       const file = path.join(dir, relative);
@@ -142,6 +151,25 @@ export function refreshVolumes(
     if (touched) changed.push(volume.name);
   }
   return changed;
+}
+
+/** The files a configMap, secret or projected volume should hold now; undefined to leave it as it is. */
+function wantedFiles(
+  pod: Pod,
+  volume: Volume,
+  dir: string,
+  sources: ProjectionSources,
+): Map<string, string> | undefined {
+  if (volume.projected) {
+    const current = new Map<string, string>();
+    for (const relative of readdirSync(dir, { recursive: true }) as string[]) {
+      const file = path.join(dir, relative);
+      if (statSync(file).isFile()) current.set(path.normalize(relative), readFileSync(file, "utf8"));
+    }
+    return projectedFiles(pod, volume.projected.sources, sources, current).value;
+  }
+  const source = keyedSource(volume, sources);
+  return source?.data ? keyFiles(source.data, source.items).files : undefined;
 }
 
 /** The container's mounts as host folders, longest mount path first. */

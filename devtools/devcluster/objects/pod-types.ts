@@ -106,6 +106,15 @@ export interface Volume {
   persistentVolumeClaim?: { claimName: string; readOnly?: boolean };
   configMap?: { name: string; items?: KeyToPath[]; optional?: boolean };
   secret?: { secretName: string; items?: KeyToPath[]; optional?: boolean };
+  projected?: { sources: VolumeProjection[]; defaultMode?: number };
+}
+
+/** One source of a projected volume (a service account's token volume has the first three). */
+export interface VolumeProjection {
+  serviceAccountToken?: { path: string; audience?: string; expirationSeconds?: number };
+  configMap?: { name: string; items?: KeyToPath[]; optional?: boolean };
+  downwardAPI?: { items?: { path: string; fieldRef?: { fieldPath: string } }[] };
+  secret?: { name: string; items?: KeyToPath[]; optional?: boolean };
 }
 
 export type RestartPolicy = "Always" | "OnFailure" | "Never";
@@ -120,6 +129,7 @@ export interface PodSpec {
   nodeSelector?: Record<string, string>;
   schedulerName?: string;
   serviceAccountName?: string;
+  automountServiceAccountToken?: boolean;
   hostNetwork?: boolean;
   hostname?: string;
   subdomain?: string;

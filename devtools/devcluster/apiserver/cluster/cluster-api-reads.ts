@@ -28,6 +28,12 @@ export interface ClusterApiOptions {
    * default, so a cluster without a kubelet deletes pods at once.
    */
   gracefulPodDeletion?: boolean;
+  /**
+   * Pods get their service account's token volume on creation (service-account-admission.ts), as
+   * kube-apiserver's admission does. Off by default, so a cluster without a kubelet stores pods as
+   * written; the dev cluster, whose kubelet mounts the tokens, turns it on.
+   */
+  serviceAccountAdmission?: boolean;
 }
 
 function decodeContinue(token: string | undefined): string | undefined {
@@ -45,11 +51,13 @@ export class ClusterReads {
   readonly store: ObjectStore;
   readonly registry: ResourceRegistry;
   readonly clock: Clock;
+  readonly serviceAccountAdmission: boolean;
 
   constructor(options: ClusterApiOptions) {
     this.store = options.store;
     this.registry = options.registry;
     this.clock = options.clock;
+    this.serviceAccountAdmission = options.serviceAccountAdmission ?? false;
   }
 
   /** The resource type a ref names; 404 when the server does not serve it. */

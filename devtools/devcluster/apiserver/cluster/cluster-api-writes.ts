@@ -16,6 +16,7 @@ import { type AdmissionContext, admitCreate, admitUpdate } from "./admission.ts"
 import type { PatchType, ResourceRef, WriteOptions } from "./api-types.ts";
 import { ClusterReads } from "./cluster-api-reads.ts";
 import { fromScale, toScale } from "./scale.ts";
+import { admitServiceAccount } from "./service-account-admission.ts";
 
 const CRD_GROUP_RESOURCE = "customresourcedefinitions.apiextensions.k8s.io";
 
@@ -61,6 +62,7 @@ export class ClusterWrites extends ClusterReads {
     }
     const ctx = this.context(options);
     const admitted = admitCreate(type, { ...object, metadata: { ...object.metadata } }, namespace, ctx);
+    this.admitPod(type, admitted);
     this.checkNamespace(type, admitted.metadata.namespace ?? "", admitted.metadata.name ?? "");
     this.admitCrd(type, admitted, ctx.now);
     this.finish(ctx, options);
@@ -160,6 +162,7 @@ export class ClusterWrites extends ClusterReads {
     if (!live) {
       merged.metadata.name = name;
       const created = admitCreate(type, merged, namespace, ctx);
+      this.admitPod(type, created);
       created.metadata.managedFields = merged.metadata.managedFields ?? [];
       this.checkNamespace(type, created.metadata.namespace ?? "", name);
       this.admitCrd(type, created, ctx.now);
@@ -233,6 +236,18 @@ export class ClusterWrites extends ClusterReads {
     const errors = validateCrd(object);
     if (errors.length > 0) throw apiErrors.invalid(type.kind, type.group, object.metadata.name ?? "", errors);
     if (!object.metadata.deletionTimestamp) object["status"] = establishedStatus(object, formatTime(now));
+  }
+
+  /** The service-account admission of a pod being created (when the cluster has it on). */
+  private admitPod(type: ResourceType, object: KubeObject): void {
+    if (!this.serviceAccountAdmission || type.group !== "" || type.plural !== "pods") return;
+    const spec = (object["spec"] ?? {}) as { serviceAccountName?: string };
+    const account = this.store.get(
+      "serviceaccounts",
+      object.metadata.namespace ?? "",
+      spec.serviceAccountName || "default",
+    );
+    admitServiceAccount(object, account);
   }
 
   protected afterWrite(type: ResourceType, object: KubeObject): void {
