@@ -33,6 +33,11 @@ export const operatorConfigSchema = z
      * must reach the workers' gRPC port); off: Ready on pod readiness alone.
      */
     servedNameCheck: z.boolean().default(true),
+    /**
+     * Mutual TLS for those ListModels calls to workers that serve it (spec.tls): a mounted TLS Secret
+     * folder whose certificate the models' CA signed; unset: plaintext.
+     */
+    tlsDir: z.string().min(1).optional(),
     /** How long a deleted model's cleanup may take before its finalizer is removed anyway. */
     cleanupTimeoutSeconds: z.int().min(1).max(3_600).default(60),
   })

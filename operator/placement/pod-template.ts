@@ -22,6 +22,7 @@ import {
   RESTRICTED_POD_SECURITY,
 } from "./pod-security.ts";
 import { serveArgs, shardEnv } from "./shard-env.ts";
+import { grpcPortProbe, tlsEnv, tlsVolumeMounts, tlsVolumes } from "./tls-pod.ts";
 
 /** How many pods the pod's group has (its gang), for readiness of groups of an older revision. */
 export const GROUP_SIZE_ANNOTATION = "serving.tessera.dev/group-size";
@@ -124,7 +125,7 @@ export function shardPod(
 ): KubeObject {
   // service "" (the server's overall health) is what the API server defaults it to; kubectl describe
   // expects it set.
-  const grpcProbe = { grpc: { port: WORKER_GRPC_PORT, service: "" } };
+  const grpcProbe = grpcPortProbe(WORKER_GRPC_PORT, spec.tls?.secretName !== undefined);
   const resources = mergeResources(pool.resources, spec.resources);
   const pvc = spec.model.pvc;
   return {
@@ -149,7 +150,7 @@ export function shardPod(
       ...(pool.tolerations ? { tolerations: pool.tolerations } : {}),
       ...(pool.runtimeClassName ? { runtimeClassName: pool.runtimeClassName } : {}),
       affinity: mergeAffinity(pool.affinity, model, group),
-      volumes: modelVolumes(pvc),
+      volumes: [...modelVolumes(pvc), ...tlsVolumes(spec.tls, "worker")],
       containers: [
         {
           name: "worker",
@@ -157,7 +158,7 @@ export function shardPod(
           imagePullPolicy: pool.imagePullPolicy,
           command: pool.command,
           args: serveArgs(spec),
-          env: shardEnv(model, spec, group.role, group.replica, shard),
+          env: [...shardEnv(model, spec, group.role, group.replica, shard), ...tlsEnv(spec.tls, "worker")],
           ports: [
             { name: "grpc", containerPort: WORKER_GRPC_PORT, protocol: "TCP" },
             { name: "metrics", containerPort: WORKER_METRICS_PORT, protocol: "TCP" },
@@ -167,7 +168,7 @@ export function shardPod(
           readinessProbe: { ...grpcProbe, periodSeconds: 2, failureThreshold: 2 },
           livenessProbe: { ...grpcProbe, periodSeconds: 10, failureThreshold: 3 },
           securityContext: RESTRICTED_CONTAINER_SECURITY,
-          volumeMounts: modelVolumeMounts(pvc),
+          volumeMounts: [...modelVolumeMounts(pvc), ...tlsVolumeMounts(spec.tls, "worker")],
         },
       ],
     },

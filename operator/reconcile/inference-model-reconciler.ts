@@ -79,7 +79,8 @@ export class InferenceModelReconciler {
 
     await this.#apply(key, model, ref, spec, pools, actions, observed);
     const router = await this.#applyRouter(key, ref, spec, pools);
-    const servedNames = await this.#servedNames?.observe(key, namespace, observed);
+    const tls = spec.tls?.secretName ? { serverName: spec.tls.serverName } : undefined;
+    const servedNames = await this.#servedNames?.observe(key, namespace, observed, tls);
     const status = modelStatus({
       name,
       generation: model.metadata.generation ?? 0,

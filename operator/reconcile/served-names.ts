@@ -9,7 +9,7 @@
 import { WORKER_GRPC_PORT } from "../../services/api/group.ts";
 import type { Role } from "../../services/api/inference-model-status.ts";
 import type { ObservedPod } from "../placement/pod-state.ts";
-import type { WorkerModels } from "./worker-models.ts";
+import type { WorkerModels, WorkerPodRef } from "./worker-models.ts";
 
 /** A worker's answer: the names it serves, or why it could not be asked. */
 export type ServedNamesAnswer = { names: readonly string[] } | { error: string };
@@ -32,14 +32,20 @@ export class ServedNames {
   }
 
   /** The answers of the model's ready entry pods, asking those not answered yet. */
-  async observe(key: string, namespace: string, pods: readonly ObservedPod[]): Promise<ServedNamesByPod> {
+  /** `tls`: the model's pods serve mutual TLS (spec.tls.secretName), with certificates naming `serverName`. */
+  async observe(
+    key: string,
+    namespace: string,
+    pods: readonly ObservedPod[],
+    tls?: WorkerPodRef["tls"],
+  ): Promise<ServedNamesByPod> {
     const before = this.#kept.get(key);
     const kept = new Map<string, ServedNamesAnswer>();
     const byPod = new Map<string, ServedNamesAnswer>();
     await Promise.all(
       entryPods(pods).map(async (pod) => {
         const id = `${pod.name}@${pod.podIP}`;
-        const answer = before?.get(id) ?? (await this.#ask(namespace, pod));
+        const answer = before?.get(id) ?? (await this.#ask(namespace, pod, tls));
         if ("names" in answer) kept.set(id, answer);
         byPod.set(pod.name, answer);
       }),
@@ -52,10 +58,10 @@ export class ServedNames {
     this.#kept.delete(key);
   }
 
-  async #ask(namespace: string, pod: ObservedPod): Promise<ServedNamesAnswer> {
+  async #ask(namespace: string, pod: ObservedPod, tls: WorkerPodRef["tls"]): Promise<ServedNamesAnswer> {
     try {
       const endpoint = `${pod.podIP}:${WORKER_GRPC_PORT}`;
-      return { names: await this.#workers.servedNames({ namespace, name: pod.name, endpoint }) };
+      return { names: await this.#workers.servedNames({ namespace, name: pod.name, endpoint, tls }) };
     } catch (err) {
       return { error: `${pod.name}: ${(err as Error).message}` };
     }

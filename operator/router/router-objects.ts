@@ -25,6 +25,7 @@ import {
 import { ownerReference } from "../placement/pod-template.ts";
 import { canonicalJson, shortHash } from "../placement/revision.ts";
 import { SCRATCH_MOUNT } from "../placement/shard-env.ts";
+import { grpcPortProbe, tlsEnv, tlsVolumeMounts, tlsVolumes } from "../placement/tls-pod.ts";
 import {
   ROUTER_API_KEYS_DIR,
   ROUTER_CACHE_PASSWORD_ENV,
@@ -110,7 +111,7 @@ export function routerDeployment(
   spec: InferenceModelSpec,
   pool: WorkerPoolSpec,
 ): KubeObject {
-  const grpcProbe = { grpc: { port: ROUTER_GRPC_PORT, service: "" } };
+  const grpcProbe = grpcPortProbe(ROUTER_GRPC_PORT, spec.tls?.frontDoor !== undefined);
   const pvc = spec.model.pvc;
   const passwordSecret = spec.kvTransfer.redis?.passwordSecret;
   const apiKeys = spec.routing.apiKeysSecret;
@@ -124,6 +125,7 @@ export function routerDeployment(
     securityContext: RESTRICTED_POD_SECURITY,
     volumes: [
       ...modelVolumes(pvc),
+      ...tlsVolumes(spec.tls, "router"),
       ...(apiKeys
         ? [
             {
@@ -156,6 +158,7 @@ export function routerDeployment(
           ...(passwordSecret
             ? [{ name: ROUTER_CACHE_PASSWORD_ENV, valueFrom: { secretKeyRef: { ...passwordSecret } } }]
             : []),
+          ...tlsEnv(spec.tls, "router"),
         ],
         ports: [
           { name: "grpc", containerPort: ROUTER_GRPC_PORT, protocol: "TCP" },
@@ -170,6 +173,7 @@ export function routerDeployment(
         volumeMounts: [
           ...modelVolumeMounts(pvc),
           ...(apiKeys ? [{ name: "api-keys", mountPath: ROUTER_API_KEYS_DIR, readOnly: true }] : []),
+          ...tlsVolumeMounts(spec.tls, "router"),
         ],
       },
     ],

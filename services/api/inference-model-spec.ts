@@ -220,6 +220,46 @@ const kvTransfer = doc(
   "Where prefill workers put KV blocks for decode workers. Keys are prefixed with tessera:kv:<namespace>:<name>: and deleted with the model.",
 );
 
+const tls = doc(
+  z
+    .object({
+      secretName: doc(
+        z.string().min(1).optional(),
+        "A kubernetes.io/tls Secret in the model's namespace with tls.crt, tls.key and ca.crt (as cert-manager writes it), mounted into worker and router pods: workers serve mutual TLS, the router and a replica's shards present its certificate and verify their peers' against its ca.crt. A renewed Secret is taken without a restart.",
+      ),
+      serverName: doc(
+        z.string().min(1).optional(),
+        "The name the workers' certificates carry (a DNS SAN), checked instead of the pod IP dialled; e.g. <name>-workers.<namespace>.svc. Unset: the certificates must name the pod IPs.",
+      ),
+      frontDoor: doc(
+        z
+          .object({
+            secretName: doc(
+              z.string().min(1),
+              "A kubernetes.io/tls Secret for the router's gRPC and HTTPS front door.",
+            ),
+            clientAuth: doc(
+              z.boolean().default(false),
+              "Clients must present a certificate that the Secret's ca.crt verifies (mutual TLS).",
+            ),
+          })
+          .optional(),
+        "TLS at the router's front door. Unset: plaintext.",
+      ),
+    })
+    .optional(),
+  "TLS between the model's components (secretName) and at its router's front door (frontDoor). Unset: plaintext. A pod serving TLS is probed by TCP on its gRPC port (the kubelet's gRPC probe speaks no TLS).",
+  {
+    rules: [
+      {
+        rule: "!has(self.serverName) || has(self.secretName)",
+        message: "serverName needs secretName",
+        fieldPath: ".serverName",
+      },
+    ],
+  },
+);
+
 export const inferenceModelSpecSchema = doc(
   z.object({
     model: modelSource,
@@ -233,6 +273,7 @@ export const inferenceModelSpecSchema = doc(
     engine,
     routing,
     kvTransfer,
+    tls,
     resources: doc(
       resourceRequirementsSchema.prefault({}),
       "Resources per shard (pod), merged over the WorkerPool's (these win per resource).",

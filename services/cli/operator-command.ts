@@ -1,6 +1,6 @@
 // `tessera operator`: runs the Kubernetes operator (InferenceModel and WorkerPool controllers)
 // against the cluster of a kubeconfig, or in-cluster. SIGTERM or SIGINT stops it cleanly (exit 0).
-import { Command } from "commander";
+import { Command, Option } from "commander";
 import { Code, TesseraError } from "../kernel/errors.ts";
 import { createLogger } from "../kernel/log.ts";
 import { nonNegativeIntegerFlag, positiveIntegerFlag } from "./flags.ts";
@@ -17,6 +17,7 @@ interface OperatorFlags {
   bindAddress?: string;
   workers: number;
   servedNameCheck: boolean;
+  tlsDir?: string;
 }
 
 export function operatorCommand(): Command {
@@ -53,6 +54,12 @@ export function operatorCommand(): Command {
     .option(
       "--no-served-name-check",
       "call a model Ready without asking its workers which name they serve (ListModels over gRPC), for an operator that cannot reach the worker pods",
+    )
+    .addOption(
+      new Option(
+        "--tls-dir <dir>",
+        "mutual TLS for the served-name check on workers that serve TLS: a mounted TLS Secret folder (tls.crt, tls.key, ca.crt), reloaded when it changes",
+      ).env("TESSERA_TLS_DIR"),
     )
     .action(async (flags: OperatorFlags, command: Command) => {
       const { parseOperatorConfig, startOperatorProcess } = await import("../../operator/index.ts");
