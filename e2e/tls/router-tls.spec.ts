@@ -5,6 +5,7 @@
 // at start naming its field, flag and file.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import https from "node:https";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
@@ -157,6 +158,37 @@ describe("router over TLS: mutual TLS to workers, TLS front door (e2e)", () => {
       now = await serialAt(router.httpPort, ca);
     }
     assert.equal(await serialAt(router.grpcPort, ca), now, "the gRPC front door rotated too");
+  });
+
+  it("with clientAuth, serves only front door clients that present a certificate the CA signed", async () => {
+    const mutual = await startRouter(
+      config({ tls: { workers: { dir: "router" }, frontDoor: { dir: "front", clientAuth: true } } }),
+      log,
+    );
+    const get = (client?: Pem) =>
+      new Promise<number>((resolve, reject) => {
+        const req = https.get(
+          {
+            host: "127.0.0.1",
+            servername: "localhost",
+            port: mutual.httpPort,
+            path: "/health",
+            ca: ca.cert,
+            ...client,
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on("error", reject);
+      });
+    try {
+      assert.equal(await get(await testLeaf(ca, "client")), 200);
+      await assert.rejects(get(), /certificate required|socket hang up|ECONNRESET/);
+    } finally {
+      await mutual.stop(0);
+    }
   });
 
   it("refuses to start with a front door Secret that lacks its key, naming the field, flag and file", async () => {
