@@ -43,8 +43,8 @@ export function routerCommand(): Command {
     .addOption(
       new Option(
         "--front-tls-client-auth",
-        "front door clients must present a certificate that the folder's ca.crt verifies (mutual TLS)",
-      ).env("TESSERA_FRONT_TLS_CLIENT_AUTH"),
+        "front door clients must present a certificate that the folder's ca.crt verifies (mutual TLS; env: TESSERA_FRONT_TLS_CLIENT_AUTH=true)",
+      ),
     )
     .action(async (flags: RouterFlags, command: Command) => {
       if ((flags.config === undefined) === (flags.configJson === undefined))
@@ -56,7 +56,7 @@ export function routerCommand(): Command {
           : parseRouterConfigJson(flags.configJson, process.cwd());
       if (config.error) command.error(`error: ${config.error.message}`, { exitCode: 2 });
       if (flags.host !== undefined) config.value.host = flags.host;
-      const tls = withTlsFlags(config.value.tls, flags);
+      const tls = withTlsFlags(config.value.tls, flags, process.env);
       if (typeof tls === "string") command.error(`error: ${tls}`, { exitCode: 2 });
       config.value.tls = tls;
       await runRouter(config.value, createLogger("router"));
@@ -79,8 +79,17 @@ interface RouterTlsConfig {
 }
 
 /** The config's tls section with the TLS flags over it; a flag that needs a folder none gives is refused. */
-export function withTlsFlags<T extends RouterTlsConfig>(tls: T, flags: RouterFlags): T | string {
+export function withTlsFlags<T extends RouterTlsConfig>(
+  tls: T,
+  flags: RouterFlags,
+  env: Record<string, string | undefined> = {},
+): T | string {
   const next: T = { ...tls };
+  // Read here rather than by commander, which takes any value of a switch's variable ("false" too) as on.
+  const clientAuthEnv = env["TESSERA_FRONT_TLS_CLIENT_AUTH"];
+  if (clientAuthEnv !== undefined && clientAuthEnv !== "true" && clientAuthEnv !== "false")
+    return `TESSERA_FRONT_TLS_CLIENT_AUTH must be true or false, not ${JSON.stringify(clientAuthEnv)}`;
+  const clientAuth = flags.frontTlsClientAuth === true || clientAuthEnv === "true";
   if (flags.tlsDir !== undefined) next.workers = { ...next.workers, dir: path.resolve(flags.tlsDir) };
   if (flags.tlsServerName !== undefined) {
     if (next.workers === undefined) return "--tls-server-name needs --tls-dir (or tls.workers.dir)";
@@ -88,7 +97,7 @@ export function withTlsFlags<T extends RouterTlsConfig>(tls: T, flags: RouterFla
   }
   if (flags.frontTlsDir !== undefined)
     next.frontDoor = { clientAuth: false, ...next.frontDoor, dir: path.resolve(flags.frontTlsDir) };
-  if (flags.frontTlsClientAuth) {
+  if (clientAuth) {
     if (next.frontDoor === undefined)
       return "--front-tls-client-auth needs --front-tls-dir (or tls.frontDoor.dir)";
     next.frontDoor = { ...next.frontDoor, clientAuth: true };

@@ -14,6 +14,24 @@ describe("tessera router TLS flags", () => {
     });
   });
 
+  it("reads TESSERA_FRONT_TLS_CLIENT_AUTH as true or false, and refuses anything else", () => {
+    const front = { frontDoor: { dir: "/f", clientAuth: false } };
+    assert.equal(
+      (withTlsFlags(front, {}, { TESSERA_FRONT_TLS_CLIENT_AUTH: "true" }) as typeof front).frontDoor
+        .clientAuth,
+      true,
+    );
+    assert.equal(
+      (withTlsFlags(front, {}, { TESSERA_FRONT_TLS_CLIENT_AUTH: "false" }) as typeof front).frontDoor
+        .clientAuth,
+      false,
+    );
+    assert.match(
+      String(withTlsFlags(front, {}, { TESSERA_FRONT_TLS_CLIENT_AUTH: "yes" })),
+      /must be true or false, not "yes"/,
+    );
+  });
+
   it("refuses a switch that needs a folder no flag or config gives", () => {
     assert.match(String(withTlsFlags({}, { tlsServerName: "x" })), /--tls-server-name needs --tls-dir/);
     assert.match(
