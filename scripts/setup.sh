@@ -6,9 +6,10 @@ cd "$(dirname "$0")/.."
 
 # Debian packages: command -> package. Installed only when the command is missing.
 # The image build and its e2e (e2e/image): buildah builds the Dockerfile, mmdebstrap makes the Debian
-# base where no registry is reachable, podman with runc runs the image (crun refuses hybrid cgroups).
+# base where no registry is reachable, podman with runc runs the image (crun refuses hybrid cgroups);
+# uidmap's newuidmap lets them work rootless.
 declare -A APT_PACKAGES=([redis-server]=redis-server [promtool]=prometheus
-  [buildah]=buildah [podman]=podman [runc]=runc [mmdebstrap]=mmdebstrap)
+  [buildah]=buildah [podman]=podman [runc]=runc [mmdebstrap]=mmdebstrap [newuidmap]=uidmap)
 missing=()
 for cmd in "${!APT_PACKAGES[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${APT_PACKAGES[$cmd]}")
