@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # The Tessera image: the `tessera` CLI (operator, router and worker in one image) on Node 24 and Debian
 # bookworm slim. Build it from the repository root, tagged with charts/tessera/Chart.yaml's appVersion,
 # which is the image the chart, the operator's manifests and the default WorkerPool name:
