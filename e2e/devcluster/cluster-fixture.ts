@@ -11,6 +11,8 @@ import {
   startApiServer,
 } from "../../devtools/devcluster/apiserver/api-server.ts";
 import { createLogger } from "../../services/kernel/log.ts";
+import { clientBinaries } from "./client-binaries.ts";
+import { operatorKubeconfig } from "./operator-credentials.ts";
 
 export interface RunResult {
   code: number;
@@ -26,6 +28,8 @@ export interface ClusterFixture {
   run(binary: string, args: string[], input?: string): Promise<RunResult>;
   /** Writes a file in the fixture's folder and returns its path. */
   file(name: string, content: string): string;
+  /** A kubeconfig for the operator's service account under its ClusterRole (operator-credentials.ts). */
+  operatorKubeconfig(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -45,29 +49,33 @@ export async function startClusterFixture(config: ApiServerConfig = {}): Promise
     HELM_CONFIG_HOME: path.join(dir, "helm", "config"),
     HELM_DATA_HOME: path.join(dir, "helm", "data"),
   };
+  const run = (binary: string, args: string[], input?: string) =>
+    new Promise<RunResult>((resolve) => {
+      const child = execFile(
+        binary,
+        args,
+        { env, cwd: dir, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+        (err, stdout, stderr) => {
+          const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+          resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+        },
+      );
+      if (input !== undefined) child.stdin?.end(input);
+      else child.stdin?.end();
+    });
+  const file = (name: string, content: string) => {
+    const target = path.join(dir, name);
+    writeFileSync(target, content);
+    return target;
+  };
+  const kubectl = (...args: string[]) => run(clientBinaries("v35").kubectl, args);
   return {
     server,
     dir,
     kubeconfig,
-    run: (binary, args, input) =>
-      new Promise((resolve) => {
-        const child = execFile(
-          binary,
-          args,
-          { env, cwd: dir, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
-          (err, stdout, stderr) => {
-            const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
-            resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-          },
-        );
-        if (input !== undefined) child.stdin?.end(input);
-        else child.stdin?.end();
-      }),
-    file: (name, content) => {
-      const file = path.join(dir, name);
-      writeFileSync(file, content);
-      return file;
-    },
+    run,
+    file,
+    operatorKubeconfig: () => operatorKubeconfig({ kubectl, file, server }),
     close: async () => {
       await server.close();
       rmSync(dir, { recursive: true, force: true });

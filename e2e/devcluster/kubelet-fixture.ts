@@ -11,6 +11,7 @@ import { type DevCluster, startDevCluster } from "../../devtools/devcluster/dev-
 import type { Pod } from "../../devtools/devcluster/objects/pod-types.ts";
 import { createLogger } from "../../services/kernel/log.ts";
 import { type ClientRelease, clientBinaries } from "./client-binaries.ts";
+import { operatorKubeconfig } from "./operator-credentials.ts";
 
 export interface ClientRun {
   code: number;
@@ -29,6 +30,8 @@ export interface DevClusterFixture {
   helm(...args: string[]): Promise<ClientRun>;
   file(name: string, content: string): string;
   pod(name: string, namespace?: string): Pod;
+  /** A kubeconfig for the operator's service account under its ClusterRole (operator-credentials.ts). */
+  operatorKubeconfig(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -81,6 +84,11 @@ export async function startDevClusterFixture(release: ClientRelease = "v35"): Pr
     HELM_DATA_HOME: path.join(dir, "helm", "data"),
   };
   const kubectl = (...args: string[]) => runClient(binaries.kubectl, args, env, dir);
+  const file = (name: string, content: string) => {
+    const target = path.join(dir, name);
+    writeFileSync(target, content);
+    return target;
+  };
   return {
     cluster,
     dir,
@@ -94,13 +102,10 @@ export async function startDevClusterFixture(release: ClientRelease = "v35"): Pr
       return result.stdout;
     },
     helm: (...args) => runClient(binaries.helm, args, env, dir),
-    file: (name, content) => {
-      const file = path.join(dir, name);
-      writeFileSync(file, content);
-      return file;
-    },
+    file,
     pod: (name, namespace = "default") =>
       cluster.server.api.get({ group: "", version: "v1", resource: "pods" }, namespace, name) as Pod,
+    operatorKubeconfig: () => operatorKubeconfig({ kubectl, file, server: cluster.server }),
     close: async () => {
       await cluster.close({ graceSeconds: 0 });
       rmSync(dir, { recursive: true, force: true });

@@ -117,7 +117,7 @@ async function startOperatorCluster(
     if (run.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${run.stderr}`);
   };
   await kubectl("apply", "-f", path.join(root, "crds"));
-  const operator = await startOperatorProcess(cluster.kubeconfig);
+  const operator = await startOperatorProcess(await cluster.operatorKubeconfig());
   const model = `apiVersion: serving.tessera.dev/v1alpha1
 kind: InferenceModel
 metadata: {name: tiny-llama, namespace: default}

@@ -69,7 +69,7 @@ describe("parallel replicas on the dev cluster, from kubectl apply to Generate (
       f.file("ns.yaml", `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${ns}}\n`),
     );
     await f.ok("apply", "-n", ns, "-f", f.file("pool.yaml", example("dev-cluster/worker-pool.yaml")));
-    operator = await startOperatorProcess(f.kubeconfig);
+    operator = await startOperatorProcess(await f.operatorKubeconfig());
     // The architecture and dtype reach the workers as TESSERA_ARCHITECTURE / TESSERA_DTYPE.
     const manifest = [
       "apiVersion: serving.tessera.dev/v1alpha1",

@@ -69,7 +69,7 @@ describe("served names on the dev cluster: what the user names the model, not it
     );
     const pool = readFileSync(path.join(root, "examples/dev-cluster/worker-pool.yaml"), "utf8");
     await f.ok("apply", "-n", ns, "-f", f.file("pool.yaml", pool));
-    operator = await startOperatorProcess(f.kubeconfig);
+    operator = await startOperatorProcess(await f.operatorKubeconfig());
     // Both models at once: the two come up side by side.
     const models = [
       "apiVersion: serving.tessera.dev/v1alpha1",

@@ -100,7 +100,7 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
       "-f",
       f.file("ns.yaml", `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${ns}}\n`),
     );
-    operator = await startOperatorProcess(f.kubeconfig);
+    operator = await startOperatorProcess(await f.operatorKubeconfig());
   });
   after(async () => {
     operator?.child.kill("SIGTERM");
@@ -177,7 +177,7 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
           crashed = true;
           operator.child.kill("SIGKILL");
           await operator.exited;
-          operator = await startOperatorProcess(f.kubeconfig);
+          operator = await startOperatorProcess(await f.operatorKubeconfig());
         }
         const endpoints = (s.shards ?? []).filter((x) => x.ready && x.entry).map((x) => x.endpoint!);
         requests++;
