@@ -1,11 +1,15 @@
 // Authentication and RBAC of the dev cluster, with the real kubectl: no credentials get 401, a
 // token user without a binding gets kube-apiserver's 403 message, a RoleBinding allows it, `kubectl
 // auth can-i` answers as the user, as an impersonated one and as a service account, and a
-// kubeconfig whose user is an exec credential plugin authenticates.
+// kubeconfig whose user is an exec credential plugin authenticates (with kubectl and our client).
 import assert from "node:assert/strict";
-import { chmodSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
+import os from "node:os";
+import path from "node:path";
 import { stringify } from "yaml";
+import { HttpsKubeClient } from "../../services/kube/https-client.ts";
+import { loadClusterConnection } from "../../services/kube/kubeconfig.ts";
 import { clientBinaries } from "./client-binaries.ts";
 import { type ClusterFixture, startClusterFixture } from "./cluster-fixture.ts";
 
@@ -48,13 +52,17 @@ describe("dev cluster authentication and RBAC with kubectl (e2e)", function () {
     );
   };
 
+  let tokenDir: string;
   before(async () => {
-    const dir = (await import("node:os")).tmpdir();
-    const tokens = `${dir}/tessera-auth-e2e-${process.pid}.csv`;
-    (await import("node:fs")).writeFileSync(tokens, 'alice-token,alice,1001,"dev,qa"\n');
+    tokenDir = mkdtempSync(path.join(os.tmpdir(), "tessera-auth-e2e-"));
+    const tokens = path.join(tokenDir, "tokens.csv");
+    writeFileSync(tokens, 'alice-token,alice,1001,"dev,qa"\n');
     f = await startClusterFixture({ tokenAuthFile: tokens });
   });
-  after(() => f?.close());
+  after(async () => {
+    await f?.close();
+    rmSync(tokenDir, { recursive: true, force: true });
+  });
 
   it("refuses a request without credentials, or with an unknown token, with 401 Unauthorized; serves /healthz anonymously", async () => {
     // kubectl asks for a password when its user has no credentials, so the anonymous request is made directly.
@@ -144,5 +152,17 @@ describe("dev cluster authentication and RBAC with kubectl (e2e)", function () {
     });
     const whoami = await as(exec, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}");
     assert.equal(whoami.stdout, "alice", whoami.stderr);
+    // Our client (services/kube, over client-node's configuration) with the same kubeconfig.
+    const client = new HttpsKubeClient(loadClusterConnection({ kubeconfig: exec, env: {} }), {
+      fieldManager: "auth-e2e",
+    });
+    await client.list({ group: "", version: "v1", resource: "pods" }, { namespace: "default" });
+    await assert.rejects(
+      client.list({ group: "", version: "v1", resource: "secrets" }, { namespace: "default" }),
+      (err: Error) =>
+        err.message.includes(
+          'secrets is forbidden: User "alice" cannot list resource "secrets" in API group "" in the namespace "default"',
+        ),
+    );
   });
 });
