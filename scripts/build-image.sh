@@ -40,7 +40,7 @@ if ! command -v buildah >/dev/null 2>&1; then
 fi
 
 node_image=$(sed -n 's/^ARG NODE_IMAGE=//p' Dockerfile)
-build_args=(--isolation chroot --layers --volume "$PWD/$cache/npm-cache:/root/.npm")
+build_args=(--isolation chroot --layers --force-rm --volume "$PWD/$cache/npm-cache:/root/.npm")
 # Behind a TLS-intercepting proxy npm needs its CA, as the Dockerfile explains; it stays out of the image.
 if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$NODE_EXTRA_CA_CERTS" ]; then
   build_args+=(--volume "$NODE_EXTRA_CA_CERTS:/run/build-ca.crt:ro" --build-arg NODE_EXTRA_CA_CERTS=/run/build-ca.crt)
@@ -70,7 +70,8 @@ else
       (cd "$cache" && npm pack --silent "npm@$npm_version" >/dev/null)
     fi
     npm_dir=$(mktemp -d)
-    trap 'rm -rf "$npm_dir"' EXIT
+    ctr=""
+    trap 'rm -rf "$npm_dir"; [ -z "$ctr" ] || buildah rm "$ctr" >/dev/null 2>&1 || true' EXIT
     tar -xzf "$npm_tgz" -C "$npm_dir"
     log "base image from the root file system, node $node_version and npm $npm_version"
     ctr=$(buildah from scratch)
@@ -81,6 +82,7 @@ else
     buildah config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
       --env NODE_VERSION="${node_version#v}" --cmd node "$ctr"
     buildah commit --quiet --rm "$ctr" "$base" >/dev/null
+    ctr=""
   fi
   build_args+=(--build-arg "NODE_IMAGE=$base")
 fi
