@@ -8,6 +8,8 @@ export function call(
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},
+  /** "admin": the admin's client certificate; "none": only what `headers` carry (a token, or nothing). */
+  credentials: "admin" | "none" = "admin",
 ): Promise<{ status: number; text: string; json: () => Record<string, unknown> }> {
   const url = new URL(server.url);
   const payload = body === undefined ? undefined : JSON.stringify(body);
@@ -19,8 +21,7 @@ export function call(
         method,
         path,
         ca: server.caCert,
-        cert: server.admin.cert,
-        key: server.admin.key,
+        ...(credentials === "admin" ? { cert: server.admin.cert, key: server.admin.key } : {}),
         headers: { "Content-Type": "application/json", ...headers },
       },
       (res) => {
