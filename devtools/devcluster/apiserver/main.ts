@@ -1,5 +1,6 @@
 // Runs the dev cluster API server on its own:
 //   node devtools/devcluster/apiserver/main.ts [--port 6443] [--state-file f.json] [--kubeconfig path]
+//     [--token-auth-file tokens.csv]
 // Prints the URL and how to point kubectl at it; stops on SIGINT/SIGTERM.
 import { Command } from "commander";
 import { startApiServer } from "./api-server.ts";
@@ -11,6 +12,7 @@ const program = new Command("devcluster-apiserver")
   .option("--state-file <file>", "keep the cluster state in this file")
   .option("--kubeconfig <file>", "write a kubeconfig here", ".tessera/kubeconfig")
   .option("--graceful-pod-deletion", "let a kubelet finish pod deletion", false)
+  .option("--token-auth-file <file>", 'static bearer tokens, one `token,user,uid,"group1,group2"` line each')
   .parse();
 
 const opts = program.opts<{
@@ -19,6 +21,7 @@ const opts = program.opts<{
   stateFile?: string;
   kubeconfig: string;
   gracefulPodDeletion: boolean;
+  tokenAuthFile?: string;
 }>();
 const server = await startApiServer({
   host: opts.host,
@@ -26,6 +29,7 @@ const server = await startApiServer({
   kubeconfigPath: opts.kubeconfig,
   gracefulPodDeletion: opts.gracefulPodDeletion,
   ...(opts.stateFile ? { stateFile: opts.stateFile } : {}),
+  ...(opts.tokenAuthFile ? { tokenAuthFile: opts.tokenAuthFile } : {}),
 });
 const stop = () => {
   void server.close().then(() => process.exit(0));
