@@ -116,4 +116,46 @@ describe("request-auth (over HTTPS)", () => {
     const status = rules.json()["status"] as { resourceRules: { resources: string[] }[] };
     assert.ok(status.resourceRules.some((r) => r.resources.includes("configmaps")));
   });
+
+  it("refuses a Role or binding that grants more than its creator holds, as RBAC escalation prevention", async () => {
+    const RBAC = "/apis/rbac.authorization.k8s.io/v1/namespaces/team";
+    await call(server, "POST", "/api/v1/namespaces", { metadata: { name: "team" } });
+    await call(server, "POST", `${RBAC}/roles`, {
+      metadata: { name: "granter" },
+      rules: [
+        { apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles", "rolebindings"], verbs: ["create"] },
+        { apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] },
+      ],
+    });
+    await call(server, "POST", `${RBAC}/rolebindings`, {
+      metadata: { name: "granter" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "granter" },
+      subjects: [{ kind: "User", name: "alice" }],
+    });
+    const asAlice = (path: string, body: object) =>
+      call(server, "POST", path, body, bearer("alice-token"), "none");
+    const held = { apiGroups: [""], resources: ["pods"], verbs: ["list"] };
+    assert.equal((await asAlice(`${RBAC}/roles`, { metadata: { name: "ok" }, rules: [held] })).status, 201);
+    const more = await asAlice(`${RBAC}/roles`, {
+      metadata: { name: "more" },
+      rules: [held, { apiGroups: [""], resources: ["pods"], verbs: ["delete"] }],
+    });
+    assert.equal(more.status, 403);
+    assert.equal(
+      more.json()["message"],
+      'roles.rbac.authorization.k8s.io "more" is forbidden: user "alice" (groups=["dev" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["pods"], Verbs:["delete"]}',
+    );
+    const bindOk = await asAlice(`${RBAC}/rolebindings`, {
+      metadata: { name: "ok" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "ok" },
+      subjects: [{ kind: "User", name: "bob" }],
+    });
+    assert.equal(bindOk.status, 201);
+    const bindAdmin = await asAlice(`${RBAC}/rolebindings`, {
+      metadata: { name: "admin" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+      subjects: [{ kind: "User", name: "alice" }],
+    });
+    assert.equal(bindAdmin.status, 403);
+  });
 });

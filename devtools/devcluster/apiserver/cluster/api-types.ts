@@ -1,6 +1,7 @@
 // Options and results of the in-process cluster API (ClusterApi). They mirror the query
 // parameters of the Kubernetes REST API, so the HTTP layer is a thin translation.
 import type { KubeObject } from "../../../../services/kube/kube-object.ts";
+import type { ResourceType } from "../resources/resource-type.ts";
 import type { StoreEventType } from "../store/object-store.ts";
 import type { FieldValidation } from "./custom-object-validation.ts";
 
@@ -61,6 +62,8 @@ export interface WriteOptions {
   force?: boolean;
   /** Receives warnings (unknown fields under fieldValidation=Warn). */
   onWarning?: (message: string) => void;
+  /** Checks the admitted object before it is stored (dry run too); throws to refuse (RBAC escalation). */
+  validate?: (type: ResourceType, object: KubeObject) => void;
 }
 
 export type PropagationPolicy = "Background" | "Foreground" | "Orphan";

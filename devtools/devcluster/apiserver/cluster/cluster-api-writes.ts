@@ -65,6 +65,7 @@ export class ClusterWrites extends ClusterReads {
     this.admitPod(type, admitted);
     this.checkNamespace(type, admitted.metadata.namespace ?? "", admitted.metadata.name ?? "");
     this.admitCrd(type, admitted, ctx.now);
+    options.validate?.(type, admitted);
     this.finish(ctx, options);
     if (options.dryRun) return this.present(type, admitted);
     const stored = this.store.create(groupResourceOf(type), admitted);
@@ -166,6 +167,7 @@ export class ClusterWrites extends ClusterReads {
       created.metadata.managedFields = merged.metadata.managedFields ?? [];
       this.checkNamespace(type, created.metadata.namespace ?? "", name);
       this.admitCrd(type, created, ctx.now);
+      options.validate?.(type, created);
       this.finish(ctx, options);
       if (options.dryRun) return this.present(type, created);
       const stored = this.store.create(groupResourceOf(type), created);
@@ -216,6 +218,7 @@ export class ClusterWrites extends ClusterReads {
   ): KubeObject {
     const admitted = admitUpdate(type, old, input, ctx);
     this.admitCrd(type, admitted, ctx.now);
+    options.validate?.(type, admitted);
     this.finish(ctx, options);
     if (options.dryRun) return this.present(type, admitted);
     const groupResource = groupResourceOf(type);

@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../../../../services/kernel/log.ts";
 import { answerAuthEndpoint, isAuthEndpoint } from "../auth/auth-endpoints.ts";
+import { checkEscalation } from "../auth/escalation.ts";
 import { admitRequest, type RequestAuth } from "../auth/request-auth.ts";
 import { apiErrors } from "../core/api-status.ts";
 import { decodeBody, readBody } from "./body-codec.ts";
@@ -101,7 +102,9 @@ async function route(
         const body = decodeBody(await readBody(req), req.headers["content-type"]);
         return sendJson(res, 201, answerAuthEndpoint(target, body, user, options.auth));
       }
-      return handleResource(req, res, target, url.searchParams, options);
+      return handleResource(req, res, target, url.searchParams, options, (type, object) =>
+        checkEscalation(options.auth.rbac, user, type, object),
+      );
     case "not-found":
       throw notFound(url.pathname);
     default: {

@@ -39,6 +39,8 @@ export async function handleResource(
   target: ResourceRequest,
   query: URLSearchParams,
   h: ResourceHandlerOptions,
+  /** Checks each object before it is written (the requester's RBAC escalation check). */
+  validate?: WriteOptions["validate"],
 ): Promise<void> {
   const { api } = h;
   const ref: ResourceRef = { group: target.group, version: target.version, resource: target.resource };
@@ -52,6 +54,7 @@ export async function handleResource(
   const write: WriteOptions = {
     ...writeOptions(query, req.headers["user-agent"]),
     onWarning: (w) => warnings.push(w),
+    ...(validate ? { validate } : {}),
     ...(sub && sub !== "finalize" ? { subresource: sub } : {}),
   };
   const reply = (code: number, object: KubeObject) => {
