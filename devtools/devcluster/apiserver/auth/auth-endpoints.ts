@@ -138,8 +138,9 @@ function tokenRequest(target: ResourceRequest, body: JsonValue | undefined, deps
     Array.isArray(s["audiences"]) && s["audiences"].length > 0
       ? (s["audiences"] as string[])
       : [TOKEN_AUDIENCE];
+  const pod = boundPod(s["boundObjectRef"], namespace, deps);
   const issued = deps.tokens.issue(
-    { namespace, serviceAccount: { name, uid: account.metadata.uid ?? "" } },
+    { namespace, serviceAccount: { name, uid: account.metadata.uid ?? "" }, ...(pod ? { pod } : {}) },
     { expirationSeconds: seconds, audiences, now: deps.now() },
   );
   return {
@@ -150,10 +151,33 @@ function tokenRequest(target: ResourceRequest, body: JsonValue | undefined, deps
       namespace,
       creationTimestamp: new Date(deps.now()).toISOString().replace(/\.\d+Z$/, "Z"),
     },
-    spec: { audiences, expirationSeconds: seconds, boundObjectRef: null },
+    spec: {
+      audiences,
+      expirationSeconds: seconds,
+      boundObjectRef: pod ? { kind: "Pod", apiVersion: "v1", name: pod.name, uid: pod.uid } : null,
+    },
     status: {
       token: issued.token,
       expirationTimestamp: new Date(issued.expiresAt).toISOString().replace(/\.\d+Z$/, "Z"),
     },
   };
+}
+
+/** The pod a TokenRequest binds its token to (kubectl create token --bound-object-kind Pod); other kinds are refused. */
+function boundPod(
+  ref: unknown,
+  namespace: string,
+  deps: AuthEndpointDeps,
+): { name: string; uid: string } | undefined {
+  if (!isJsonObject(ref as JsonValue)) return undefined;
+  const { kind, name, uid } = ref as { kind?: string; name?: string; uid?: string };
+  if (kind !== "Pod")
+    throw apiErrors.badRequest(
+      `spec.boundObjectRef.kind: Unsupported value: "${kind ?? ""}": this cluster binds tokens to Pods only`,
+    );
+  const pod = deps.api.get({ group: "", version: "v1", resource: "pods" }, namespace, name ?? "");
+  const podUid = pod.metadata.uid ?? "";
+  if (uid && uid !== podUid)
+    throw apiErrors.badRequest(`spec.boundObjectRef.uid: the uid of pod "${name}" is ${podUid}, not ${uid}`);
+  return { name: name ?? "", uid: podUid };
 }

@@ -58,6 +58,10 @@ describe("request-auth (over HTTPS)", () => {
       spec: { expirationSeconds: 60 },
     });
     assert.equal(short.status, 400);
+    const toSecret = await call(server, "POST", "/api/v1/namespaces/default/serviceaccounts/bot/token", {
+      spec: { boundObjectRef: { kind: "Secret", name: "s" } },
+    });
+    assert.equal(toSecret.status, 400, "a bound object kind it cannot honour is refused");
   });
 
   it("refuses anonymous requests but health and version, and unknown tokens, with 401", async () => {
