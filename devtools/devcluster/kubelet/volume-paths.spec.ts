@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Pod } from "../objects/pod-types.ts";
@@ -61,9 +61,20 @@ describe("volume-paths", () => {
     const volumes = prepareVolumes(p, dirs(), live).value!;
     const file = (volume: string, ...rel: string[]) => path.join(volumes.get(volume)!, ...rel);
     assert.deepEqual(refreshVolumes(p, volumes, live), [], "nothing changed");
+    // A kubelet's atomic writer layout: `..data` -> `..<timestamp>`, each name a link through `..data`.
+    const firstData = readlinkSync(file("keys", "..data"));
+    assert.match(firstData, /^\.\./);
+    assert.equal(readlinkSync(file("keys", "api-keys.yaml")), path.join("..data", "api-keys.yaml"));
+    assert.equal(lstatSync(file("conf", "etc")).isSymbolicLink(), true);
 
     secret = { "api-keys.yaml": "keys: [b]", added: "n" };
     assert.deepEqual(refreshVolumes(p, volumes, live), ["keys"]);
+    const data = readlinkSync(file("keys", "..data"));
+    assert.notEqual(data, firstData, "an update swaps ..data to a new folder");
+    assert.deepEqual(
+      readdirSync(volumes.get("keys")!).sort(),
+      ["..data", data, "added", "api-keys.yaml"].sort(),
+    );
     assert.equal(readFileSync(file("keys", "api-keys.yaml"), "utf8"), "keys: [b]");
     assert.equal(readFileSync(file("keys", "added"), "utf8"), "n");
     assert.equal(existsSync(file("keys", "old")), false, "a key gone from the Secret goes from the folder");

@@ -3,19 +3,25 @@
 // working dir (an argument `/models/llama` under a mount at `/models` becomes `<host>/llama`, inside a
 // JSON argument too).
 // emptyDir: a folder of the pod, removed with it. configMap/secret: a folder with one file per
-// key, kept up to date while the pod runs (refreshVolumes), as a kubelet's sync loop does; unlike a
-// kubelet's, a subPath mount of one follows the updates too. projected: the same, from several
+// key, kept up to date while the pod runs (refreshVolumes), as a kubelet's sync loop does, and laid out
+// as a kubelet's atomic writer lays it out: the files in a `..<timestamp>` folder, a `..data` link to it
+// and one link per top-level name through `..data`; an update writes a new folder and swaps `..data` by
+// one rename, so a reader (a TLS Secret's tls.crt and tls.key) sees all old files or all new ones. Unlike
+// a kubelet's, a subPath mount of one follows the updates too. projected: the same, from several
 // sources, the service account's token among them (projected-volume.ts). hostPath: the path itself.
 // persistentVolumeClaim: a folder per claim under the kubelet's root, kept across pods (so a
 // StatefulSet's replica finds its data again).
 import {
   existsSync,
+  lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   renameSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
@@ -66,14 +72,61 @@ function keyFiles(
   return { files, missing };
 }
 
+let dataFolders = 0;
+
+/**
+ * Writes a configMap, secret or projected volume as a kubelet's atomic writer does: `files` in a new
+ * `..<timestamp>` folder, `..data` swapped to it by one rename, a link per top-level name through
+ * `..data`, names no longer wanted and the previous folder removed.
+ */
 function writeKeys(dir: string, files: ReadonlyMap<string, string>): void {
-  rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
+  const data = `..${new Date().toISOString().replace(/[:.]/g, "_")}.${process.pid}.${dataFolders++}`;
+  mkdirSync(path.join(dir, data));
   for (const [relative, text] of files) {
-    const file = path.join(dir, relative);
+    const file = path.join(dir, data, relative);
     mkdirSync(path.dirname(file), { recursive: true });
     writeFileSync(file, text);
   }
+  let previous: string | undefined;
+  try {
+    previous = readlinkSync(path.join(dir, "..data"));
+  } catch {}
+  symlinkSync(data, path.join(dir, "..data_tmp"));
+  renameSync(path.join(dir, "..data_tmp"), path.join(dir, "..data"));
+  const top = new Set([...files.keys()].map((relative) => relative.split(path.sep)[0] ?? relative));
+  for (const name of top) {
+    const link = path.join(dir, name);
+    let isLink = false;
+    try {
+      isLink = lstatSync(link).isSymbolicLink();
+    } catch {}
+    if (isLink) continue;
+    rmSync(link, { recursive: true, force: true });
+    symlinkSync(path.join("..data", name), link);
+  }
+  for (const entry of readdirSync(dir)) {
+    if (!entry.startsWith("..") && !top.has(entry))
+      rmSync(path.join(dir, entry), { recursive: true, force: true });
+  }
+  if (previous !== undefined && previous !== data)
+    rmSync(path.join(dir, previous), { recursive: true, force: true });
+}
+
+/** The files a volume written by writeKeys holds now (relative path -> text), read through `..data`. */
+function currentFiles(dir: string): Map<string, string> {
+  const current = new Map<string, string>();
+  const data = path.join(dir, "..data");
+  if (!existsSync(data)) return current;
+  for (const relative of readdirSync(data, { recursive: true }) as string[]) {
+    const file = path.join(data, relative);
+    if (statSync(file).isFile()) current.set(path.normalize(relative), readFileSync(file, "utf8"));
+  }
+  return current;
+}
+
+function sameFiles(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
+  return a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
 }
 
 /** Creates the host folder of every volume of the pod; returns volume name -> host path. */
@@ -116,11 +169,11 @@ export function prepareVolumes(
 }
 
 /**
- * Brings the files of the pod's configMap and secret volumes (`volumes`: as prepareVolumes returned)
- * up to date with their objects: a changed or new key is written beside its file and renamed over it
- * (a reader sees the old text or the new, never a mix), a key gone from the object goes from the
- * folder. A volume whose object is gone keeps its files, as on a kubelet. Returns the names of the
- * volumes that changed.
+ * Brings the files of the pod's configMap, secret and projected volumes (`volumes`: as prepareVolumes
+ * returned) up to date with their objects: when any file differs, the whole new set is written into a
+ * new folder and `..data` swapped to it (writeKeys), so a reader sees the old files or the new, never a
+ * mix, and a key gone from the object goes from the folder. A volume whose object is gone keeps its
+ * files, as on a kubelet. Returns the names of the volumes that changed.
  */
 export function refreshVolumes(
   pod: Pod,
@@ -131,24 +184,9 @@ export function refreshVolumes(
   for (const volume of pod.spec.volumes ?? []) {
     const dir = volumes.get(volume.name);
     const wanted = dir === undefined ? undefined : wantedFiles(pod, volume, dir, sources);
-    if (!wanted || dir === undefined) continue;
-    let touched = false;
-    for (const [relative, text] of wanted) {
-      const file = path.join(dir, relative);
-      if (existsSync(file) && readFileSync(file, "utf8") === text) continue;
-      mkdirSync(path.dirname(file), { recursive: true });
-      const next = `${file}.${process.pid}.next`;
-      writeFileSync(next, text);
-      renameSync(next, file);
-      touched = true;
-    }
-    for (const relative of readdirSync(dir, { recursive: true }) as string[]) {
-      const file = path.join(dir, relative);
-      if (wanted.has(path.normalize(relative)) || !statSync(file).isFile()) continue;
-      rmSync(file, { force: true });
-      touched = true;
-    }
-    if (touched) changed.push(volume.name);
+    if (!wanted || dir === undefined || sameFiles(wanted, currentFiles(dir))) continue;
+    writeKeys(dir, wanted);
+    changed.push(volume.name);
   }
   return changed;
 }
@@ -161,12 +199,7 @@ function wantedFiles(
   sources: ProjectionSources,
 ): Map<string, string> | undefined {
   if (volume.projected) {
-    const current = new Map<string, string>();
-    for (const relative of readdirSync(dir, { recursive: true }) as string[]) {
-      const file = path.join(dir, relative);
-      if (statSync(file).isFile()) current.set(path.normalize(relative), readFileSync(file, "utf8"));
-    }
-    return projectedFiles(pod, volume.projected.sources, sources, current).value;
+    return projectedFiles(pod, volume.projected.sources, sources, currentFiles(dir)).value;
   }
   const source = keyedSource(volume, sources);
   return source?.data ? keyFiles(source.data, source.items).files : undefined;
