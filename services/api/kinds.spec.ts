@@ -55,6 +55,11 @@ describe("CRD kinds", () => {
       "spec.routing.apiKeysSecret",
       "spec.kvTransfer.redis",
       "spec.kvTransfer.redis.passwordSecret",
+      // Unset: plaintext between components, certificates naming the pod IPs, a plaintext front door.
+      "spec.tls",
+      "spec.tls.secretName",
+      "spec.tls.serverName",
+      "spec.tls.frontDoor",
       "spec.resources.requests",
       "spec.resources.limits",
     ]);
