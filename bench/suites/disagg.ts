@@ -3,7 +3,9 @@
 //   a. KV handoff time (the prefill worker storing the prompt's blocks after its first token, plus the
 //      decode worker fetching and importing them) vs the decode worker's own prefill of that prompt,
 //      for prompts of 128, 512 and 1,024 tokens;
-//   b. the block store's SET/GET throughput vs raw Redis SET/GET of values of the same size;
+//   b. the block store's SET/GET throughput vs raw Redis SET/GET of values of the same size at its
+//      best: redis-benchmark and ioredis with 16 connections and 4 commands pipelined on each (and
+//      one ioredis pipeline on one connection, for reference); the check takes the best of them;
 //   c. decode inter-token latency p99 under a mixed workload (long prompts arriving while others
 //      decode), disaggregated (one prefill + one decode engine) vs colocated (two engines).
 // Engines run in this process, each with its own model thread and one onnxruntime thread, so both
@@ -14,12 +16,18 @@ import { createCheckpoint } from "../../devtools/model-factory/create-checkpoint
 import { greedySampling } from "../../services/inference/sampling-params.ts";
 import type { GenerateEvent, SamplingParams } from "../../services/inference/types.ts";
 import { Engine } from "../../services/worker/engine/engine.ts";
+import { encodeKvBlock } from "../../services/worker/kv-transfer/kv-block-codec.ts";
 import { testBlocks } from "../../services/worker/kv-transfer/kv-test-blocks.ts";
 import { RedisServer } from "../../services/worker/kv-transfer/redis-harness.ts";
 import { parseRedisKvConfig } from "../../services/worker/kv-transfer/redis-kv-config.ts";
 import { RedisKvStore } from "../../services/worker/kv-transfer/redis-kv-store.ts";
 import { RedisKvTier } from "../../services/worker/kv-transfer/redis-kv-tier.ts";
-import { measureRawRedis, measureStore } from "../../services/worker/kv-transfer/redis-throughput.ts";
+import {
+  measureRawRedis,
+  measureRedisBenchmark,
+  measureStore,
+  type Throughput,
+} from "../../services/worker/kv-transfer/redis-throughput.ts";
 import { describeCheckpoint } from "../../services/worker/model/checkpoint.ts";
 import { check, writeResult } from "../report.ts";
 
@@ -163,11 +171,21 @@ export async function run(): Promise<void> {
     }
     figures["handoff"] = handoff;
 
-    // b. Store vs raw Redis for base-sized blocks (384 KiB).
+    // b. Store vs raw Redis at its best for base-sized blocks (384 KiB values).
     const blocks = testBlocks(stores[0]!.format, 96);
-    const raw = await measureRawRedis(redis.url, 4 * blocks[0]!.data.length, blocks.length);
+    const valueBytes = encodeKvBlock({ ...stores[0]!.format, ...blocks[0]! }).length;
+    const tuned = { connections: 16, pipeline: 4 };
+    const rawRedis = {
+      redisBenchmark: await measureRedisBenchmark(redis.url, valueBytes, blocks.length, tuned),
+      ioredis16x4: await measureRawRedis(redis.url, valueBytes, blocks.length, tuned),
+      ioredisOnePipeline: await measureRawRedis(redis.url, valueBytes, blocks.length),
+    };
+    const raw: Throughput = {
+      setBytesPerS: Math.max(...Object.values(rawRedis).map((t) => t.setBytesPerS)),
+      getBytesPerS: Math.max(...Object.values(rawRedis).map((t) => t.getBytesPerS)),
+    };
     const store = await measureStore(stores[0]!, blocks);
-    figures["rawRedis"] = raw;
+    figures["rawRedis"] = { ...rawRedis, best: raw };
     figures["store"] = store;
 
     // c. Mixed workload: ITL p99, disaggregated vs colocated with the same two engines' worth of CPU.
@@ -198,12 +216,12 @@ export async function run(): Promise<void> {
     writeResult({
       suite: "disagg",
       description:
-        "Disaggregated prefill/decode on the base preset (llama, 88M params) through a real redis-server: handoff (the prefill worker's store left after its first token + the decode worker's fetch and import) vs the decode worker's own prefill, median of 3 prompts per length, for 128/512/1,024-token prompts; block store vs raw Redis SET/GET for 96 blocks of 384 KiB; decode ITL p99 with 6 streaming requests while six 512-token prompts arrive, one prefill + one decode engine vs two colocated engines (one onnxruntime thread each)",
+        "Disaggregated prefill/decode on the base preset (llama, 88M params) through a real redis-server: handoff (the prefill worker's store left after its first token + the decode worker's fetch and import) vs the decode worker's own prefill, median of 3 prompts per length, for 128/512/1,024-token prompts; block store vs the best raw Redis SET/GET (redis-benchmark or ioredis, 16 connections x 4 pipelined, or one ioredis pipeline) for 96 blocks of 384 KiB; decode ITL p99 with 6 streaming requests while six 512-token prompts arrive, one prefill + one decode engine vs two colocated engines (one onnxruntime thread each)",
       figures,
       checks: [
         check("KV handoff / local prefill, worst of 128-1024-token prompts", Math.max(...ratios), "<=", 0.2),
-        check("store SET throughput / raw Redis SET", store.setBytesPerS / raw.setBytesPerS, ">=", 0.5),
-        check("store GET throughput / raw Redis GET", store.getBytesPerS / raw.getBytesPerS, ">=", 0.5),
+        check("store SET throughput / best raw Redis SET", store.setBytesPerS / raw.setBytesPerS, ">=", 0.5),
+        check("store GET throughput / best raw Redis GET", store.getBytesPerS / raw.getBytesPerS, ">=", 0.5),
         check(
           "decode ITL p99 disaggregated / colocated",
           percentile(disaggGaps, 0.99) / percentile(colocatedGaps, 0.99),
