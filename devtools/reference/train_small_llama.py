@@ -13,8 +13,8 @@ of 256 tokens), the mean negative log-likelihood and perplexity transformers com
 (float32 computation over the saved float16 weights, as our engine computes), and greedy ids from
 an English prompt (float32 over the same weights).
 
-Run from the repository root: python3 devtools/reference/train_small_llama.py  (about 8 minutes
-on 2 cores). Torch's CPU kernels make reruns close but not bit-identical, so the checkpoint is
+Run from the repository root: python3 devtools/reference/train_small_llama.py  (about 5 minutes
+on 2 cores). Torch's CPU kernels need not give the same bits on another machine, so the checkpoint is
 committed and the tests read it.
 """
 
