@@ -1,5 +1,6 @@
 // Names shared by the graphs Tessera builds and the code that feeds them: the KV pool inputs and new
 // K/V outputs of each layer, the attention groups, and where weights come from.
+import type { QuantOptions } from "../model/quantize-blocks.ts";
 import type { StoredTensor, Tensor } from "../model/safetensors.ts";
 import type { TensorSlice } from "../model/tensor-slice.ts";
 
@@ -10,6 +11,8 @@ export interface WeightSource {
   readSlice(name: string, expectedShape: number[], slice: TensorSlice): Tensor;
   /** A tensor (or a slice) in the dtype the checkpoint stores it in: 16-bit weights stay 16-bit. */
   readStored(name: string, expectedShape: number[], slice?: TensorSlice): StoredTensor;
+  /** Set: projection matrices are kept block-quantized (graph-weights-quantized.ts). */
+  readonly quantization?: QuantOptions;
 }
 
 export const keyCacheName = (layer: number) => `key_cache_${layer}`;

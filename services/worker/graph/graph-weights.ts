@@ -4,6 +4,7 @@
 // bfloat16 checkpoint keeps its own size in memory; vectors (norm weights, biases) are widened to
 // float32 at load, which costs next to nothing.
 //
+// Quantized (`--quantization int8|int4`): MatMulNBits over block-quantized codes, graph-weights-quantized.ts.
 // float32 matrix: MatMul(x, Transpose(W)); onnxruntime folds the Transpose at load and prepacks W.
 // 16-bit matrix:  Gemm(x, Cast(W'), transB=1), W' = Reshape(W, [out, in] + 0 * tokens(x)): the product
 //   computes in float32 from a float32 copy of one matrix that lives only for that product.
@@ -25,6 +26,7 @@
 import type { WeightDtype } from "../model/dtype.ts";
 import type { TensorSlice } from "../model/tensor-slice.ts";
 import type { WeightSource } from "./graph-names.ts";
+import { addQuantized, quantizedProduct } from "./graph-weights-quantized.ts";
 import type { GraphBuilder } from "./onnx-builder.ts";
 
 /** A range of rows (an axis-0 slice) or any slice of a tensor. */
@@ -36,6 +38,8 @@ export class GraphWeights {
   /** Initializer name -> its dtype (float32 for vectors). */
   private readonly added = new Map<string, WeightDtype>();
   private readonly transposed = new Map<string, string>();
+  /** `--quantization`: quantized matrices by key (graph-weights-quantized.ts). */
+  private readonly quantized = new Map<string, ReturnType<typeof addQuantized>>();
   /** Per product input: a zero that depends on its token count. */
   private readonly tokenZero = new Map<string, string>();
 
@@ -66,6 +70,16 @@ export class GraphWeights {
    * features), or {axis: 1} for columns (input features).
    */
   linear(x: string, name: string, out: number, inDim: number, slice?: WeightSlice): string {
+    const q = this.source.quantization;
+    if (q) {
+      const key = `${keyOf(name, slice)}#q`;
+      let m = this.quantized.get(key);
+      if (!m) {
+        m = addQuantized(this.g, this.source, q, name, [out, inDim], key, slice && asSlice(slice));
+        this.quantized.set(key, m);
+      }
+      return quantizedProduct(this.g, x, m, q);
+    }
     const w = this.matrix(name, [out, inDim], slice);
     if (this.added.get(w) === "F32") return this.g.op("MatMul", [x, this.transposeOf(w)]);
     const shape = sliceShape([out, inDim], slice);

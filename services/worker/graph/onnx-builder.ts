@@ -71,6 +71,12 @@ export class GraphBuilder {
     return name;
   }
 
+  /** A uint8 constant (packed quantized weights, zero points). */
+  uint8Weight(name: string, bytes: Uint8Array, dims: number[]): string {
+    this.initializers.push(tensor(name, DataType.UINT8, dims, bytes));
+    return name;
+  }
+
   /** An int64 constant (shapes, axes, indices). */
   ints(values: number[], dims: number[] = [values.length]): string {
     const name = this.fresh("const_i64");

@@ -4,6 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { WeightDtype } from "./dtype.ts";
+import type { QuantOptions } from "./quantize-blocks.ts";
 import { SafetensorsFile, type StoredTensor, type Tensor, widened } from "./safetensors.ts";
 import type { TensorSlice } from "./tensor-slice.ts";
 
@@ -11,6 +12,8 @@ export class WeightStore {
   private readonly byName: Map<string, SafetensorsFile>;
   /** readStored widens 16-bit tensors to float32 (`tessera serve --dtype float32`). */
   private widen = false;
+  /** `tessera serve --quantization`: the graphs keep projection matrices block-quantized. */
+  quantization?: QuantOptions;
 
   private constructor(byName: Map<string, SafetensorsFile>) {
     this.byName = byName;
@@ -20,9 +23,10 @@ export class WeightStore {
    * The checkpoint's tensors. `widen` makes readStored hand out float32 for 16-bit tensors, so the
    * engine keeps float32 weights (twice the memory, the faster prepacked float32 products).
    */
-  static open(dir: string, options: { widen?: boolean } = {}): WeightStore {
+  static open(dir: string, options: { widen?: boolean; quantization?: QuantOptions } = {}): WeightStore {
     const store = WeightStore.openFiles(dir);
     store.widen = options.widen === true;
+    if (options.quantization) store.quantization = options.quantization;
     return store;
   }
 

@@ -122,7 +122,10 @@ port.on("message", (msg: ToMember) => void handle(msg));
  * pick alone).
  */
 async function loadShard(checkpoint: Checkpoint, spec: ShardSpec): Promise<Selection> {
-  const weights = WeightStore.open(o.modelDir, { widen: o.widenWeights === true });
+  const weights = WeightStore.open(o.modelDir, {
+    widen: o.widenWeights === true,
+    ...(o.quantization && { quantization: o.quantization }),
+  });
   if (groupSize(layoutOf(o.placement)) === 1) return selectAttention(checkpoint, weights, o);
   const pool = allocateShardPool(checkpoint.config, spec, o.numBlocks, o.blockSize);
   const options = { blockSize: o.blockSize, threads: o.threads, alone: false };

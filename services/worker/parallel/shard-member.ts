@@ -3,6 +3,7 @@
 // only learns when the group is ready or gone, and closes it on shutdown.
 import type { Logger } from "../../kernel/log.ts";
 import type { AttentionBackendName } from "../graph/attention-backend.ts";
+import type { QuantOptions } from "../model/quantize-blocks.ts";
 import { MemberHandle } from "./member-handle.ts";
 import type { ShardPlacement } from "./shard-placement.ts";
 
@@ -11,6 +12,8 @@ export interface ShardMemberOptions {
   architectureOverride: string | undefined;
   /** Keep 16-bit weights as float32 in memory (`--dtype float32`). */
   widenWeights?: boolean;
+  /** `--quantization`: projection matrices kept block-quantized. */
+  quantization?: QuantOptions;
   threads: number;
   numBlocks: number;
   blockSize: number;
@@ -37,6 +40,7 @@ export class ShardMember {
       modelDir: o.modelDir,
       architectureOverride: o.architectureOverride,
       ...(o.widenWeights && { widenWeights: true }),
+      ...(o.quantization && { quantization: o.quantization }),
       threads: o.threads,
       numBlocks: o.numBlocks,
       blockSize: o.blockSize,

@@ -54,6 +54,7 @@ export class ShardedRunner implements ModelRunner {
       modelDir: o.modelDir,
       architectureOverride: o.architectureOverride,
       ...(o.widenWeights && { widenWeights: true }),
+      ...(o.quantization && { quantization: o.quantization }),
       threads: o.threads,
       numBlocks: o.numBlocks,
       blockSize: o.blockSize,

@@ -5,8 +5,10 @@
 // size 1) and runs the same code as every group, ShardedRunner over its model thread
 // (services/worker/parallel/README.md), with no links, no gRPC and no all-reduce. ModelRunner.start
 // starts that group of one; rank 0 of a larger replica starts ShardedRunner with its placement.
+
 import type { GeneratedToken } from "../../inference/types.ts";
 import type { AttentionBackendName } from "../graph/attention-backend.ts";
+import type { QuantOptions } from "../model/quantize-blocks.ts";
 import { singleProcess } from "../parallel/shard-placement.ts";
 import { ShardedRunner } from "../parallel/sharded-runner.ts";
 import type { SequenceStep } from "./step-inputs.ts";
@@ -17,6 +19,8 @@ export interface ModelRunnerOptions {
   architectureOverride: string | undefined;
   /** Keep 16-bit weights as float32 in memory (`--dtype float32`); default: as the checkpoint stores them. */
   widenWeights?: boolean;
+  /** `--quantization`: projection matrices kept block-quantized (graph-weights-quantized.ts). */
+  quantization?: QuantOptions;
   /** onnxruntime intra-op threads; 0 = onnxruntime's default (all cores). */
   threads: number;
   /** KV pool size in blocks of `blockSize` tokens (the same in every member: block ids are the replica's). */

@@ -1,0 +1,62 @@
+// `tessera serve --quantization int8|int4`: projection matrices kept block-quantized (weight-only), the
+// product run by onnxruntime's com.microsoft MatMulNBits: y = x @ dequant(W)^T with W's codes packed as
+// model/quantize-blocks.ts writes them. Each tensor-parallel rank quantizes only its own slice.
+// accuracy_level 4 lets MatMulNBits quantize the activations to int8 per block too and run int8 dot
+// products, the only fast path on this CPU.
+// Why MatMulNBits (onnxruntime-node 1.30, CPU EP, 1 thread, AMD EPYC with AVX-512; a 12-layer stack of
+// the base preset's projections [768,768] [512,768] [768,768] [2048,768] x2 [768,2048], block size 32,
+// symmetric; per step, batch-1 decode / 16 rows; /tmp/q/bench.ts of this change):
+//   float32 MatMul (prepacked)             11.7 ms / 26.5 ms
+//   int8 DequantizeLinear(axis 1) + MatMul 34.9 ms / 48.6 ms  (opset 17: per channel only; the
+//                                          dequantization runs every step, and no fusion applies)
+//   MatMulNBits bits 4, accuracy_level 0   10.6 ms / 38.2 ms   level 1: 10.9 / 38.1
+//   MatMulNBits bits 4, accuracy_level 4    4.0 ms / 17.7 ms
+//   MatMulNBits bits 8, accuracy_level 0  121.8 ms / 154.1 ms  level 1: 84.4 / 93.5 (no fast 8-bit
+//                                          float kernel in 1.30; 8 bits is accepted)
+//   MatMulNBits bits 8, accuracy_level 4    4.2 ms / 13.1 ms
+
+import { toFloat32 } from "../model/dtype.ts";
+import type { QuantOptions } from "../model/quantize-blocks.ts";
+import { quantizeBlocks } from "../model/quantize-blocks.ts";
+import type { TensorSlice } from "../model/tensor-slice.ts";
+import type { WeightSource } from "./graph-names.ts";
+import { type GraphBuilder, MS_DOMAIN } from "./onnx-builder.ts";
+
+/** MatMulNBits accuracy_level: int8 activations (see the header). */
+export const ACCURACY_LEVEL = 4;
+
+/** The initializers of a quantized matrix (or slice) `key` [out, in], added under `key`-derived names. */
+export function addQuantized(
+  g: GraphBuilder,
+  source: WeightSource,
+  q: QuantOptions,
+  name: string,
+  shape: [number, number],
+  key: string,
+  slice?: TensorSlice,
+): { inputs: string[]; out: number; in: number } {
+  const t = source.readStored(name, shape, slice);
+  const [out, inDim] = t.shape as [number, number];
+  const m = quantizeBlocks(toFloat32(t.bytes, t.dtype), out, inDim, q);
+  const inputs = [
+    g.uint8Weight(`${key}.q${q.bits}`, m.packed, [out, m.blocks, (q.blockSize * q.bits) / 8]),
+    g.weight(`${key}.scales`, m.scales, [out * m.blocks]),
+  ];
+  if (m.zeroPoints) inputs.push(g.uint8Weight(`${key}.zero_points`, m.zeroPoints, [m.zeroPoints.length]));
+  return { inputs, out, in: inDim };
+}
+
+/** x [N, in] @ W^T through MatMulNBits, for a matrix added by addQuantized. */
+export function quantizedProduct(
+  g: GraphBuilder,
+  x: string,
+  m: { inputs: string[]; out: number; in: number },
+  q: QuantOptions,
+): string {
+  return g.op(
+    "MatMulNBits",
+    [x, ...m.inputs],
+    { K: m.in, N: m.out, bits: q.bits, block_size: q.blockSize, accuracy_level: ACCURACY_LEVEL },
+    MS_DOMAIN,
+  );
+}
