@@ -5,7 +5,7 @@
 // products, the only fast path on this CPU.
 // Why MatMulNBits (onnxruntime-node 1.30, CPU EP, 1 thread, AMD EPYC with AVX-512; a 12-layer stack of
 // the base preset's projections [768,768] [512,768] [768,768] [2048,768] x2 [768,2048], block size 32,
-// symmetric; per step, batch-1 decode / 16 rows; /tmp/q/bench.ts of this change):
+// symmetric; per step, batch-1 decode / 16 rows; random weights, a throwaway script not kept):
 //   float32 MatMul (prepacked)             11.7 ms / 26.5 ms
 //   int8 DequantizeLinear(axis 1) + MatMul 34.9 ms / 48.6 ms  (opset 17: per channel only; the
 //                                          dequantization runs every step, and no fusion applies)
