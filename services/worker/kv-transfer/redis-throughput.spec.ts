@@ -19,7 +19,10 @@ describe("KV transfer throughput helpers", () => {
           assert.ok(Number.isFinite(figure) && figure > 0);
       const redis = new Redis(server.url);
       // Only the store's own blocks are left: no raw or redis-benchmark keys.
-      assert.deepEqual((await redis.keys("*")).filter((k) => !k.startsWith("tessera:kv:")), []);
+      assert.deepEqual(
+        (await redis.keys("*")).filter((k) => !k.startsWith("tessera:kv:")),
+        [],
+      );
       redis.disconnect();
     } finally {
       await store.close();
