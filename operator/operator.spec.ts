@@ -187,8 +187,17 @@ describe("operator (dev cluster, simulated kubelet)", function () {
         const fresh = pods.filter(isFresh);
         assert.equal(fresh.length, 1, "one replica at a time");
         assert.equal(pods.length, 4, "surge: the old group still serves beside the new one");
+        const replica = fresh[0]!.metadata.labels?.[LABELS.replica];
         f.kubelet.markReady(ns, fresh[0]!.metadata.name!);
-        await waitFor("old group of the replica deleted", async () => (await f.pods(ns)).length === 3);
+        // The operator may surge the next replica in the same breath, so the pod count need not pass
+        // through 3: wait for this replica's old group itself to go.
+        const isOldOfReplica = (p: KubeObject) =>
+          p.metadata.labels?.[LABELS.revision] === oldRevision &&
+          p.metadata.labels?.[LABELS.replica] === replica;
+        await waitFor(
+          "old group of the replica deleted",
+          async () => !(await f.pods(ns)).some(isOldOfReplica),
+        );
         assert.equal((await f.model(ns, "r"))?.status?.readyReplicas, 3);
       }
       const after = await f.waitForModel(
