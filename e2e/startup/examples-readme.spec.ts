@@ -82,7 +82,13 @@ describe("examples/README.md on the dev cluster, as written (e2e)", function () 
       usage: { completion_tokens: number };
     };
     assert.equal(completion.model, "tiny-llama");
-    assert.equal(completion.usage.completion_tokens, 8);
+    // The curl sets no temperature, so it samples (OpenAI's temperature 1): the model may end early.
+    const finish = completion.choices[0]?.finish_reason;
+    const tokens = completion.usage.completion_tokens;
+    assert.ok(
+      (finish === "length" && tokens === 8) || (finish === "stop" && tokens >= 1 && tokens < 8),
+      `max_tokens 8: ${tokens} tokens, finish_reason ${finish}`,
+    );
     assert.equal(typeof completion.choices[0]?.text, "string");
     const restarts = await f.ok(
       "get",
