@@ -3,7 +3,6 @@
 // code 1, so the pod restarts and campaigns again).
 import type { Server } from "node:http";
 import { FIELD_MANAGER } from "../services/api/group.ts";
-import { Code, TesseraError } from "../services/kernel/errors.ts";
 import { hostPort, listening } from "../services/kernel/listen-failure.ts";
 import type { Logger } from "../services/kernel/log.ts";
 import { listeningPort, Metrics } from "../services/kernel/telemetry/metrics.ts";
@@ -33,7 +32,8 @@ export async function startOperatorProcess(
   const namespace = config.allNamespaces ? "" : (config.namespace ?? connection.namespace);
   const client = new HttpsKubeClient(connection, { fieldManager: FIELD_MANAGER });
   const metrics = new Metrics();
-  const tls = config.tlsDir === undefined ? undefined : openTlsFolder(config.tlsDir, log);
+  const tls =
+    config.tlsDir === undefined ? undefined : TlsFolder.openSetting(config.tlsDir, "--tls-dir", true, log);
   let finish: (code: number) => void = () => {};
   const done = new Promise<number>((resolve) => {
     finish = resolve;
@@ -109,17 +109,4 @@ export async function startOperatorProcess(
     done,
     stop: () => shutdown(0),
   };
-}
-
-/** The --tls-dir folder, its files checked (the error names the flag and the file) and watched. */
-function openTlsFolder(dir: string, log: Logger): TlsFolder {
-  try {
-    return TlsFolder.open(dir, {
-      needCa: true,
-      onReloadError: (err) =>
-        log.error({ err: err.message }, "TLS folder not reloaded; the last good certificate stays"),
-    });
-  } catch (err) {
-    throw new TesseraError(Code.FAILED_PRECONDITION, `--tls-dir: ${TesseraError.from(err).message}`);
-  }
 }

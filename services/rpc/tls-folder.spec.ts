@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { Code, type TesseraError } from "../kernel/errors.ts";
+import { createLogger, type Logger } from "../kernel/log.ts";
 import { type Pem, secretFiles, testCa, testLeaf, writeSecretVolume } from "./testing/test-pki.ts";
 import { readTlsFolder, TlsFolder } from "./tls-folder.ts";
 
@@ -43,6 +45,29 @@ describe("TLS folders (tls.crt, tls.key, ca.crt)", () => {
     const badCert = folder({ "tls.crt": "garbage", "tls.key": leaf.key, "ca.crt": ca.cert });
     assert.match(problem(badCert)!, /: tls\.crt is not a PEM certificate/);
     assert.throws(() => TlsFolder.open(noKey, { needCa: true }), /tls\.key is missing/);
+  });
+
+  it("opened from a setting, names the setting first and logs a failed reload", () => {
+    const noKey = folder({ "tls.crt": leaf.cert, "ca.crt": ca.cert });
+    const log = createLogger("tls-folder-spec", "silent");
+    assert.throws(
+      () => TlsFolder.openSetting(noKey, "--tls-dir", true, log),
+      (err: TesseraError) =>
+        err.code === Code.FAILED_PRECONDITION &&
+        err.message === `--tls-dir: TLS folder ${noKey}: tls.key is missing`,
+    );
+    const dir = folder(secretFiles(leaf, ca));
+    const logged: string[] = [];
+    const watched = TlsFolder.openSetting(dir, "tls.workers.dir", true, {
+      error: (fields: object, message: string) => logged.push(`${message} ${JSON.stringify(fields)}`),
+    } as unknown as Logger);
+    try {
+      writeFileSync(path.join(dir, "..data", "tls.key"), other.key);
+      assert.equal(watched.reload(), false);
+      assert.match(logged[0] ?? "", /^TLS folder not reloaded.*tls\.key does not match/);
+    } finally {
+      watched.close();
+    }
   });
 
   it("keeps the last good identity while the folder holds a key that does not match", async () => {

@@ -13,6 +13,7 @@ import { type FSWatcher, readFileSync, watch } from "node:fs";
 import path from "node:path";
 import type { experimental } from "@grpc/grpc-js";
 import { Code, type Result, TesseraError } from "../kernel/errors.ts";
+import type { Logger } from "../kernel/log.ts";
 
 /** The file names of a Kubernetes TLS Secret (kubernetes.io/tls, plus cert-manager's ca.crt). */
 export const TLS_FILES = { cert: "tls.crt", key: "tls.key", ca: "ca.crt" } as const;
@@ -99,6 +100,22 @@ export class TlsFolder implements experimental.CertificateProvider {
     const read = readTlsFolder(dir, options.needCa);
     if (read.error) throw read.error;
     return new TlsFolder(dir, read.value, options);
+  }
+
+  /**
+   * The folder a process was configured with (`setting`: the config field or flag, which a start-up
+   * error names before the file at fault); a reload that fails its checks is logged.
+   */
+  static openSetting(dir: string, setting: string, needCa: boolean, log: Logger): TlsFolder {
+    try {
+      return TlsFolder.open(dir, {
+        needCa,
+        onReloadError: (err) =>
+          log.error({ err: err.message, dir }, "TLS folder not reloaded; the last good certificate stays"),
+      });
+    } catch (err) {
+      throw new TesseraError(Code.FAILED_PRECONDITION, `${setting}: ${TesseraError.from(err).message}`);
+    }
   }
 
   private constructor(dir: string, material: TlsMaterial, options: TlsFolderOptions) {

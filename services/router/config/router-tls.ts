@@ -1,8 +1,3 @@
-// The router's TLS folders, opened (their files checked) at start-up: its client identity toward the
-// workers (mutual TLS, config tls.workers, `--tls-dir`) and its front door's (gRPC and HTTPS, config
-// tls.frontDoor, `--front-tls-dir`; clients verified against its ca.crt only with clientAuth). Both are
-// watched, so a rotated Secret reaches new connections without a restart. Unset: plaintext.
-import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
 import { PLAINTEXT } from "../../rpc/grpc-client.ts";
 import { clientSecurity, serverCredentials } from "../../rpc/tls-credentials.ts";
@@ -22,15 +17,8 @@ export class RouterTls {
 
   /** Opens the configured folders; a bad one fails with its config field, flag and file. */
   static open(config: RouterConfig["tls"], log: Logger): RouterTls {
-    const onReloadError = (err: TesseraError) =>
-      log.error({ err: err.message }, "TLS folder not reloaded; the last good certificate stays");
-    const open = (dir: string, needCa: boolean, field: string) => {
-      try {
-        return TlsFolder.open(dir, { needCa, onReloadError });
-      } catch (err) {
-        throw new TesseraError(Code.FAILED_PRECONDITION, `${field}: ${TesseraError.from(err).message}`);
-      }
-    };
+    const open = (dir: string, needCa: boolean, field: string) =>
+      TlsFolder.openSetting(dir, field, needCa, log);
     const workers = config.workers && open(config.workers.dir, true, "tls.workers.dir (--tls-dir)");
     try {
       const { frontDoor } = config;

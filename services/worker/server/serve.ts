@@ -1,7 +1,6 @@
 // The serving process: load the model, serve it (and /metrics when asked), and on SIGTERM or SIGINT
 // drain and stop.
 import type { Server as HttpServer } from "node:http";
-import { Code, TesseraError } from "../../kernel/errors.ts";
 import { hostPort, listening } from "../../kernel/listen-failure.ts";
 import type { Logger } from "../../kernel/log.ts";
 import { listeningPort, Metrics } from "../../kernel/telemetry/metrics.ts";
@@ -34,7 +33,7 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
   // The group's links take the same TLS folder; each member thread opens it for itself.
   const shard = config.shard && { ...config.shard, ...(config.tls && { tls: config.tls }) };
   // Opened (and its files checked) before the model loads, so a bad Secret fails at once.
-  const tls = config.tls && openTlsFolder(config.tls.dir, log);
+  const tls = config.tls && TlsFolder.openSetting(config.tls.dir, "--tls-dir", true, log);
   if (shard && !isCoordinator(shard)) {
     tls?.close();
     return serveShardMember({ ...config, shard }, log, nextSignal(STOP_SIGNALS));
@@ -127,19 +126,6 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
     await engine.close();
     await store?.close();
     tls?.close();
-  }
-}
-
-/** The TLS folder of `--tls-dir` (its files checked: the error names the flag and the file), watched. */
-export function openTlsFolder(dir: string, log: Logger): TlsFolder {
-  try {
-    return TlsFolder.open(dir, {
-      needCa: true,
-      onReloadError: (err) =>
-        log.error({ err: err.message }, "TLS folder not reloaded; the last good certificate stays"),
-    });
-  } catch (err) {
-    throw new TesseraError(Code.FAILED_PRECONDITION, `--tls-dir: ${TesseraError.from(err).message}`);
   }
 }
 
