@@ -11,22 +11,11 @@
 // sources, the service account's token among them (projected-volume.ts). hostPath: the path itself.
 // persistentVolumeClaim: a folder per claim under the kubelet's root, kept across pods (so a
 // StatefulSet's replica finds its data again).
-import {
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  renameSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { type Result, TesseraError } from "../../../services/kernel/errors.ts";
 import type { Container, KeyToPath, Pod, Volume } from "../objects/pod-types.ts";
+import { writeVolumeAtomically } from "./atomic-writer.ts";
 import { type ProjectionSources, projectedFiles } from "./projected-volume.ts";
 
 export interface VolumeDirs {
@@ -72,48 +61,7 @@ function keyFiles(
   return { files, missing };
 }
 
-let dataFolders = 0;
-
-/**
- * Writes a configMap, secret or projected volume as a kubelet's atomic writer does: `files` in a new
- * `..<timestamp>` folder, `..data` swapped to it by one rename, a link per top-level name through
- * `..data`, names no longer wanted and the previous folder removed.
- */
-function writeKeys(dir: string, files: ReadonlyMap<string, string>): void {
-  mkdirSync(dir, { recursive: true });
-  const data = `..${new Date().toISOString().replace(/[:.]/g, "_")}.${process.pid}.${dataFolders++}`;
-  mkdirSync(path.join(dir, data));
-  for (const [relative, text] of files) {
-    const file = path.join(dir, data, relative);
-    mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, text);
-  }
-  let previous: string | undefined;
-  try {
-    previous = readlinkSync(path.join(dir, "..data"));
-  } catch {}
-  symlinkSync(data, path.join(dir, "..data_tmp"));
-  renameSync(path.join(dir, "..data_tmp"), path.join(dir, "..data"));
-  const top = new Set([...files.keys()].map((relative) => relative.split(path.sep)[0] ?? relative));
-  for (const name of top) {
-    const link = path.join(dir, name);
-    let isLink = false;
-    try {
-      isLink = lstatSync(link).isSymbolicLink();
-    } catch {}
-    if (isLink) continue;
-    rmSync(link, { recursive: true, force: true });
-    symlinkSync(path.join("..data", name), link);
-  }
-  for (const entry of readdirSync(dir)) {
-    if (!entry.startsWith("..") && !top.has(entry))
-      rmSync(path.join(dir, entry), { recursive: true, force: true });
-  }
-  if (previous !== undefined && previous !== data)
-    rmSync(path.join(dir, previous), { recursive: true, force: true });
-}
-
-/** The files a volume written by writeKeys holds now (relative path -> text), read through `..data`. */
+/** The files a volume written by writeVolumeAtomically holds now (relative path -> text), read through `..data`. */
 function currentFiles(dir: string): Map<string, string> {
   const current = new Map<string, string>();
   const data = path.join(dir, "..data");
@@ -151,14 +99,14 @@ export function prepareVolumes(
       const { what, name, items, optional, data } = keyedSource(volume, sources)!;
       if (!data && !optional) return { error: TesseraError.notFound(`${what} "${name}" not found`) };
       const { files, missing } = keyFiles(data ?? {}, items);
-      writeKeys(own, files);
+      writeVolumeAtomically(own, files);
       if (missing.length > 0 && data && !optional)
         return { error: TesseraError.notFound(`${what} "${name}" has no key ${missing.join(", ")}`) };
       paths.set(volume.name, own);
     } else if (volume.projected) {
       const files = projectedFiles(pod, volume.projected.sources, sources);
       if (files.error) return { error: files.error };
-      writeKeys(own, files.value);
+      writeVolumeAtomically(own, files.value);
       paths.set(volume.name, own);
     } else {
       mkdirSync(own, { recursive: true });
@@ -171,7 +119,7 @@ export function prepareVolumes(
 /**
  * Brings the files of the pod's configMap, secret and projected volumes (`volumes`: as prepareVolumes
  * returned) up to date with their objects: when any file differs, the whole new set is written into a
- * new folder and `..data` swapped to it (writeKeys), so a reader sees the old files or the new, never a
+ * new folder and `..data` swapped to it (writeVolumeAtomically), so a reader sees the old files or the new, never a
  * mix, and a key gone from the object goes from the folder. A volume whose object is gone keeps its
  * files, as on a kubelet. Returns the names of the volumes that changed.
  */
@@ -185,7 +133,7 @@ export function refreshVolumes(
     const dir = volumes.get(volume.name);
     const wanted = dir === undefined ? undefined : wantedFiles(pod, volume, dir, sources);
     if (!wanted || dir === undefined || sameFiles(wanted, currentFiles(dir))) continue;
-    writeKeys(dir, wanted);
+    writeVolumeAtomically(dir, wanted);
     changed.push(volume.name);
   }
   return changed;

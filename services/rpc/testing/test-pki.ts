@@ -1,10 +1,8 @@
 // Certificates for TLS specs, made in the test: a CA and leaves it signs (for 127.0.0.1 and localhost,
-// good as server and client), written as kubelet mounts a Secret — the files in a `..<timestamp>`
-// folder, a `..data` symlink to it and tls.crt / tls.key / ca.crt linking through `..data` — and
-// rotated as kubelet does: a new folder, `..data` swapped to it by one rename, the old folder removed.
-import { mkdirSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import path from "node:path";
+// good as server and client), written and rotated as kubelet mounts a Secret (the dev cluster's atomic
+// writer: files in a `..<timestamp>` folder, `..data` swapped to it by one rename, names linked through it).
 import { generate } from "selfsigned";
+import { writeVolumeAtomically } from "../../../devtools/devcluster/kubelet/atomic-writer.ts";
 
 export interface Pem {
   cert: string;
@@ -61,24 +59,7 @@ export function secretFiles(leaf: Pem, ca: Pem | undefined): SecretFiles {
   return { "tls.crt": leaf.cert, "tls.key": leaf.key, ...(ca && { "ca.crt": ca.cert }) };
 }
 
-let generation = 0;
-
 /** Writes `files` into `dir` as kubelet mounts a Secret volume (first time) or updates it (after). */
 export function writeSecretVolume(dir: string, files: SecretFiles): void {
-  mkdirSync(dir, { recursive: true });
-  const data = `..${Date.now()}_${process.pid}_${generation++}`;
-  mkdirSync(path.join(dir, data));
-  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, data, name), text);
-  let previous: string | undefined;
-  try {
-    previous = readlinkSync(path.join(dir, "..data"));
-  } catch {}
-  symlinkSync(data, path.join(dir, "..data_tmp"));
-  renameSync(path.join(dir, "..data_tmp"), path.join(dir, "..data"));
-  for (const name of Object.keys(files)) {
-    try {
-      symlinkSync(path.join("..data", name), path.join(dir, name));
-    } catch {}
-  }
-  if (previous !== undefined) rmSync(path.join(dir, previous), { recursive: true, force: true });
+  writeVolumeAtomically(dir, new Map(Object.entries(files)));
 }

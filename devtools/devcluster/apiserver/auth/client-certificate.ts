@@ -5,7 +5,7 @@
 // kubernetes-admin in system:masters.
 import type { PeerCertificate } from "node:tls";
 import { generate } from "selfsigned";
-import type { TlsMaterial } from "../http/tls-certificate.ts";
+import { certificateBasics, type TlsMaterial } from "../http/tls-certificate.ts";
 import type { UserInfo } from "./user-info.ts";
 
 export async function issueClientCertificate(
@@ -20,11 +20,7 @@ export async function issueClientCertificate(
       ...groups.map((value) => ({ name: "organizationName" as const, value })),
     ],
     {
-      keyType: "ec",
-      curve: "P-256",
-      algorithm: "sha256",
-      notBeforeDate: new Date(now - 60_000),
-      notAfterDate: new Date(now + 365 * 24 * 3600 * 1000),
+      ...certificateBasics(now),
       extensions: [
         { name: "basicConstraints", cA: false, critical: true },
         { name: "keyUsage", digitalSignature: true, critical: true },
