@@ -137,11 +137,35 @@ export function repackPrequantized(
       putCode(zeroPoints, r * zpRow, b, z, bits);
     }
   }
-  for (let j = 0; j < k; j++) {
-    const c = inputAt(j);
-    const at = Math.floor(j / blockSize) * blob;
-    const within = j % blockSize;
-    for (let r = 0; r < n; r++) putCode(packed, r * blocks * blob + at, within, codeAt(c, r0 + r), bits);
+  const place = (j: number) => Math.floor(j / blockSize) * blob + ((j % blockSize) * bits) / 8;
+  if (bits === 4 && !order && f.method === "gptq" && c0 % 8 === 0 && c1 % 8 === 0) {
+    // A GPTQ word holds 8 consecutive input features of one output, lowest first: exactly the 4 bytes
+    // MatMulNBits stores them in (its blocks are multiples of 16 features, c0 of 16). A transpose.
+    const dst = new Uint32Array(packed.buffer);
+    for (let i = c0 / 8; i < c1 / 8; i++) {
+      const at = place(8 * i - c0) / 4;
+      for (let r = 0; r < n; r++) dst[(r * blocks * blob) / 4 + at] = t.qweight[i * out + r0 + r]!;
+    }
+  } else if (bits === 4 && !order) {
+    // AWQ: a word holds 8 output features of one input; two inputs' words make one byte per output.
+    for (let j = 0; j < k; j += 2) {
+      const c = c0 + j;
+      const at = place(j);
+      for (let r = 0; r < n; r++) {
+        const o = r0 + r;
+        const shift = AWQ_SHIFT[o & 7]!;
+        const lo = (t.qweight[c * (out >> 3) + (o >> 3)]! >>> shift) & 15;
+        const hi = j + 1 < k ? (t.qweight[(c + 1) * (out >> 3) + (o >> 3)]! >>> shift) & 15 : 0;
+        packed[r * blocks * blob + at] = lo | (hi << 4);
+      }
+    }
+  } else {
+    for (let j = 0; j < k; j++) {
+      const c = inputAt(j);
+      const at = Math.floor(j / blockSize) * blob;
+      const within = j % blockSize;
+      for (let r = 0; r < n; r++) putCode(packed, r * blocks * blob + at, within, codeAt(c, r0 + r), bits);
+    }
   }
   return {
     out: n,
