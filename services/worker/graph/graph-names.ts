@@ -15,11 +15,14 @@ export interface WeightSource {
   /** Set: projection matrices are kept block-quantized (graph-weights-quantized.ts). */
   readonly quantization?: QuantOptions;
   /**
+   * MatMulNBits accuracy_level; default 4 (int8 activations, graph-weights-quantized.ts). 0 computes in
+   * float32 from the codes: the specs compare packed checkpoints with their float weights so.
+   */
+  readonly nbitsAccuracyLevel?: number;
+  /**
    * A GPTQ/AWQ checkpoint's matrix in MatMulNBits's layout, or undefined when it is stored as floats
    * (absent: no pre-quantized matrices).
    */
-  /** MatMulNBits accuracy_level; default 4 (int8 activations, graph-weights-quantized.ts). */
-  readonly nbitsAccuracyLevel?: number;
   readPrequantized?(name: string, shape: [number, number], slice?: TensorSlice): RepackedMatrix | undefined;
 }
 

@@ -36,7 +36,7 @@ export interface RepackedMatrix extends QuantizedMatrix {
   perm?: Int32Array | undefined;
 }
 
-/** Where `name` (a prefix such as model.layers.0.mlp.down_proj) has its packed tensors. */
+/** The shapes of the packed tensors of a Linear [out, in] (for the checks at read). */
 export function packedShapes(
   f: PrequantizedFormat,
   out: number,
