@@ -1,5 +1,6 @@
 // Names shared by the graphs Tessera builds and the code that feeds them: the KV pool inputs and new
 // K/V outputs of each layer, the attention groups, and where weights come from.
+import type { RepackedMatrix } from "../model/prequantized-repack.ts";
 import type { QuantOptions } from "../model/quantize-blocks.ts";
 import type { StoredTensor, Tensor } from "../model/safetensors.ts";
 import type { TensorSlice } from "../model/tensor-slice.ts";
@@ -13,6 +14,16 @@ export interface WeightSource {
   readStored(name: string, expectedShape: number[], slice?: TensorSlice): StoredTensor;
   /** Set: projection matrices are kept block-quantized (graph-weights-quantized.ts). */
   readonly quantization?: QuantOptions;
+  /**
+   * MatMulNBits accuracy_level; default 4 (int8 activations, graph-weights-quantized.ts). 0 computes in
+   * float32 from the codes: the specs compare packed checkpoints with their float weights so.
+   */
+  readonly nbitsAccuracyLevel?: number;
+  /**
+   * A GPTQ/AWQ checkpoint's matrix in MatMulNBits's layout, or undefined when it is stored as floats
+   * (absent: no pre-quantized matrices).
+   */
+  readPrequantized?(name: string, shape: [number, number], slice?: TensorSlice): RepackedMatrix | undefined;
 }
 
 export const keyCacheName = (layer: number) => `key_cache_${layer}`;

@@ -1,6 +1,8 @@
 // `tessera serve --quantization int8|int4`: projection matrices kept block-quantized (weight-only), the
 // product run by onnxruntime's com.microsoft MatMulNBits: y = x @ dequant(W)^T with W's codes packed as
 // model/quantize-blocks.ts writes them. Each tensor-parallel rank quantizes only its own slice.
+// A GPTQ/AWQ checkpoint's matrices reach the same product already quantized, their codes repacked into
+// that layout (model/prequantized-repack.ts), with a Gather of the activations first for act-order GPTQ.
 // accuracy_level 4 lets MatMulNBits quantize the activations to int8 per block too and run int8 dot
 // products, the only fast path on this CPU.
 // Why MatMulNBits (onnxruntime-node 1.30, CPU EP, 1 thread, AMD EPYC with AVX-512; a 12-layer stack of
@@ -16,6 +18,7 @@
 //   MatMulNBits bits 8, accuracy_level 4    4.2 ms / 13.1 ms
 
 import { toFloat32 } from "../model/dtype.ts";
+import type { RepackedMatrix } from "../model/prequantized-repack.ts";
 import type { QuantOptions } from "../model/quantize-blocks.ts";
 import { quantizeBlocks } from "../model/quantize-blocks.ts";
 import type { TensorSlice } from "../model/tensor-slice.ts";
@@ -24,6 +27,17 @@ import { type GraphBuilder, MS_DOMAIN } from "./onnx-builder.ts";
 
 /** MatMulNBits accuracy_level: int8 activations (see the header). */
 export const ACCURACY_LEVEL = 4;
+
+/** A matrix's MatMulNBits initializers, with what its product needs. */
+export interface NBitsMatrix {
+  inputs: string[];
+  out: number;
+  in: number;
+  bits: number;
+  blockSize: number;
+  /** Act-order GPTQ: an int64 initializer of the input feature order to gather x by. */
+  perm?: string | undefined;
+}
 
 /** The initializers of a quantized matrix (or slice) `key` [out, in], added under `key`-derived names. */
 export function addQuantized(
@@ -34,29 +48,36 @@ export function addQuantized(
   shape: [number, number],
   key: string,
   slice?: TensorSlice,
-): { inputs: string[]; out: number; in: number } {
+): NBitsMatrix {
   const t = source.readStored(name, shape, slice);
   const [out, inDim] = t.shape as [number, number];
   const m = quantizeBlocks(toFloat32(t.bytes, t.dtype), out, inDim, q);
-  const inputs = [
-    g.uint8Weight(`${key}.q${q.bits}`, m.packed, [out, m.blocks, (q.blockSize * q.bits) / 8]),
-    g.weight(`${key}.scales`, m.scales, [out * m.blocks]),
-  ];
-  if (m.zeroPoints) inputs.push(g.uint8Weight(`${key}.zero_points`, m.zeroPoints, [m.zeroPoints.length]));
-  return { inputs, out, in: inDim };
+  return addNBits(g, { ...m, bits: q.bits, blockSize: q.blockSize }, key);
 }
 
-/** x [N, in] @ W^T through MatMulNBits, for a matrix added by addQuantized. */
+/** The initializers of a matrix already in MatMulNBits's layout (a repacked GPTQ/AWQ matrix). */
+export function addNBits(g: GraphBuilder, m: RepackedMatrix, key: string): NBitsMatrix {
+  const inputs = [
+    g.uint8Weight(`${key}.q${m.bits}`, m.packed, [m.out, m.blocks, (m.blockSize * m.bits) / 8]),
+    g.weight(`${key}.scales`, m.scales, [m.out * m.blocks]),
+  ];
+  if (m.zeroPoints) inputs.push(g.uint8Weight(`${key}.zero_points`, m.zeroPoints, [m.zeroPoints.length]));
+  const perm = m.perm && g.ints([...m.perm]);
+  return { inputs, out: m.out, in: m.in, bits: m.bits, blockSize: m.blockSize, perm };
+}
+
+/** x [N, in] @ W^T through MatMulNBits, for a matrix added by addQuantized or addNBits. */
 export function quantizedProduct(
   g: GraphBuilder,
   x: string,
-  m: { inputs: string[]; out: number; in: number },
-  q: QuantOptions,
+  m: NBitsMatrix,
+  accuracyLevel = ACCURACY_LEVEL,
 ): string {
+  const a = m.perm ? g.op("Gather", [x, m.perm], { axis: -1 }) : x;
   return g.op(
     "MatMulNBits",
-    [x, ...m.inputs],
-    { K: m.in, N: m.out, bits: q.bits, block_size: q.blockSize, accuracy_level: ACCURACY_LEVEL },
+    [a, ...m.inputs],
+    { K: m.in, N: m.out, bits: m.bits, block_size: m.blockSize, accuracy_level: accuracyLevel },
     MS_DOMAIN,
   );
 }

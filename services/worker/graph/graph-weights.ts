@@ -4,7 +4,8 @@
 // bfloat16 checkpoint keeps its own size in memory; vectors (norm weights, biases) are widened to
 // float32 at load, which costs next to nothing.
 //
-// Quantized (`--quantization int8|int4`): MatMulNBits over block-quantized codes, graph-weights-quantized.ts.
+// Quantized (`--quantization int8|int4`, or a GPTQ/AWQ checkpoint's packed matrices): MatMulNBits over
+// block-quantized codes, graph-weights-quantized.ts.
 // float32 matrix: MatMul(x, Transpose(W)); onnxruntime folds the Transpose at load and prepacks W.
 // 16-bit matrix:  Gemm(x, Cast(W'), transB=1), W' = Reshape(W, [out, in] + 0 * tokens(x)): the product
 //   computes in float32 from a float32 copy of one matrix that lives only for that product.
@@ -26,7 +27,7 @@
 import type { WeightDtype } from "../model/dtype.ts";
 import type { TensorSlice } from "../model/tensor-slice.ts";
 import type { WeightSource } from "./graph-names.ts";
-import { addQuantized, quantizedProduct } from "./graph-weights-quantized.ts";
+import { addNBits, addQuantized, type NBitsMatrix, quantizedProduct } from "./graph-weights-quantized.ts";
 import type { GraphBuilder } from "./onnx-builder.ts";
 
 /** A range of rows (an axis-0 slice) or any slice of a tensor. */
@@ -38,8 +39,8 @@ export class GraphWeights {
   /** Initializer name -> its dtype (float32 for vectors). */
   private readonly added = new Map<string, WeightDtype>();
   private readonly transposed = new Map<string, string>();
-  /** `--quantization`: quantized matrices by key (graph-weights-quantized.ts). */
-  private readonly quantized = new Map<string, ReturnType<typeof addQuantized>>();
+  /** Matrices run by MatMulNBits by key, null for a float one (graph-weights-quantized.ts). */
+  private readonly quantized = new Map<string, NBitsMatrix | null>();
   /** Per product input: a zero that depends on its token count. */
   private readonly tokenZero = new Map<string, string>();
 
@@ -70,22 +71,33 @@ export class GraphWeights {
    * features), or {axis: 1} for columns (input features).
    */
   linear(x: string, name: string, out: number, inDim: number, slice?: WeightSlice): string {
-    const q = this.source.quantization;
-    if (q) {
-      const key = `${keyOf(name, slice)}#q`;
-      let m = this.quantized.get(key);
-      if (!m) {
-        m = addQuantized(this.g, this.source, q, name, [out, inDim], key, slice && asSlice(slice));
-        this.quantized.set(key, m);
-      }
-      return quantizedProduct(this.g, x, m, q);
-    }
+    const m = this.nbits(name, out, inDim, slice);
+    if (m) return quantizedProduct(this.g, x, m, this.source.nbitsAccuracyLevel);
     const w = this.matrix(name, [out, inDim], slice);
     if (this.added.get(w) === "F32") return this.g.op("MatMul", [x, this.transposeOf(w)]);
     const shape = sliceShape([out, inDim], slice);
     const target = this.g.op("Add", [this.g.ints(shape), this.zeroOf(x)]);
     const wide = this.g.op("Cast", [this.g.op("Reshape", [w, target])], { to: FLOAT });
     return this.g.op("Gemm", [x, wide], { transB: 1 });
+  }
+
+  /**
+   * The matrix as MatMulNBits initializers: a GPTQ/AWQ checkpoint's packed codes as stored, else with
+   * `--quantization` quantized at load; undefined for a float product. A pre-quantized checkpoint's
+   * float matrices (an unquantized lm_head) follow `--quantization` like any float checkpoint's.
+   */
+  private nbits(name: string, out: number, inDim: number, slice?: WeightSlice): NBitsMatrix | undefined {
+    const key = `${keyOf(name, slice)}#q`;
+    const known = this.quantized.get(key);
+    if (known !== undefined) return known ?? undefined;
+    const s = slice && asSlice(slice);
+    const repacked = this.source.readPrequantized?.(name, [out, inDim], s);
+    const q = this.source.quantization;
+    const m = repacked
+      ? addNBits(this.g, repacked, key)
+      : q && addQuantized(this.g, this.source, q, name, [out, inDim], key, s);
+    this.quantized.set(key, m ?? null);
+    return m;
   }
 
   /** A matrix (or its slice) as an initializer in its stored dtype. */

@@ -6,8 +6,11 @@ import { Code, TesseraError } from "../../kernel/errors.ts";
 import { BYTES_PER_ELEMENT, isWeightDtype, toFloat32, type WeightDtype } from "./dtype.ts";
 import { type ByteRange, slicedShape, sliceRanges, type TensorSlice } from "./tensor-slice.ts";
 
+/** What a file may store: float weights, and int32 for the packed codes of GPTQ/AWQ checkpoints. */
+export type StoredDtype = WeightDtype | "I32";
+
 export interface TensorInfo {
-  dtype: WeightDtype;
+  dtype: StoredDtype;
   shape: number[];
   /** Absolute byte offset of the data in the file. */
   offset: number;
@@ -25,6 +28,8 @@ export interface StoredTensor {
   dtype: WeightDtype;
   bytes: Uint8Array;
 }
+
+const STORED_BYTES: Record<StoredDtype, number> = { ...BYTES_PER_ELEMENT, I32: 4 };
 
 const MAX_HEADER_BYTES = 100 * 1024 * 1024;
 
@@ -70,13 +75,42 @@ export class SafetensorsFile {
   /** Reads a tensor, or one slice of it, in the dtype the file stores it in. */
   readStored(name: string, slice?: TensorSlice): StoredTensor {
     const info = this.info(name);
-    if (!slice) {
-      const bytes = this.readRanges(name, info, [{ offset: 0, length: info.byteLength }]);
-      return { shape: info.shape, dtype: info.dtype, bytes };
+    const dtype = info.dtype;
+    if (dtype === "I32") {
+      throw new TesseraError(
+        Code.INVALID_ARGUMENT,
+        `${this.path}: tensor ${name} is int32, not a float weight`,
+      );
     }
+    return { ...this.readBytes(name, info, slice), dtype };
+  }
+
+  /** Reads a whole int32 tensor (packed GPTQ/AWQ codes, g_idx). */
+  readInt32(name: string): { shape: number[]; data: Int32Array } {
+    const info = this.info(name);
+    if (info.dtype !== "I32") {
+      throw new TesseraError(
+        Code.INVALID_ARGUMENT,
+        `${this.path}: tensor ${name} is ${info.dtype}, expected I32`,
+      );
+    }
+    const { shape, bytes } = this.readBytes(name, info);
+    return { shape, data: new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4) };
+  }
+
+  private readBytes(
+    name: string,
+    info: TensorInfo,
+    slice?: TensorSlice,
+  ): { shape: number[]; bytes: Uint8Array } {
+    if (!slice)
+      return {
+        shape: info.shape,
+        bytes: this.readRanges(name, info, [{ offset: 0, length: info.byteLength }]),
+      };
     const shape = slicedShape(info.shape, slice);
-    const ranges = sliceRanges(info.shape, BYTES_PER_ELEMENT[info.dtype], slice);
-    return { shape, dtype: info.dtype, bytes: this.readRanges(name, info, ranges) };
+    const ranges = sliceRanges(info.shape, STORED_BYTES[info.dtype], slice);
+    return { shape, bytes: this.readRanges(name, info, ranges) };
   }
 
   private info(name: string): TensorInfo {
@@ -152,10 +186,10 @@ function parseEntry(
   fileSize: number,
 ): TensorInfo {
   const e = entry as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
-  if (typeof e.dtype !== "string" || !isWeightDtype(e.dtype)) {
+  if (typeof e.dtype !== "string" || !(isWeightDtype(e.dtype) || e.dtype === "I32")) {
     throw corrupt(
       path,
-      `tensor ${name} has unsupported dtype ${String(e.dtype)} (supported: F32, F16, BF16)`,
+      `tensor ${name} has unsupported dtype ${String(e.dtype)} (supported: F32, F16, BF16, and I32 for GPTQ/AWQ codes)`,
     );
   }
   const shape = e.shape;
@@ -173,7 +207,7 @@ function parseEntry(
   const [begin, end] = offsets as [number, number];
   const elements = (shape as number[]).reduce((a, b) => a * b, 1);
   const byteLength = end - begin;
-  if (byteLength !== elements * BYTES_PER_ELEMENT[e.dtype]) {
+  if (byteLength !== elements * STORED_BYTES[e.dtype]) {
     throw corrupt(path, `tensor ${name}: ${byteLength} bytes for shape [${shape.join(", ")}] ${e.dtype}`);
   }
   if (dataStart + end > fileSize) throw corrupt(path, `tensor ${name} lies past the end of the file`);

@@ -4,6 +4,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { WeightDtype } from "./dtype.ts";
+import { type PrequantizedFormat, parsePrequantized } from "./prequantized-config.ts";
+import { packedShapes, type RepackedMatrix, repackPrequantized } from "./prequantized-repack.ts";
 import type { QuantOptions } from "./quantize-blocks.ts";
 import { SafetensorsFile, type StoredTensor, type Tensor, widened } from "./safetensors.ts";
 import type { TensorSlice } from "./tensor-slice.ts";
@@ -14,6 +16,8 @@ export class WeightStore {
   private widen = false;
   /** `tessera serve --quantization`: the graphs keep projection matrices block-quantized. */
   quantization?: QuantOptions;
+  /** A GPTQ/AWQ checkpoint (config.json quantization_config): its matrices are read packed. */
+  prequantized?: PrequantizedFormat;
 
   private constructor(byName: Map<string, SafetensorsFile>) {
     this.byName = byName;
@@ -25,6 +29,8 @@ export class WeightStore {
    */
   static open(dir: string, options: { widen?: boolean; quantization?: QuantOptions } = {}): WeightStore {
     const store = WeightStore.openFiles(dir);
+    const format = parsePrequantized(readConfig(dir));
+    if (format) store.prequantized = format;
     store.widen = options.widen === true;
     if (options.quantization) store.quantization = options.quantization;
     return store;
@@ -80,12 +86,12 @@ export class WeightStore {
     return [...this.byName.keys()];
   }
 
-  /** The dtype most weights are stored in. */
+  /** The float dtype most weights are stored in (a GPTQ/AWQ checkpoint's int32 codes aside). */
   dtype(): WeightDtype {
     const counts = new Map<WeightDtype, number>();
     for (const [name, file] of this.byName) {
       const d = file.tensors.get(name)!.dtype;
-      counts.set(d, (counts.get(d) ?? 0) + 1);
+      if (d !== "I32") counts.set(d, (counts.get(d) ?? 0) + 1);
     }
     return [...counts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? "F32";
   }
@@ -119,6 +125,31 @@ export class WeightStore {
     };
   }
 
+  /**
+   * A pre-quantized checkpoint's matrix `name` (…proj.weight) [out, in], or `slice` of it, repacked for
+   * MatMulNBits (prequantized-repack.ts); undefined when the checkpoint stores that matrix as floats
+   * (an lm_head or a module the quantizer left out).
+   */
+  readPrequantized(name: string, shape: [number, number], slice?: TensorSlice): RepackedMatrix | undefined {
+    const f = this.prequantized;
+    const base = name.endsWith(".weight") ? name.slice(0, -".weight".length) : name;
+    if (!f || !this.has(`${base}.qweight`)) return undefined;
+    const [out, inDim] = shape;
+    const want = packedShapes(f, out, inDim);
+    const ints = (suffix: string, expected: number[]) => {
+      this.checkShape(`${base}.${suffix}`, expected);
+      return this.fileOf(`${base}.${suffix}`).readInt32(`${base}.${suffix}`).data;
+    };
+    const gIdx = f.method === "gptq" && this.has(`${base}.g_idx`) ? ints("g_idx", want.gIdx) : undefined;
+    const tensors = {
+      qweight: ints("qweight", want.qweight),
+      qzeros: ints("qzeros", want.qzeros),
+      scales: this.read(`${base}.scales`, want.scales).data,
+      gIdx,
+    };
+    return repackPrequantized(base, f, tensors, out, inDim, slice);
+  }
+
   private checkShape(name: string, expectedShape: number[]): void {
     const shape = this.shape(name);
     if (shape.join(",") !== expectedShape.join(",")) {
@@ -133,5 +164,16 @@ export class WeightStore {
     const file = this.byName.get(name);
     if (!file) throw new TesseraError(Code.INVALID_ARGUMENT, `checkpoint is missing weight ${name}`);
     return file;
+  }
+}
+
+/** config.json of a checkpoint folder, for its quantization_config (describeCheckpoint reads the rest). */
+function readConfig(dir: string): unknown {
+  const file = path.join(dir, "config.json");
+  if (!fs.existsSync(file)) return undefined;
+  try {
+    return JSON.parse(fs.readFileSync(file, "utf8"));
+  } catch (err) {
+    throw new TesseraError(Code.INVALID_ARGUMENT, `${file} is not valid JSON`, { cause: err });
   }
 }
