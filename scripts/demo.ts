@@ -1,38 +1,21 @@
-// The demo (npm run demo, called by scripts/demo.sh): create a small llama checkpoint (once), serve it
-// with `tessera serve`, stream a completion over gRPC printing tokens as they arrive, then SIGTERM.
-import { existsSync } from "node:fs";
+// The demo (npm run demo, called by scripts/demo.sh): serve the trained reference model with
+// `tessera serve`, stream a completion over gRPC printing tokens as they arrive, then SIGTERM.
 import path from "node:path";
 import type { GenerateResponse } from "../proto/gen/tessera/v1/inference_pb.js";
 import { FinishReason, Inference } from "../proto/gen/tessera/v1/inference_pb.js";
-import { runTessera, startServe } from "../services/cli/child-process.ts";
+import { startServe } from "../services/cli/child-process.ts";
 import { GrpcClient } from "../services/rpc/grpc-client.ts";
 import { waitUntilServing } from "../services/rpc/health-client.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
-const modelDir = path.join(root, ".tessera", "demo", "llama-small");
-const prompt = "The quick brown fox";
+// The trained reference model (devtools/reference/train_small_llama.py: a 2.2M-parameter Llama trained on
+// Debian's English licence texts), so the demo's text reads like the language it learnt rather than the
+// noise of random weights. `tessera model create` makes random checkpoints of any size (README).
+const modelDir = path.join(root, "devtools", "reference", "trained-llama");
+const prompt = "This program is free software; you can redistribute it";
 const say = (line: string) => process.stderr.write(`\x1b[2m${line}\x1b[0m\n`);
 
-if (existsSync(path.join(modelDir, "config.json")))
-  say(`using the checkpoint in ${path.relative(root, modelDir)}`);
-else {
-  say(`creating a small llama checkpoint in ${path.relative(root, modelDir)}`);
-  const made = await runTessera([
-    "model",
-    "create",
-    "--arch",
-    "llama",
-    "--preset",
-    "small",
-    "--seed",
-    "1",
-    "--out",
-    modelDir,
-  ]);
-  if (made.code !== 0) throw new Error(`tessera model create failed:\n${made.stderr}`);
-}
-
-say("starting tessera serve");
+say(`serving the trained reference model in ${path.relative(root, modelDir)}`);
 const served = await startServe(modelDir);
 const client = new GrpcClient(served.address);
 try {
