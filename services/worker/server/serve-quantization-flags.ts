@@ -22,12 +22,9 @@ export function quantizationInput(
 ): Result<QuantOptions | undefined> {
   const { quantization, quantizationBlockSize: blockSize, quantizationScheme: scheme } = given;
   if (quantization === "none") {
-    const stray =
-      blockSize !== undefined
-        ? "quantizationBlockSize"
-        : scheme !== undefined
-          ? "quantizationScheme"
-          : undefined;
+    const stray = (["quantizationBlockSize", "quantizationScheme"] as const).find(
+      (k) => given[k] !== undefined,
+    );
     if (stray === undefined) return { value: undefined };
     return {
       error: TesseraError.invalidArgument(
