@@ -45,6 +45,10 @@ export interface EngineOptions {
   startRunner?: (options: ModelRunnerOptions) => Promise<ModelRunner>;
 }
 
+/** What `--quantization` quantizes (graph/graph-weights.ts: every matrix product goes through `linear`). */
+const QUANTIZED_WEIGHTS =
+  "every projection matrix (attention, MLP, experts, MoE router) and lm_head; embeddings and norms as stored";
+
 export class Engine {
   readonly description: ModelDescription;
   readonly tokenizer: Tokenizer;
@@ -161,6 +165,7 @@ export class Engine {
         attention: runner.attention,
         attentionTimingsMs: runner.attentionTimings,
         quantization: quantizationLabel(options.quantization),
+        ...(options.quantization && { quantized: QUANTIZED_WEIGHTS }),
         ...(runner.graphBytes !== undefined && { weightMiB: mebibytes(runner.graphBytes) }),
       },
       "model loaded",
