@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
-import { MODEL_REF, modelSpec, pools } from "../testing/fixtures.ts";
-import { type PlacementPlan, planPlacement } from "./planner.ts";
+import { MODEL_REF, modelSpec, poolSpec, pools } from "../testing/fixtures.ts";
+import { type PlacementPlan, planPlacement, templateInput } from "./planner.ts";
+import { canonicalJson } from "./revision.ts";
 
 const summary = (plan: PlacementPlan) =>
   plan.groups.map((g) => `${g.role}/${g.replica}@${g.pool}:${g.shards.length}`);
@@ -145,5 +146,14 @@ describe("placement planner", () => {
     // A new served name rolls the pods (they serve it); spelling out the default does not.
     assert.notEqual(rev({ model: { path: "/models/tiny", servedName: "q2" } }), base);
     assert.equal(rev({ model: { path: "/models/tiny", servedName: MODEL_REF.name } }), base);
+    // Quantization rolls the pods; none, its default, hashes as a model made before the field.
+    assert.notEqual(rev({ model: { path: "/models/tiny", quantization: "int4" } }), base);
+    assert.notEqual(
+      rev({ model: { path: "/models/tiny", quantization: "int4" } }),
+      rev({ model: { path: "/models/tiny", quantization: "int8" } }),
+    );
+    assert.equal(rev({ model: { path: "/models/tiny", quantization: "none" } }), base);
+    const input = canonicalJson(templateInput(MODEL_REF, modelSpec({}), "both", poolSpec()));
+    assert.doesNotMatch(input, /quantization/);
   });
 });

@@ -111,7 +111,8 @@ export function headlessServiceName(model: string): string {
 /**
  * What a role's pods are made of, apart from replica identity: the revision's input. The served name
  * shapes the pods (TESSERA_MODEL_NAME), so a new one rolls them; spelling out the default (the model's
- * own name) is the same pods, and hashes as if it were left out.
+ * own name) is the same pods, and hashes as if it were left out. So does quantization none, the
+ * default of a field added later: models made before it keep their revision (no roll on upgrade).
  */
 export function templateInput(
   model: { name: string },
@@ -120,8 +121,9 @@ export function templateInput(
   pool: WorkerPoolSpec,
 ): unknown {
   const { replicas: _replicas, routing: _routing, serving, ...shaping } = spec;
-  const { servedName, ...source } = spec.model;
-  const named = servedName === model.name ? { ...shaping, model: source } : shaping;
+  const { servedName, quantization, ...unnamed } = spec.model;
+  const source = quantization === "none" ? unnamed : { ...unnamed, quantization };
+  const named = { ...shaping, model: servedName === model.name ? source : { ...source, servedName } };
   return { role, mode: serving.mode, spec: named, pool };
 }
 

@@ -101,6 +101,18 @@ describe("shard pod template", () => {
     ]);
   });
 
+  it("tells the workers the model's quantization (TESSERA_QUANTIZATION), and nothing for none", () => {
+    assert.equal(
+      podOf({ model: { path: "/models/tiny", quantization: "int4" } }).env["TESSERA_QUANTIZATION"],
+      "int4",
+    );
+    assert.equal(
+      podOf({ model: { path: "/models/tiny", quantization: "int8" } }).env["TESSERA_QUANTIZATION"],
+      "int8",
+    );
+    assert.equal("TESSERA_QUANTIZATION" in podOf({}).env, false);
+  });
+
   it("mounts a PVC read-only and reads the model below it", () => {
     const { container, podSpec } = podOf({ model: { path: "llama/7b", pvc: { claimName: "weights" } } });
     assert.equal(container.args[2], "/models/llama/7b");

@@ -96,6 +96,7 @@ export function shardEnv(
     env.push(value("TESSERA_LAYER_START", shard.layers.start), value("TESSERA_LAYER_END", shard.layers.end));
   if (spec.model.architecture !== "auto") env.push(value("TESSERA_ARCHITECTURE", spec.model.architecture));
   if (spec.model.dtype !== "auto") env.push(value("TESSERA_DTYPE", spec.model.dtype));
+  if (spec.model.quantization !== "none") env.push(value("TESSERA_QUANTIZATION", spec.model.quantization));
   const redis = spec.kvTransfer.redis;
   if (redis) {
     env.push(

@@ -6,6 +6,7 @@ import { doc, immutable } from "./schema-kit.ts";
 
 export const ARCHITECTURES = ["auto", "llama", "mistral", "qwen2", "mixtral"] as const;
 export const DTYPES = ["auto", "float32", "float16", "bfloat16"] as const;
+export const QUANTIZATIONS = ["none", "int8", "int4"] as const;
 export const SERVING_MODES = ["colocated", "disaggregated"] as const;
 export const ROUTING_STRATEGIES = [
   "consistent-hash",
@@ -43,6 +44,10 @@ const modelSource = doc(
       "Architecture override; auto detects it from config.json.",
     ),
     dtype: doc(z.enum(DTYPES).default("auto"), "Weight dtype to run in; auto keeps the checkpoint's."),
+    quantization: doc(
+      z.enum(QUANTIZATIONS).default("none"),
+      "Weight-only quantization at load (tessera serve --quantization): int8 or int4 keep the projection matrices as block-wise codes (blocks of 32 input features, one scale each), about 28% or 16% of their float32 size (a float32 scale per block included), at some cost in quality (bench/RESULTS.md, quality); none keeps the weights as dtype says. A change replaces the pods one replica at a time.",
+    ),
     numLayers: doc(
       z.int().min(1).max(1024).optional(),
       "Decoder layers of the checkpoint; needed to split it into pipeline stages (parallelism.pipeline > 1).",

@@ -80,7 +80,7 @@ describe("CRD kinds", () => {
   it("parses a minimal spec into the fully defaulted one the API server stores", () => {
     const spec = inferenceModelSpecSchema.parse({ model: { path: "/models/tiny" } });
     assert.deepEqual(spec, {
-      model: { path: "/models/tiny", architecture: "auto", dtype: "auto" },
+      model: { path: "/models/tiny", architecture: "auto", dtype: "auto", quantization: "none" },
       parallelism: { tensor: 1, pipeline: 1 },
       replicas: 1,
       serving: { mode: "colocated", prefillReplicas: 1 },

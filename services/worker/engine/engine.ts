@@ -11,6 +11,7 @@ import { Tokenizer } from "../../tokenizer/tokenizer.ts";
 import { BlockPool } from "../kv/block-pool.ts";
 import { KvCacheManager } from "../kv/kv-cache-manager.ts";
 import { describeCheckpoint } from "../model/checkpoint.ts";
+import { type QuantOptions, quantizationLabel } from "../model/quantize-blocks.ts";
 import { ModelRunner, type ModelRunnerOptions } from "../runtime/model-runner.ts";
 import { type EngineConfig, type EngineConfigInput, parseEngineConfig, poolBlocks } from "./engine-config.ts";
 import { EngineCore } from "./engine-core.ts";
@@ -26,6 +27,8 @@ export interface EngineOptions {
   architecture?: string;
   /** Keep a 16-bit checkpoint's weights as float32 in memory (`--dtype float32`). */
   widenWeights?: boolean;
+  /** Keep the projection matrices block-quantized (`--quantization int8|int4`). */
+  quantization?: QuantOptions;
   /** The model id clients use (default: the folder's name). */
   id?: string;
   engine?: EngineConfigInput;
@@ -41,6 +44,10 @@ export interface EngineOptions {
    */
   startRunner?: (options: ModelRunnerOptions) => Promise<ModelRunner>;
 }
+
+/** What `--quantization` quantizes (graph/graph-weights.ts: every matrix product goes through `linear`). */
+const QUANTIZED_WEIGHTS =
+  "every projection matrix (attention, MLP, experts, MoE router) and lm_head; embeddings and norms as stored";
 
 export class Engine {
   readonly description: ModelDescription;
@@ -93,6 +100,7 @@ export class Engine {
       modelDir,
       architectureOverride: options.architecture,
       ...(options.widenWeights && { widenWeights: true }),
+      ...(options.quantization && { quantization: options.quantization }),
       threads: config.threads,
       numBlocks,
       blockSize: config.blockSize,
@@ -106,7 +114,10 @@ export class Engine {
       dtype: options.widenWeights ? "float32" : checkpoint.dtype,
     };
     const pool = new BlockPool(numBlocks, config.blockSize);
-    const salt = `${description.id}@${checkpoint.revision}`;
+    // Blocks computed from quantized weights are not the float ones: a worker of the other kind sharing
+    // the remote KV tier (a rollout that changes the quantization) must not take them.
+    const quantized = options.quantization ? ` ${quantizationLabel(options.quantization)}` : "";
+    const salt = `${description.id}@${checkpoint.revision}${quantized}`;
     const remote = options.remoteKv
       ? new RemoteKv(options.remoteKv, { pool, runner, salt, ...(options.log && { log: options.log }) })
       : undefined;
@@ -153,6 +164,9 @@ export class Engine {
         virtualEngines: cores.length,
         attention: runner.attention,
         attentionTimingsMs: runner.attentionTimings,
+        quantization: quantizationLabel(options.quantization),
+        ...(options.quantization && { quantized: QUANTIZED_WEIGHTS }),
+        ...(runner.graphBytes !== undefined && { weightMiB: mebibytes(runner.graphBytes) }),
       },
       "model loaded",
     );
@@ -258,4 +272,9 @@ export function validatePrompt(promptIds: number[], model: ModelDescription): vo
       `${promptIds.length} tokens do not fit the model's context of ${model.maxContext} (at least one must be generated)`,
     );
   }
+}
+
+/** Bytes in MiB to one decimal, for logs. */
+export function mebibytes(bytes: number): number {
+  return Math.round((bytes / 2 ** 20) * 10) / 10;
 }

@@ -29,6 +29,12 @@ export interface QuantizedMatrix {
   zeroPoints?: Uint8Array | undefined;
 }
 
+/** `int4 block 32 symmetric` for the start-up log; `none` unquantized. */
+export function quantizationLabel(q: QuantOptions | undefined): string {
+  if (!q) return "none";
+  return `int${q.bits} block ${q.blockSize} ${q.symmetric ? "symmetric" : "asymmetric"}`;
+}
+
 /** Block sizes MatMulNBits accepts: a power of two, at least 16. */
 export function blockSizeProblem(blockSize: number): string | undefined {
   const ok = Number.isInteger(blockSize) && blockSize >= 16 && (blockSize & (blockSize - 1)) === 0;

@@ -14,6 +14,7 @@ import { freePort } from "../../kernel/free-port.ts";
 import { createLogger } from "../../kernel/log.ts";
 import { secretFiles, testCa, testLeaf, writeSecretVolume } from "../../rpc/testing/test-pki.ts";
 import type { TlsSettings } from "../../rpc/tls-credentials.ts";
+import type { QuantOptions } from "../model/quantize-blocks.ts";
 import { ModelRunner } from "../runtime/model-runner.ts";
 import type { SequenceStep } from "../runtime/step-inputs.ts";
 import { TokenHistory } from "../sampling/penalties.ts";
@@ -27,7 +28,13 @@ const log = createLogger("test", "silent");
 const MODEL = path.join(REFERENCE_DIR, "tiny-qwen2");
 const POOL = { numBlocks: 32, blockSize: 4, threads: 1, attention: "onnx-ops" as const };
 
-async function startGroup(stages: number, tensorSize: number, microBatches = 2, tls?: TlsSettings) {
+async function startGroup(
+  stages: number,
+  tensorSize: number,
+  microBatches = 2,
+  tls?: TlsSettings,
+  quantization?: QuantOptions,
+) {
   const ports = await Promise.all(Array.from({ length: stages * tensorSize }, freePort));
   const peers = ports.map((p) => `127.0.0.1:${p}`);
   const placement = (g: number): ShardPlacement => ({
@@ -41,7 +48,13 @@ async function startGroup(stages: number, tensorSize: number, microBatches = 2, 
     microBatches,
     ...(tls && { tls }),
   });
-  const common = { modelDir: MODEL, architectureOverride: undefined, ...POOL, log };
+  const common = {
+    modelDir: MODEL,
+    architectureOverride: undefined,
+    ...POOL,
+    ...(quantization && { quantization }),
+    log,
+  };
   const members = ports
     .slice(1)
     .map((port, i) => ShardMember.start({ ...common, placement: placement(i + 1), host: "127.0.0.1", port }));
@@ -198,6 +211,38 @@ describe("ShardedRunner (in-process group over gRPC)", () => {
         rmSync(dir, { recursive: true, force: true });
       }
     });
+
+  // `tessera serve --quantization` on every member: each quantizes its own slices. With blocks of 16,
+  // the tensor ranks' halves of o_proj and down_proj (48 and 128 input features) cut along block edges,
+  // so the group's codes are the single process's. Not the same logits to 1e-4: MatMulNBits rounds its
+  // activations to int8 per block, and the all-reduce's other summation order moves some of them by
+  // a step (measured: 0.04 at the first step, where int4 itself is 2.3 from float32).
+  it("PP=2 TP=2 with --quantization int4 (blocks of 16): the quantized single process's first logits", async () => {
+    const int4: QuantOptions = { bits: 4, blockSize: 16, symmetric: true };
+    const alone = await ModelRunner.start({
+      ...POOL,
+      modelDir: MODEL,
+      architectureOverride: undefined,
+      quantization: int4,
+    });
+    const want = (await trace(alone).finally(() => alone.close()))[0]!;
+    const int4Error = maxDiff(want, expected[0]!);
+    assert.ok(int4Error > 0.5, `int4 logits differ from float32's (${int4Error})`);
+    const { runner, members } = await startGroup(2, 2, 2, undefined, int4);
+    try {
+      const got = (await trace(runner))[0]!;
+      assert.ok(maxDiff(got, want) <= 0.1 * int4Error, `${maxDiff(got, want)} of ${int4Error}`);
+      const vocab = got.length / 2;
+      for (const r of [0, 1]) {
+        const row = (a: Float32Array) => Array.from(a.subarray(r * vocab, (r + 1) * vocab));
+        const argmax = (a: number[]) => a.indexOf(Math.max(...a));
+        assert.equal(argmax(row(got)), argmax(row(want)), `row ${r}`);
+      }
+    } finally {
+      await runner.close();
+      for (const m of members) await m.close();
+    }
+  });
 
   it("does not form a group whose member's certificate another CA signed", async () => {
     const root = mkdtempSync(path.join(tmpdir(), "tessera-group-tls-"));

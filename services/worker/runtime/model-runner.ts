@@ -53,6 +53,11 @@ export interface ModelRunner {
   /** Backends that failed to build, run or agree, with the reason. */
   readonly attentionRejected: Partial<Record<AttentionBackendName, string>>;
   /**
+   * Bytes of rank 0's ONNX graphs, nearly all of them its weights (initializers): the whole model's in a
+   * single process, rank 0's shard's in a group. What `--quantization` shrinks; logged at start-up.
+   */
+  readonly graphBytes?: number;
+  /**
    * Whether the runner samples where the logits are (the model thread of the last stage): the engine
    * then gives each needsLogits sequence its `sampling` and reads `tokens` instead of logits.
    */

@@ -5,6 +5,7 @@ import { type Result, TesseraError } from "../../kernel/errors.ts";
 import { servedModelNameProblem } from "../../kernel/served-model-name.ts";
 import { engineConfigSchema } from "../engine/engine-config.ts";
 import { redisKvConfigSchema } from "../kv-transfer/redis-kv-config.ts";
+import { blockSizeProblem } from "../model/quantize-blocks.ts";
 import { SERVE_DTYPES } from "./serve-model-flags.ts";
 
 const port = z.int().min(0).max(65_535);
@@ -76,6 +77,22 @@ export const ServeConfigSchema = z
     architecture: z.string().min(1).optional(),
     /** Weight dtype to run in (serve-model-flags.ts: dtypeProblem); unset = the checkpoint's. */
     dtype: z.enum(SERVE_DTYPES).optional(),
+    /**
+     * Weight-only quantization of the projection matrices at load (model/quantize-blocks.ts): bits per
+     * weight, input features per block (one scale each), and whether blocks keep a zero point too
+     * (asymmetric). Unset: the weights as the dtype says.
+     */
+    quantization: z
+      .object({
+        bits: z.union([z.literal(4), z.literal(8)]),
+        blockSize: z.int().superRefine((n, ctx) => {
+          const problem = blockSizeProblem(n);
+          if (problem) ctx.addIssue({ code: "custom", message: problem });
+        }),
+        symmetric: z.boolean(),
+      })
+      .strict()
+      .optional(),
     /**
      * auto: an unset temperature, top_p, top_k, min_p or repetition_penalty takes the checkpoint's
      * generation_config.json value (model/checkpoint-generation-config.ts); none: the neutral default.

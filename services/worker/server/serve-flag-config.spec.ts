@@ -53,6 +53,80 @@ describe("serve config from flags and environment", () => {
     assert.match(bad.error?.message ?? "", /TESSERA_GENERATION_CONFIG.*auto, none/);
   });
 
+  describe("--quantization", () => {
+    it("is off unless --quantization or TESSERA_QUANTIZATION (the operator's) says int8 or int4; blocks of 32, symmetric", () => {
+      assert.equal(serveConfigFromFlags(model, {}).value?.quantization, undefined);
+      assert.equal(
+        serveConfigFromFlags({ ...model, quantization: "none" }, {}).value?.quantization,
+        undefined,
+      );
+      assert.deepEqual(serveConfigFromFlags({ ...model, quantization: "int4" }, {}).value?.quantization, {
+        bits: 4,
+        blockSize: 32,
+        symmetric: true,
+      });
+      const env = serveConfigFromFlags(model, { TESSERA_QUANTIZATION: "int8" });
+      assert.deepEqual(env.value?.quantization, { bits: 8, blockSize: 32, symmetric: true });
+      const flagWins = serveConfigFromFlags(
+        { ...model, quantization: "none" },
+        { TESSERA_QUANTIZATION: "int8" },
+      );
+      assert.equal(flagWins.value?.quantization, undefined);
+    });
+
+    it("takes a block size and the asymmetric scheme from flags or variables", () => {
+      const flags = serveConfigFromFlags(
+        { ...model, quantization: "int4", quantizationBlockSize: 128, quantizationScheme: "asymmetric" },
+        {},
+      );
+      assert.deepEqual(flags.value?.quantization, { bits: 4, blockSize: 128, symmetric: false });
+      const env = serveConfigFromFlags(model, {
+        TESSERA_QUANTIZATION: "int4",
+        TESSERA_QUANTIZATION_BLOCK_SIZE: "16",
+        TESSERA_QUANTIZATION_SCHEME: "asymmetric",
+      });
+      assert.deepEqual(env.value?.quantization, { bits: 4, blockSize: 16, symmetric: false });
+    });
+
+    it("refuses a mode, block size or scheme it cannot apply, naming the flag or the variable", () => {
+      const mode = serveConfigFromFlags(model, { TESSERA_QUANTIZATION: "int3" }).error?.message ?? "";
+      assert.match(mode, /--quantization.*TESSERA_QUANTIZATION.*Allowed choices are none, int8, int4/);
+      const odd = serveConfigFromFlags({ ...model, quantization: "int4", quantizationBlockSize: 24 }, {});
+      assert.match(
+        odd.error?.message ?? "",
+        /--quantization-block-size: 24 must be a power of two, at least 16/,
+      );
+      const small = serveConfigFromFlags(model, {
+        TESSERA_QUANTIZATION: "int8",
+        TESSERA_QUANTIZATION_BLOCK_SIZE: "8",
+      });
+      assert.match(small.error?.message ?? "", /TESSERA_QUANTIZATION_BLOCK_SIZE: 8 must be a power of two/);
+      const zero = serveConfigFromFlags(model, {
+        TESSERA_QUANTIZATION: "int8",
+        TESSERA_QUANTIZATION_BLOCK_SIZE: "0",
+      });
+      assert.match(zero.error?.message ?? "", /TESSERA_QUANTIZATION_BLOCK_SIZE.*must be > 0/);
+      const scheme = serveConfigFromFlags(model, {
+        TESSERA_QUANTIZATION: "int4",
+        TESSERA_QUANTIZATION_SCHEME: "nf4",
+      });
+      assert.match(scheme.error?.message ?? "", /TESSERA_QUANTIZATION_SCHEME.*symmetric, asymmetric/);
+    });
+
+    it("refuses a block size or scheme without a quantization to apply it to", () => {
+      const stray = serveConfigFromFlags({ ...model, quantizationBlockSize: 64 }, {});
+      assert.match(
+        stray.error?.message ?? "",
+        /--quantization-block-size: applies only to a quantized model/,
+      );
+      const scheme = serveConfigFromFlags(model, { TESSERA_QUANTIZATION_SCHEME: "asymmetric" });
+      assert.match(
+        scheme.error?.message ?? "",
+        /TESSERA_QUANTIZATION_SCHEME: applies only to a quantized model/,
+      );
+    });
+  });
+
   describe("the served model name", () => {
     it("is the folder's name unless --served-model-name or TESSERA_MODEL_NAME (the operator's) says otherwise", () => {
       const qwen = { model: "/models/Qwen2.5-0.5B-Instruct/" };

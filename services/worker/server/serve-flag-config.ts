@@ -1,5 +1,6 @@
 // The serve config from `tessera serve`'s flags and environment (serve-flags.ts): each value at its
-// field, the architecture and dtype checked (serve-model-flags.ts), then two rules of the sections. The
+// field, the architecture and dtype checked (serve-model-flags.ts), the quantization made
+// (serve-quantization-flags.ts), then two rules of the sections. The
 // remote KV tier is there only with a Redis address, TLS only with a folder. A shard is there only for a group of more than one
 // worker (1 stage, tensor size 1 is the whole model in this process); its layers come from --layers, else
 // from TESSERA_LAYER_START and TESSERA_LAYER_END when both are set. Errors name the flag or variable a
@@ -9,6 +10,7 @@ import { configOf, type Env, readFlags } from "../../kernel/flag-table.ts";
 import { parseServeConfig, type ServeConfig } from "./serve-config.ts";
 import { SERVE_FLAGS, type ServeFlags } from "./serve-flags.ts";
 import { modelInput } from "./serve-model-flags.ts";
+import { quantizationInput } from "./serve-quantization-flags.ts";
 
 /** The validated serve config; `given` holds only the flags on the command line. */
 export function serveConfigFromFlags(given: Partial<ServeFlags>, env: Env): Result<ServeConfig> {
@@ -17,12 +19,15 @@ export function serveConfigFromFlags(given: Partial<ServeFlags>, env: Env): Resu
   const { values, from } = read.value;
   const model = modelInput(values, from);
   if (model.error) return model;
+  const quantization = quantizationInput(values, from);
+  if (quantization.error) return quantization;
   const { kv, shard, tls, ...rest } = configOf(SERVE_FLAGS, values);
   const { layerStart: start, layerEnd: end } = values;
   const isGroup = values.pipelineStages !== 1 || values.tensorSize !== 1;
   return parseServeConfig({
     ...rest,
     ...model.value,
+    ...(quantization.value && { quantization: quantization.value }),
     ...(values.kvRedis && { kv }),
     ...((values.tlsDir || values.tlsServerName) && { tls }),
     ...(isGroup && {

@@ -70,6 +70,29 @@ export const SERVE_FLAGS = {
     default: "auto",
     env: "TESSERA_DTYPE",
   },
+  // Checked, and made the serve config's quantization, by quantizationInput (serve-quantization-flags.ts);
+  // the operator sets TESSERA_QUANTIZATION when the InferenceModel's spec.model.quantization is not none.
+  quantization: {
+    flag: "--quantization <mode>",
+    description:
+      "weight-only quantization of the projection matrices at load: none, int8 or int4 (block-wise codes, one scale per block, run by onnxruntime's MatMulNBits)",
+    choices: ["none", "int8", "int4"],
+    default: "none",
+    env: "TESSERA_QUANTIZATION",
+  },
+  quantizationBlockSize: {
+    flag: "--quantization-block-size <n>",
+    description: "input features per quantization block, a power of two of at least 16 (default 32)",
+    read: positiveInteger,
+    env: "TESSERA_QUANTIZATION_BLOCK_SIZE",
+  },
+  quantizationScheme: {
+    flag: "--quantization-scheme <scheme>",
+    description:
+      "symmetric (default: codes centred on zero) or asymmetric (a zero point per block too, for skewed blocks)",
+    choices: ["symmetric", "asymmetric"],
+    env: "TESSERA_QUANTIZATION_SCHEME",
+  },
   generationConfig: {
     flag: "--generation-config <mode>",
     description:

@@ -7,7 +7,9 @@ import type { Server as HttpServer } from "node:http";
 import { hostPort, listening } from "../../kernel/listen-failure.ts";
 import type { Logger } from "../../kernel/log.ts";
 import { listeningPort, Metrics } from "../../kernel/telemetry/metrics.ts";
+import { mebibytes } from "../engine/engine.ts";
 import { parseEngineConfig, poolBlocks } from "../engine/engine-config.ts";
+import { quantizationLabel } from "../model/quantize-blocks.ts";
 import { ShardMember } from "../parallel/shard-member.ts";
 import { registerShardMetrics } from "../parallel/shard-metrics.ts";
 import { selfRank } from "../parallel/shard-placement.ts";
@@ -31,6 +33,7 @@ export async function serveShardMember(
       modelDir: config.modelDir,
       architectureOverride: config.architecture,
       ...(widensWeights(config.dtype, checkpoint.dtype) && { widenWeights: true }),
+      ...(config.quantization && { quantization: config.quantization }),
       threads: engine.threads,
       numBlocks: poolBlocks(engine, model),
       blockSize: engine.blockSize,
@@ -45,6 +48,15 @@ export async function serveShardMember(
   log.info(
     { host: config.host, port: member.port, member: selfRank(config.shard), stage, tensorRank },
     "serving",
+  );
+  // What this shard keeps in memory, once the group is formed (the thread reports its graphs then).
+  member.member.ready.then(
+    (ready) =>
+      log.info(
+        { quantization: quantizationLabel(config.quantization), weightMiB: mebibytes(ready.graphBytes) },
+        "shard loaded",
+      ),
+    () => {},
   );
   let metricsServer: HttpServer | undefined;
   const metrics = config.metricsPort === undefined ? undefined : new Metrics();

@@ -68,6 +68,7 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
         log,
         ...(config.architecture && { architecture: config.architecture }),
         ...(widensWeights(config.dtype, checkpoint.dtype) && { widenWeights: true }),
+        ...(config.quantization && { quantization: config.quantization }),
         ...(engineConfig && { engine: engineConfig }),
         ...(metrics && { metrics }),
         ...(remoteKv && { remoteKv }),

@@ -41,14 +41,16 @@ function negativeLogLikelihood(row: Float32Array, id: number): number {
 /**
  * Perplexity of `windows` under the runner's model, each window on its own from position 0, teacher
  * forced: the window's tokens go in one at a time through the KV cache (blocks 0.. of blockSize 16),
- * and each step's logits score the next token. Returns the mean negative log-likelihood and its exp.
+ * and each step's logits score the next token. Returns the mean negative log-likelihood and its exp,
+ * and each step's most likely next token (to compare models' choices on the same contexts).
  */
 export async function teacherForcedPerplexity(
   runner: ModelRunner,
   windows: number[][],
-): Promise<{ meanNll: number; perplexity: number }> {
+): Promise<{ meanNll: number; perplexity: number; argmax: number[] }> {
   let total = 0;
   let count = 0;
+  const argmax: number[] = [];
   for (const ids of windows) {
     const blockTable = Array.from({ length: Math.ceil(ids.length / 16) }, (_, i) => i);
     for (let position = 0; position + 1 < ids.length; position++) {
@@ -56,9 +58,10 @@ export async function teacherForcedPerplexity(
         { numPast: position, numNew: 1, blockTable, needsLogits: true, promptLength: position + 1 },
       ]);
       total += negativeLogLikelihood(logits, ids[position + 1]!);
+      argmax.push(logits.reduce((best, x, i) => (x > logits[best]! ? i : best), 0));
       count++;
     }
   }
   const meanNll = total / count;
-  return { meanNll, perplexity: Math.exp(meanNll) };
+  return { meanNll, perplexity: Math.exp(meanNll), argmax };
 }
