@@ -31,6 +31,13 @@ export class WeightStore {
     const store = WeightStore.openFiles(dir);
     const format = parsePrequantized(readConfig(dir));
     if (format) store.prequantized = format;
+    // Quantizing again what the checkpoint already stores packed (or the few matrices it left as floats)
+    // is not what a user of a GPTQ/AWQ checkpoint asks for: refused rather than half applied.
+    if (format && options.quantization)
+      throw TesseraError.invalidArgument(
+        "--quantization",
+        `${dir} is already quantized (config.json quantization_config.quant_method ${format.method}): serve it without --quantization`,
+      );
     store.widen = options.widen === true;
     if (options.quantization) store.quantization = options.quantization;
     return store;

@@ -171,6 +171,17 @@ describe("pre-quantized GPTQ/AWQ checkpoints against their dequantized float wei
     await assert.rejects(load("gptq-act-order", { level: 0, ranks: 2 }), /desc_act/);
   });
 
+  it("refuses --quantization on a checkpoint that is already quantized, naming the flag", () => {
+    for (const packed of ["gptq", "awq"])
+      assert.throws(
+        () =>
+          WeightStore.open(path.join(DIR, packed), {
+            quantization: { bits: 4, blockSize: 32, symmetric: true },
+          }),
+        /--quantization.*already quantized/,
+      );
+  });
+
   it("keeps the packed matrices packed: the graph holds ~0.64 bytes per projection weight, not 4", async () => {
     const float = await load("dequantized", { level: 0, ranks: 1 });
     const packed = await load("gptq", { level: 0, ranks: 1 });
