@@ -61,6 +61,11 @@ describe("tessera serve --quantization (e2e)", () => {
     assert.notDeepEqual(ids, reference.output_ids.slice(0, TOKENS));
   });
 
+  it("reports a revision naming the quantization, so router caches never mix it with float answers", async () => {
+    const { models } = await client.unary(Inference.method.listModels, {});
+    assert.match(models[0]?.revision ?? "", /\+int4-b32-sym$/);
+  });
+
   it("logs what it quantized and its weight memory, below the checkpoint's float16 bytes", () => {
     const loaded = served.logs.find((l) => l["msg"] === "model loaded");
     assert.ok(loaded, JSON.stringify(served.logs));

@@ -11,7 +11,7 @@ import { Tokenizer } from "../../tokenizer/tokenizer.ts";
 import { BlockPool } from "../kv/block-pool.ts";
 import { KvCacheManager } from "../kv/kv-cache-manager.ts";
 import { describeCheckpoint } from "../model/checkpoint.ts";
-import { type QuantOptions, quantizationLabel } from "../model/quantize-blocks.ts";
+import { type QuantOptions, quantizationLabel, servedRevision } from "../model/quantize-blocks.ts";
 import { ModelRunner, type ModelRunnerOptions } from "../runtime/model-runner.ts";
 import { type EngineConfig, type EngineConfigInput, parseEngineConfig, poolBlocks } from "./engine-config.ts";
 import { EngineCore } from "./engine-core.ts";
@@ -116,8 +116,7 @@ export class Engine {
     const pool = new BlockPool(numBlocks, config.blockSize);
     // Blocks computed from quantized weights are not the float ones: a worker of the other kind sharing
     // the remote KV tier (a rollout that changes the quantization) must not take them.
-    const quantized = options.quantization ? ` ${quantizationLabel(options.quantization)}` : "";
-    const salt = `${description.id}@${checkpoint.revision}${quantized}`;
+    const salt = `${description.id}@${servedRevision(checkpoint.revision, options.quantization)}`;
     const remote = options.remoteKv
       ? new RemoteKv(options.remoteKv, { pool, runner, salt, ...(options.log && { log: options.log }) })
       : undefined;

@@ -35,6 +35,18 @@ export function quantizationLabel(q: QuantOptions | undefined): string {
   return `int${q.bits} block ${q.blockSize} ${q.symmetric ? "symmetric" : "asymmetric"}`;
 }
 
+/**
+ * The revision a worker reports (ListModels, its KV blocks' header): the checkpoint's, with the
+ * quantization when the weights are quantized. Quantized weights give other logits, so a router's
+ * response cache (keyed by model and revision) and the remote KV tier must not mix a float worker's
+ * answers or blocks with a quantized one's during a rollout that changes spec.model.quantization.
+ */
+export function servedRevision(checkpointRevision: string, quantization: QuantOptions | undefined): string {
+  if (!quantization) return checkpointRevision;
+  const scheme = quantization.symmetric ? "sym" : "asym";
+  return `${checkpointRevision}+int${quantization.bits}-b${quantization.blockSize}-${scheme}`;
+}
+
 /** Block sizes MatMulNBits accepts: a power of two, at least 16. */
 export function blockSizeProblem(blockSize: number): string | undefined {
   const ok = Number.isInteger(blockSize) && blockSize >= 16 && (blockSize & (blockSize - 1)) === 0;

@@ -10,6 +10,7 @@ import { Engine } from "../engine/engine.ts";
 import { RedisKvStore } from "../kv-transfer/redis-kv-store.ts";
 import { RedisKvTier } from "../kv-transfer/redis-kv-tier.ts";
 import type { Checkpoint } from "../model/checkpoint.ts";
+import { servedRevision } from "../model/quantize-blocks.ts";
 import { registerShardMetrics } from "../parallel/shard-metrics.ts";
 import { defaultVirtualEngines, isCoordinator } from "../parallel/shard-placement.ts";
 import { ShardedRunner } from "../parallel/sharded-runner.ts";
@@ -95,7 +96,7 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
         log,
         ...(metrics && { meter: metrics.meter("tessera.server") }),
         modelInfo: {
-          revision: checkpoint.revision,
+          revision: servedRevision(checkpoint.revision, config.quantization),
           kvBlockSize: engine.config.blockSize,
           eosTokenIds: engine.eosTokenIds,
           samplingDefaults,
@@ -144,7 +145,7 @@ async function openKvStore(
     config: config.kv!.redis,
     format: {
       modelId: servedNameOf(config),
-      revision: checkpoint.revision,
+      revision: servedRevision(checkpoint.revision, config.quantization),
       layerRange: { start: 0, end: model.numLayers },
       shape: { blockSize: config.engine?.blockSize ?? 16, kvHeads: model.numKvHeads, headDim: model.headDim },
     },
