@@ -80,6 +80,45 @@ class LlamaCppPeer implements Peer {
   }
 }
 
+/**
+ * llama.cpp's greedy ids for each prompt with its K/V cache kept in F32 (flash attention off): the
+ * arithmetic closest to Tessera's float32 cache, for checking the conversion rather than llama.cpp's
+ * default F16 cache (whose rounding moves near-ties; the speed runs keep that default).
+ */
+export async function llamaCppF32KvIds(
+  modelPath: string,
+  threads: number,
+  prompts: number[][],
+  n: number,
+): Promise<number[][]> {
+  const llama = await llamaCpp(threads);
+  const model = await llama.loadModel({ modelPath });
+  const context = await model.createContext({
+    contextSize: 256,
+    threads,
+    flashAttention: false,
+    experimentalKvCacheKeyType: "F32",
+    experimentalKvCacheValueType: "F32",
+  });
+  try {
+    const out: number[][] = [];
+    for (const prompt of prompts) {
+      const seq = context.getSequence();
+      const ids: number[] = [];
+      for await (const token of seq.evaluate(prompt as Token[], { temperature: 0, yieldEogToken: true })) {
+        ids.push(token);
+        if (ids.length >= n) break;
+      }
+      seq.dispose();
+      out.push(ids);
+    }
+    return out;
+  } finally {
+    await context.dispose();
+    await model.dispose();
+  }
+}
+
 /** llama.cpp on `modelPath` with `threads` threads, room for `sequences` requests of `perSequence` tokens. */
 export async function startLlamaCpp(
   name: string,
