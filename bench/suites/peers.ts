@@ -16,7 +16,7 @@ import { createCheckpoint } from "../../devtools/model-factory/create-checkpoint
 import { type Check, check, writeResult } from "../report.ts";
 import { llamaCppF32KvIds, startLlamaCpp } from "./peers/llama-cpp-peer.ts";
 import type { Peer, SingleRun } from "./peers/peer.ts";
-import { serveHasQuantization, startTessera, type Width } from "./peers/tessera-peer.ts";
+import { startTessera, type Width } from "./peers/tessera-peer.ts";
 
 const MODEL_DIR = path.resolve(import.meta.dirname, "../../.tessera/bench/llama-base");
 const GGUF_DIR = path.resolve(import.meta.dirname, "../../.tessera/bench/gguf");
@@ -134,7 +134,6 @@ export async function run(): Promise<void> {
   if (!fs.existsSync(path.join(MODEL_DIR, "config.json"))) {
     await createCheckpoint({ arch: "llama", preset: "base", seed: 1, out: MODEL_DIR });
   }
-  const served = await serveHasQuantization();
   const figures: Record<string, unknown> = {
     model: "base preset (llama, 12 layers, hidden 768, 12 heads / 4 KV heads, vocab 8192), seed 1",
     threads: THREADS,
@@ -142,9 +141,7 @@ export async function run(): Promise<void> {
     outputTokens: OUTPUT,
     concurrent: CONCURRENT,
     rounds: ROUNDS,
-    tesseraQuantizedThrough: served
-      ? "tessera serve --quantization"
-      : "engine API in process (serve has no --quantization here)",
+    tesseraQuantizedThrough: "tessera serve --quantization (symmetric blocks of 32, its defaults)",
   };
   const checks: Check[] = [];
   const gguf: Record<string, unknown> = {};
@@ -155,7 +152,7 @@ export async function run(): Promise<void> {
     const t0 = performance.now();
     const converted = convertHfToGguf(MODEL_DIR, file, type);
     gguf[type] = { bytes: converted.bytes, convertMs: Math.round(performance.now() - t0) };
-    const ours = await startTessera(MODEL_DIR, width, THREADS, served);
+    const ours = await startTessera(MODEL_DIR, width, THREADS);
     const theirs = await startLlamaCpp(`llama.cpp ${type}`, file, THREADS, CONCURRENT, 256);
     try {
       if (width === "fp32") {
@@ -210,7 +207,7 @@ export async function run(): Promise<void> {
   figures["loadAverage"] = { before: loadBefore, after: os.loadavg() };
   writeResult({
     suite: "peers",
-    description: `Tessera vs llama.cpp (node-llama-cpp 3.21.1, prebuilt CPU binary, in the bench process) on the base preset (llama, 88M params), llama.cpp reading GGUFs our own HF->GGUF writer made at F32 / Q8_0 / Q4_0 (devtools/gguf/); Tessera ${served ? "through tessera serve over gRPC at every width" : "fp32 through tessera serve over gRPC, int8/int4 through the engine API in process (this serve has no --quantization yet)"}; ${THREADS} threads each, ${PROMPT}-token prompts as token ids, greedy, ${OUTPUT} output tokens; TTFT and batch-1 decode (median of ${ROUNDS} requests), ${CONCURRENT} concurrent requests' throughput (median of ${ROUNDS} rounds), after a warm-up, engines alternating; llama.cpp's speed runs keep its defaults (F16 K/V cache, flash attention auto); F32 greedy ids of ${EQUALITY_PROMPTS} prompts (${OUTPUT} tokens) compared with llama.cpp's K/V cache in F32, up to the first divergence, allowed only at a near-tie (Tessera's top-2 within ${NEAR_TIE} nats and llama.cpp taking the second); with its default F16 cache in the figures. On a shared machine (load average in figures.loadAverage) llama.cpp's rounds spread much more than Tessera's: ggml's 2 threads spin-wait at each op's barrier, so a thread preempted by other work stalls both`,
+    description: `Tessera vs llama.cpp (node-llama-cpp 3.21.1, prebuilt CPU binary, in the bench process) on the base preset (llama, 88M params), llama.cpp reading GGUFs our own HF->GGUF writer made at F32 / Q8_0 / Q4_0 (devtools/gguf/); Tessera through tessera serve over gRPC at every width (int8/int4: --quantization); ${THREADS} threads each, ${PROMPT}-token prompts as token ids, greedy, ${OUTPUT} output tokens; TTFT and batch-1 decode (median of ${ROUNDS} requests), ${CONCURRENT} concurrent requests' throughput (median of ${ROUNDS} rounds), after a warm-up, engines alternating; llama.cpp's speed runs keep its defaults (F16 K/V cache, flash attention auto); F32 greedy ids of ${EQUALITY_PROMPTS} prompts (${OUTPUT} tokens) compared with llama.cpp's K/V cache in F32, up to the first divergence, allowed only at a near-tie (Tessera's top-2 within ${NEAR_TIE} nats and llama.cpp taking the second); with its default F16 cache in the figures. On a shared machine (load average in figures.loadAverage) llama.cpp's rounds spread much more than Tessera's: ggml's 2 threads spin-wait at each op's barrier, so a thread preempted by other work stalls both`,
     figures,
     checks,
   });
