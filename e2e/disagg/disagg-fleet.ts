@@ -62,8 +62,11 @@ export function greedy(model: string, ids: number[], maxTokens: number, stop: st
  * are a function of the seed and each token's position, so every serving path must give the same ones.
  */
 export function seeded(model: string, ids: number[], maxTokens: number, stop: string[] = []): Request {
-  const request = greedy(model, ids, maxTokens, stop);
-  return { ...request, sampling: { ...request.sampling, temperature: 0.9, topP: 0.9, seed: 20261127n } };
+  return {
+    model,
+    prompt: { case: "tokenIds", value: { ids } },
+    sampling: { maxTokens, ignoreEos: true, logprobs: 2, stop, temperature: 0.9, topP: 0.9, seed: 20261127n },
+  };
 }
 
 /** A whole generation asked of one worker directly (colocated): ids, text and logprobs. */
