@@ -57,6 +57,18 @@ export function greedy(model: string, ids: number[], maxTokens: number, stop: st
   };
 }
 
+/**
+ * A sampled request for `ids` with a fixed seed (temperature 0.9, top_p 0.9), ignoring eos: its tokens
+ * are a function of the seed and each token's position, so every serving path must give the same ones.
+ */
+export function seeded(model: string, ids: number[], maxTokens: number, stop: string[] = []): Request {
+  return {
+    model,
+    prompt: { case: "tokenIds", value: { ids } },
+    sampling: { maxTokens, ignoreEos: true, logprobs: 2, stop, temperature: 0.9, topP: 0.9, seed: 20261127n },
+  };
+}
+
 /** A whole generation asked of one worker directly (colocated): ids, text and logprobs. */
 export async function colocated(worker: Served, request: Request) {
   const client = new GrpcClient(worker.address);

@@ -1,8 +1,9 @@
 // Disaggregated serving through the router, on real processes: for every architecture, a prefill and a
 // decode worker share a real redis-server; the router sends the prompt to the prefill worker, streams
 // its token at once, then streams the rest from the decode worker, which reads the prompt's KV blocks
-// from Redis. The client sees one stream equal to the colocated generation (greedy), with usage
-// counting the original prompt; afterwards every worker's KV blocks are free again.
+// from Redis. The client sees one stream equal to the colocated generation (greedy, and sampled with
+// a seed, token by token), with usage counting the original prompt; afterwards every worker's KV
+// blocks are free again.
 import assert from "node:assert/strict";
 import { FinishReason } from "../../proto/gen/tessera/v1/inference_pb.js";
 import type { Served } from "../../services/cli/child-process.ts";
@@ -15,6 +16,7 @@ import {
   colocated,
   greedy,
   promptIds,
+  seeded,
   settledBlocks,
   startKvWorker,
   tinyCheckpointOf,
@@ -101,6 +103,19 @@ describe("disaggregated prefill/decode through the router (e2e)", () => {
         "the first token came from the prefill worker",
       );
       assert.deepEqual(await settledBlocks([prefill.get(arch)!, decoder]), [0, 0]);
+    });
+
+    it(`${arch}: samples what a colocated worker samples for the same seed, token by token`, async () => {
+      // The prefill worker draws the first token, the decode worker the rest: each draw is keyed by
+      // the seed and the token's position, not by how many draws that worker made before.
+      const request = seeded(`tiny-${arch}`, promptIds(40 + i, 50), 24);
+      const routed = await generate(client, request);
+      assert.equal(routed.error, undefined, routed.error?.details);
+      assert.equal(routed.endpoint, prefill.get(arch)!.address, "split between prefill and decode");
+      const reference = await colocated(decode.get(arch)!, request);
+      assert.ok(new Set(reference.ids).size > 8, `sampled, not a greedy loop: ${reference.ids}`);
+      assert.deepEqual(idsOf(routed), reference.ids);
+      assert.equal(textOf(routed), reference.text);
     });
   }
 });

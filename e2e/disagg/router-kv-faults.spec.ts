@@ -3,7 +3,8 @@
 // blocks, and a prefill worker that dies before the decode worker pulls its blocks (which never
 // reached Redis). A request never returns wrong tokens: it recomputes (policy recompute) or fails
 // cleanly with UNAVAILABLE (policy fail), within its deadline; afterwards the workers' KV blocks are
-// free again.
+// free again. A seeded sampled request gives the same tokens split between prefill and decode and,
+// with Redis down, whole on one worker.
 import assert from "node:assert/strict";
 import { Redis } from "ioredis";
 import type { Served } from "../../services/cli/child-process.ts";
@@ -17,6 +18,7 @@ import {
   colocated,
   greedy,
   promptIds,
+  seeded,
   settledBlocks,
   startKvWorker,
   tinyCheckpointOf,
@@ -79,6 +81,10 @@ describe("KV transfer faults through the router (e2e)", () => {
       { served: prefill, role: "prefill" },
       { served: decode, role: "decode" },
     ]);
+    const sampled = seeded(MODEL, promptIds(22, 70), 16);
+    const split = await generate(client, sampled, {}, DEADLINE_MS);
+    assert.equal(split.error, undefined, split.error?.details);
+    assert.equal(split.endpoint, prefill.address, "Redis up: split between prefill and decode");
     const request = greedy(MODEL, promptIds(20, 90), 40);
     const expected = await colocated(reference, request);
     const routed = await generate(client, request, {}, DEADLINE_MS, (_m, n) => {
@@ -91,6 +97,14 @@ describe("KV transfer faults through the router (e2e)", () => {
     const withoutRedis = await generate(client, later, {}, DEADLINE_MS);
     assert.equal(withoutRedis.error, undefined, withoutRedis.error?.details);
     assert.deepEqual(idsOf(withoutRedis), (await colocated(reference, later)).ids);
+    // Without a tier the router sends it whole to the decode worker (once the workers report the tier
+    // down; before that, split, the decode worker recomputing): the same tokens either way.
+    const fallback = await generate(client, sampled, {}, DEADLINE_MS);
+    assert.equal(fallback.error, undefined, fallback.error?.details);
+    const sampledReference = await colocated(reference, sampled);
+    assert.ok(new Set(sampledReference.ids).size > 6, `sampled, not a greedy loop: ${sampledReference.ids}`);
+    assert.deepEqual(idsOf(split), sampledReference.ids, "split between prefill and decode");
+    assert.deepEqual(idsOf(fallback), sampledReference.ids, "Redis down");
     await redis.restart();
     for (const worker of [prefill, decode, decodeFail])
       assert.ok(await transferServing(worker), "the tier serves again");

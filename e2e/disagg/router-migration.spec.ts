@@ -2,8 +2,9 @@
 // of a stream; the router resumes the request on another worker from the tokens already streamed,
 // that worker reading their KV blocks from Redis (the dying worker stored them as it filled them).
 // The client's stream is the fault-free one: same ids, text, finish and usage, no token missing or
-// repeated, a stop string still honoured. Disaggregated (decode worker killed) and colocated workers
-// with a Redis tier alike; afterwards the live workers' KV blocks are free again.
+// repeated, a stop string still honoured. The requests are sampled with a seed, so the worker that takes
+// over must also draw what the failed one would have drawn. Disaggregated (decode worker killed) and
+// colocated workers with a Redis tier alike; afterwards the live workers' KV blocks are free again.
 import assert from "node:assert/strict";
 import { FinishReason } from "../../proto/gen/tessera/v1/inference_pb.js";
 import type { Served } from "../../services/cli/child-process.ts";
@@ -12,9 +13,9 @@ import { RedisServer } from "../../services/worker/kv-transfer/redis-harness.ts"
 import { metricValue, type RunningRouter, startRouter, stopAll } from "../router/fleet.ts";
 import { generate, idsOf, type Request, type Streamed, textOf } from "../router/grpc-stream.ts";
 import {
-  greedy,
   kvBlocksUsed,
   promptIds,
+  seeded,
   settledBlocks,
   startKvWorker,
   tinyCheckpointOf,
@@ -88,11 +89,11 @@ describe("request migration through the router (e2e)", () => {
     ]);
     const ids = promptIds(1, 60);
     // A stop string first seen near token 200 (long after the kill), cut out of a fault-free run.
-    const plain = await generate(client, greedy(MODEL, ids, 300));
+    const plain = await generate(client, seeded(MODEL, ids, 300));
     const text = textOf(plain);
     let at = plain.messages.slice(0, 200).reduce((n, m) => n + m.textDelta.length, 0);
     while (text.indexOf(text.slice(at, at + 6)) !== at) at++;
-    const request = greedy(MODEL, ids, 300, [text.slice(at, at + 6)]);
+    const request = seeded(MODEL, ids, 300, [text.slice(at, at + 6)]);
     const faultFree = await generate(client, request);
     assert.equal(faultFree.messages.at(-1)?.finishReason, FinishReason.STOP_STRING);
 
@@ -125,7 +126,7 @@ describe("request migration through the router (e2e)", () => {
 
   it("colocated workers with a Redis tier: resumes on another when the serving one is killed", async () => {
     const { router, client } = await routerOver(alive().map((served) => ({ served, role: "both" as const })));
-    const request = greedy(MODEL, promptIds(2, 50), 300);
+    const request = seeded(MODEL, promptIds(2, 50), 300);
     const faultFree = await generate(client, request);
     const { streamed, killed } = await killedMidStream(client, request, async () =>
       alive().find((w) => w.address === faultFree.endpoint),

@@ -1,8 +1,9 @@
 // Parallel replicas as `tessera serve` processes over real gRPC: PP=2, TP=2 and TP=2 × PP=2 groups of
 // every reference architecture (Llama, Mistral, Qwen2 with q/k/v bias and tied embeddings, Mixtral
 // with experts) generate the same greedy ids as the single-process engine, with the top-20 logprobs
-// of every token within 1e-4. Rank 0 is the one endpoint: the other members serve only the internal
-// ShardLink and grpc.health.v1.
+// of every token within 1e-4, and the same ids for a seeded sampled request (the last stage samples,
+// with the draw rank 0 keys by the request's seed and the token's position). Rank 0 is the one
+// endpoint: the other members serve only the internal ShardLink and grpc.health.v1.
 import assert from "node:assert/strict";
 import path from "node:path";
 import type { ServiceError } from "@grpc/grpc-js";
@@ -23,30 +24,50 @@ const LAYOUTS = [
   { name: "TP=2 x PP=2", stages: 2, tensorSize: 2 },
 ];
 const GREEDY: SamplingParams = greedySampling({ maxTokens: 12, ignoreEos: true, logprobs: 20 });
+const SAMPLED: SamplingParams = greedySampling({
+  maxTokens: 12,
+  ignoreEos: true,
+  temperature: 0.9,
+  topP: 0.9,
+  seed: 20261127n,
+});
 
 type Tokens = Pick<GeneratedToken, "tokenId" | "logprob" | "top">[];
 
-/** The single-process engine's tokens for each reference prompt of `model`. */
-async function singleProcess(modelDir: string, prompts: number[][]): Promise<Tokens[]> {
+/** The single-process engine's tokens for each reference prompt of `model`, greedy and SAMPLED. */
+async function singleProcess(
+  modelDir: string,
+  prompts: number[][],
+): Promise<{ greedy: Tokens[]; sampled: Tokens[] }> {
   const engine = await Engine.load(modelDir, { engine: { attention: "onnx-ops" }, threads: 1 });
-  try {
-    return await Promise.all(
+  const run = (sampling: SamplingParams) =>
+    Promise.all(
       prompts.map(async (promptIds, i) => {
         const tokens: Tokens = [];
-        for await (const e of engine.generate({ requestId: `single-${i}`, promptIds, sampling: GREEDY }))
+        for await (const e of engine.generate({ requestId: `single-${i}`, promptIds, sampling }))
           if (e.type === "tokens") tokens.push(...e.tokens);
         return tokens;
       }),
     );
+  try {
+    return { greedy: await run(GREEDY), sampled: await run(SAMPLED) };
   } finally {
     await engine.close();
   }
 }
 
-function viaGroup(client: GrpcClient, promptIds: number[]): Promise<Tokens> {
+function viaGroup(client: GrpcClient, promptIds: number[], sampling = GREEDY): Promise<Tokens> {
+  const { maxTokens, logprobs, temperature, topP, seed } = sampling;
   const stream = client.serverStream(Inference.method.generate, {
     prompt: { case: "tokenIds", value: { ids: promptIds } },
-    sampling: { maxTokens: GREEDY.maxTokens, ignoreEos: true, logprobs: GREEDY.logprobs },
+    sampling: {
+      maxTokens,
+      ignoreEos: true,
+      logprobs,
+      temperature,
+      topP,
+      ...(seed !== undefined && { seed }),
+    },
   });
   const tokens: Tokens = [];
   return new Promise((resolve, reject) => {
@@ -69,8 +90,9 @@ for (const model of REFERENCE_MODELS)
     const modelDir = path.join(REFERENCE_DIR, model);
     const prompts = referenceCases(model).map((c) => c.prompt_ids);
     let expected: Tokens[];
+    let expectedSampled: Tokens[];
     before(async () => {
-      expected = await singleProcess(modelDir, prompts);
+      ({ greedy: expected, sampled: expectedSampled } = await singleProcess(modelDir, prompts));
     });
 
     for (const layout of LAYOUTS)
@@ -108,6 +130,16 @@ for (const model of REFERENCE_MODELS)
           }
         });
 
+        it("samples the single process's ids for a seeded request (temperature 0.9, top_p 0.9)", async () => {
+          const got = await Promise.all(prompts.map((p) => viaGroup(client, p, SAMPLED)));
+          const ids = (tokens: Tokens[]) => tokens.map((t) => t.map((x) => x.tokenId));
+          assert.ok(
+            ids(expectedSampled).some((t) => new Set(t).size > 6),
+            `sampled, not greedy loops: ${ids(expectedSampled)}`,
+          );
+          assert.deepEqual(ids(got), ids(expectedSampled));
+        });
+
         if (layout.stages * layout.tensorSize === 4)
           it("is one endpoint: only rank 0 serves tessera.v1.Inference, every member reports SERVING", async () => {
             for (const m of group.members) assert.equal(await checkHealth(m.address), "SERVING");
@@ -132,7 +164,7 @@ describe("a parallel replica configured by the operator's environment (e2e)", ()
 
   it("reads TESSERA_STAGE, TESSERA_NUM_STAGES, TESSERA_TENSOR_RANK, TESSERA_TENSOR_SIZE and TESSERA_PEERS", async () => {
     const prompt = referenceCases("tiny-mixtral")[0]!.prompt_ids;
-    const [expected] = await singleProcess(modelDir, [prompt]);
+    const [expected] = (await singleProcess(modelDir, [prompt])).greedy;
     group = await startGroup(modelDir, { stages: 2, tensorSize: 2 }, ENGINE_ARGS, "environment");
     const client = new GrpcClient(group.coordinator.address);
     try {

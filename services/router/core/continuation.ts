@@ -6,6 +6,12 @@
 // events with the router's own text: one detokenizer for the whole request, so a stop string that
 // straddles the point where a worker took over is still found (the router then ends the request and
 // cancels the worker). The finish's usage counts the original prompt and every token streamed.
+//
+// Every segment carries the same seed: the client's, or for a request that gave none one drawn here
+// once. A worker's draw for a token is a function of the seed and the token's position alone, so the
+// segments together sample what one worker would have (a seeded request gives the same tokens on every
+// path), and an unseeded request split or moved between workers stays one random stream.
+import { randomBytes } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import {
   FinishReason,
@@ -31,8 +37,8 @@ export interface SegmentRequest {
  * Whether a request's output is the same when its generated tokens are handed to another worker as
  * part of its prompt. Presence and frequency penalties count generated tokens only, so they would
  * change; everything else (greedy decoding, repetition penalty over prompt and output, stop ids,
- * max_tokens, context) carries over. A seeded request continues validly but not on the same random
- * stream as a single worker would.
+ * max_tokens, context) carries over, and so do sampled tokens: a worker's draw for a token depends
+ * only on the seed (the same in every segment) and the token's position.
  */
 export function resumable(sampling: SamplingParams): boolean {
   return sampling.presencePenalty === 0 && sampling.frequencyPenalty === 0;
@@ -42,6 +48,8 @@ export class Continuation {
   /** Every token id streamed to the client, in order. */
   readonly generated: number[] = [];
   readonly #prepared: PreparedRequest;
+  /** The request's sampling parameters with a seed, the same for every segment. */
+  readonly #sampling: SamplingParams;
   readonly #detokenizer: Detokenizer;
   #done = false;
   /**
@@ -54,6 +62,8 @@ export class Continuation {
   constructor(prepared: PreparedRequest) {
     this.#prepared = prepared;
     const { model, sampling, info } = prepared;
+    const draws = sampling.seed === undefined && sampling.temperature > 0;
+    this.#sampling = draws ? { ...sampling, seed: randomBytes(8).readBigUInt64LE(0) } : sampling;
     this.#detokenizer = new Detokenizer(model.tokenizer, sampling, info.eosTokenIds);
   }
 
@@ -64,7 +74,8 @@ export class Continuation {
 
   /** What a segment of `kind` asks its worker for. */
   segment(kind: SegmentKind): SegmentRequest {
-    const { promptIds, sampling } = this.#prepared;
+    const { promptIds } = this.#prepared;
+    const sampling = this.#sampling;
     switch (kind) {
       case "whole":
         return { promptIds, sampling, kv: undefined };

@@ -148,6 +148,24 @@ describe("upstream: disaggregated serving and migration (scripted workers)", () 
     assert.notEqual(first, undefined);
   });
 
+  it("gives every segment of a sampled request one seed: the client's, or one drawn for the request", async () => {
+    // Workers draw a token from (seed, position): with one seed the segments sample what one worker would.
+    const seedsOf = () => [...f.workers.values()].flatMap((w) => w.requests).map((r) => r.sampling?.seed);
+    f = await fleet({ p0: "prefill", d0: "decode", d1: "decode" });
+    for (const name of ["d0", "d1"]) f.workers.get(name)!.failAfter = 5;
+    assert.equal((await run(f, { maxTokens: 10, temperature: 0.8, seed: 77 })).error, undefined);
+    assert.deepEqual(seedsOf(), [77n, 77n, 77n], "prefill, decode, and the decode it migrated to");
+
+    close(f);
+    f = await fleet({ p0: "prefill", d0: "decode", d1: "decode" });
+    for (const name of ["d0", "d1"]) f.workers.get(name)!.failAfter = 5;
+    assert.equal((await run(f, { maxTokens: 10, temperature: 0.8 })).error, undefined);
+    const drawn = seedsOf();
+    assert.equal(drawn.length, 3);
+    assert.equal(typeof drawn[0], "bigint");
+    assert.deepEqual(new Set(drawn).size, 1, `one seed for the request: ${drawn}`);
+  });
+
   it("honours a stop string that straddles the point where another worker took over", async () => {
     f = await fleet({ p0: "prefill", d0: "decode", d1: "decode" });
     for (const name of ["d0", "d1"]) f.workers.get(name)!.failAfter = 5;

@@ -96,14 +96,20 @@ export class EngineCore {
     let offset = 0;
     const now = this.now();
     // A runner that samples where the logits are (a parallel replica's last stage) gets each row's
-    // sampling: the step's draw from the request's stream and the ids its penalties touch.
+    // sampling: the draw of the token's position under the request's seed and the ids its penalties
+    // touch. A row with logits predicts the token at index numTokens (nothing is appended before
+    // postprocess), the same index whichever worker holds the request: a continuation's prompt is
+    // the original prompt plus the tokens streamed so far.
     const runnerSamples = this.runner.samplesRows === true;
     for (const s of out.scheduled) {
       const { request, numPast, numNew, needsLogits } = s;
       request.timings.firstScheduled ??= now;
       tokens.set(request.tokens.slice(numPast, numPast + numNew), offset);
       offset += numNew;
-      const sampling = runnerSamples && needsLogits ? request.sampler.prepare(request.history) : undefined;
+      const sampling =
+        runnerSamples && needsLogits
+          ? request.sampler.prepare(request.numTokens, request.history)
+          : undefined;
       seqs.push({
         numPast,
         numNew,
@@ -147,7 +153,11 @@ export class EngineCore {
       try {
         const token = tokens
           ? sampledToken(tokens[at])
-          : request.sampler.sample(logits.subarray(at * vocabSize, (at + 1) * vocabSize), request.history);
+          : request.sampler.sample(
+              logits.subarray(at * vocabSize, (at + 1) * vocabSize),
+              request.numTokens,
+              request.history,
+            );
         this.metrics?.token(request, now);
         request.timings.firstToken ??= now;
         request.timings.lastToken = now;

@@ -99,6 +99,22 @@ describe("Engine requests", () => {
     assert.notDeepEqual(a.ids, c.ids);
   });
 
+  it("continues a seeded sampled output when given its first tokens as prompt (a decode or migration segment)", async () => {
+    // What the router asks of a decode worker, or of the worker a request migrates to: the prompt
+    // plus the tokens streamed so far, and what remains of max_tokens.
+    const sampling = { temperature: 0.9, topP: 0.9, seed: 2026n, ignoreEos: true, maxTokens: 16 };
+    const whole = await collect(engine.generate(request(prompt, sampling)));
+    assert.ok(new Set(whole.ids).size > 4, `sampled, not one repeated token: ${whole.ids}`);
+    for (const split of [1, 6]) {
+      const rest = await collect(
+        engine.generate(
+          request([...prompt, ...whole.ids.slice(0, split)], { ...sampling, maxTokens: 16 - split }),
+        ),
+      );
+      assert.deepEqual(rest.ids, whole.ids.slice(split), `continued after ${split} token(s)`);
+    }
+  });
+
   it("stops at max_tokens with finish reason length and reports usage", async () => {
     const got = await collect(engine.generate(request(prompt, { maxTokens: 5, ignoreEos: true })));
     assert.equal(got.ids.length, 5);

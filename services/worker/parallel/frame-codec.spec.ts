@@ -51,7 +51,7 @@ describe("frame codec", () => {
     const history = new TokenHistory([5, 6, 6]);
     history.append(9);
     const seqs = [
-      { numPast: 0, numNew: 3, blockTable: [1], needsLogits: true, sampling: sampler.prepare(history) },
+      { numPast: 0, numNew: 3, blockTable: [1], needsLogits: true, sampling: sampler.prepare(4, history) },
     ];
     const wire = create(ShardFrameSchema, {
       kind: {
@@ -85,7 +85,7 @@ describe("frame codec", () => {
       numNew: 1,
       blockTable: [0],
       needsLogits,
-      sampling: greedy.prepare(),
+      sampling: greedy.prepare(1),
     });
     const logits = Float32Array.of(0, 3, 1, Number.NaN, 0, 0);
     const rows = sampleRows(logits, [seq(true), seq(false), seq(true)], 3);

@@ -118,12 +118,18 @@ async function sampledTrace(runner: ModelRunner): Promise<GeneratedToken[][]> {
   let tokens = Int32Array.from([1, 20, 33, 47, 5, 61, 7, 80, 9, 100, 11, 120, 13, 140, 15]);
   const out: GeneratedToken[][] = [];
   for (let step = 0; step < 4; step++) {
+    // The token each row predicts sits at index numPast + numNew of its sequence.
+    const positions = seqs.map((s) => s.numPast + s.numNew);
     if (runner.samplesRows)
-      seqs = seqs.map((s, r) => ({ ...s, sampling: requests[r]!.sampler.prepare(requests[r]!.history) }));
+      seqs = seqs.map((s, r) => ({
+        ...s,
+        sampling: requests[r]!.sampler.prepare(positions[r]!, requests[r]!.history),
+      }));
     const result = await runner.step(tokens, seqs);
     const vocab = result.logits.length / 2;
     const picked = requests.map(({ sampler, history }, r) => {
-      if (!result.tokens) return sampler.sample(result.logits.subarray(r * vocab, (r + 1) * vocab), history);
+      if (!result.tokens)
+        return sampler.sample(result.logits.subarray(r * vocab, (r + 1) * vocab), positions[r]!, history);
       const row = result.tokens[r]!;
       assert.ok(!("error" in row), JSON.stringify(row));
       return row;

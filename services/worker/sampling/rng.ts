@@ -1,6 +1,8 @@
-// Seeded pseudo-random numbers for sampling: xoshiro128** (32-bit words, no BigInt on the hot
-// path) seeded by splitmix64 from a 64-bit seed. Each request owns one stream, so its output
-// depends only on its seed and its logits.
+// Seeded pseudo-random streams: xoshiro128** (32-bit words, no BigInt on the hot path) seeded by
+// splitmix64 from a 64-bit seed, for reproducible test data and benchmark inputs; and the crypto seed
+// of requests that give none. The sampler's own draws are not a stream but counter-based (philox.ts):
+// a stream's next number depends on how many came before, which a request moved to another process
+// would have to carry along.
 import { randomBytes } from "node:crypto";
 
 const MASK64 = (1n << 64n) - 1n;

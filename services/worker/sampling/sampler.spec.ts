@@ -17,8 +17,9 @@ function randomLogits(n: number, seed: bigint, scale = 4): Float32Array {
   return out;
 }
 
-function sequence(sampler: Sampler, logits: Float32Array, n: number): number[] {
-  return Array.from({ length: n }, () => sampler.sample(logits).tokenId);
+/** The tokens at positions from, from + 1, ... drawn from the same logits. */
+function sequence(sampler: Sampler, logits: Float32Array, n: number, from = 0): number[] {
+  return Array.from({ length: n }, (_, i) => sampler.sample(logits, from + i).tokenId);
 }
 
 function historyOf(prompt: number[], output: number[]): TokenHistory {
@@ -61,7 +62,7 @@ function checkEmpirically(
 ): void {
   const draws = 100_000;
   const counts = new Array<number>(logits.length).fill(0);
-  for (let i = 0; i < draws; i++) counts[sampler.sample(logits, history).tokenId]! += 1;
+  for (let i = 0; i < draws; i++) counts[sampler.sample(logits, i, history).tokenId]! += 1;
   for (let id = 0; id < logits.length; id++) {
     const q = expected[id]!;
     const freq = counts[id]! / draws;
@@ -77,12 +78,12 @@ function checkEmpirically(
 describe("Sampler", () => {
   it("is greedy (argmax, ties to the lowest id) at temperature 0", () => {
     const sampler = new Sampler(params({ temperature: 0 }));
-    assert.equal(sampler.sample(new Float32Array([0.1, 2, -3, 1.9])).tokenId, 1);
-    assert.equal(sampler.sample(new Float32Array([1, 5, 2, 5, 5])).tokenId, 1);
+    assert.equal(sampler.sample(new Float32Array([0.1, 2, -3, 1.9]), 0).tokenId, 1);
+    assert.equal(sampler.sample(new Float32Array([1, 5, 2, 5, 5]), 0).tokenId, 1);
     const logits = randomLogits(50_000, 3n);
     let best = 0;
     for (let i = 1; i < logits.length; i++) if (logits[i]! > logits[best]!) best = i;
-    assert.equal(sampler.sample(logits).tokenId, best);
+    assert.equal(sampler.sample(logits, 0).tokenId, best);
   });
 
   it("reports the chosen token's raw log-softmax, whatever the temperature", () => {
@@ -91,7 +92,7 @@ describe("Sampler", () => {
     for (const temperature of [0, 0.3, 2]) {
       const sampler = new Sampler(params({ temperature, seed: 11n }));
       for (let i = 0; i < 20; i++) {
-        const t = sampler.sample(logits);
+        const t = sampler.sample(logits, i);
         assert.ok(Math.abs(t.logprob - (logits[t.tokenId]! - z)) < 1e-6);
         assert.deepEqual(t.top, []);
       }
@@ -102,7 +103,7 @@ describe("Sampler", () => {
     const logits = randomLogits(10, 8n);
     logits[7] = logits[2]!; // a tie: lower id first
     const sampler = new Sampler(params({ temperature: 0.5, topK: 2, logprobs: 10 }));
-    const t = sampler.sample(logits);
+    const t = sampler.sample(logits, 0);
     assert.equal(t.top.length, 10);
     const total = t.top.reduce((a, x) => a + Math.exp(x.logprob), 0);
     assert.ok(Math.abs(total - 1) < 1e-6, `probabilities sum to ${total}`);
@@ -115,7 +116,7 @@ describe("Sampler", () => {
     const chosen = t.top.find((x) => x.tokenId === t.tokenId);
     assert.equal(chosen?.logprob, t.logprob);
 
-    const three = new Sampler(params({ logprobs: 3 })).sample(logits).top;
+    const three = new Sampler(params({ logprobs: 3 })).sample(logits, 0).top;
     assert.deepEqual(three, t.top.slice(0, 3));
   });
 
@@ -135,8 +136,8 @@ describe("Sampler", () => {
     const other = new Sampler(params({ seed: 7n, topK: 3 }));
     const interleaved: number[] = [];
     for (let i = 0; i < 30; i++) {
-      other.sample(randomLogits(2000, BigInt(i)));
-      interleaved.push(mine.sample(logits).tokenId);
+      other.sample(randomLogits(2000, BigInt(i)), i);
+      interleaved.push(mine.sample(logits, i).tokenId);
     }
     assert.deepEqual(interleaved, alone);
   });
@@ -148,14 +149,34 @@ describe("Sampler", () => {
     assert.deepEqual(sequence(first, logits, 20), sequence(replay, logits, 20));
   });
 
+  it("picks a position's token from the seed and position alone: a sampler taking over mid-request continues the same tokens", () => {
+    // What a decode worker, or a worker a request migrated to, does: a fresh sampler with the same
+    // seed, first asked for a later position. Logits differ per position, as in a real generation.
+    const p = params({ temperature: 0.9, topP: 0.9, seed: 123n });
+    const logitsAt = (position: number) => randomLogits(800, 1000n + BigInt(position), 2);
+    const whole = new Sampler(p);
+    const tokens = Array.from({ length: 60 }, (_, i) => whole.sample(logitsAt(100 + i), 100 + i).tokenId);
+    assert.ok(new Set(tokens).size > 20, "the tokens are sampled, not one repeated argmax");
+    const takeover = new Sampler(p);
+    const rest = Array.from({ length: 30 }, (_, i) => takeover.sample(logitsAt(130 + i), 130 + i).tokenId);
+    assert.deepEqual(rest, tokens.slice(30));
+    assert.equal(whole.sample(logitsAt(140), 140).tokenId, tokens[40], "the same position draws the same");
+    const rows = new Sampler(p);
+    assert.deepEqual(
+      Array.from({ length: 60 }, (_, i) => sampleRow(logitsAt(100 + i), rows.prepare(100 + i)).tokenId),
+      tokens,
+      "sampleRow with prepare (a parallel group's last stage) picks the same",
+    );
+  });
+
   it("equals greedy with top_k = 1 or a tiny top_p", () => {
     const logits = randomLogits(32_000, 9n);
-    const greedy = new Sampler(params({ temperature: 0 })).sample(logits).tokenId;
+    const greedy = new Sampler(params({ temperature: 0 })).sample(logits, 0).tokenId;
     const topK1 = new Sampler(params({ temperature: 1.5, topK: 1 }));
     const topPTiny = new Sampler(params({ temperature: 1.5, topP: 1e-6 }));
     for (let i = 0; i < 50; i++) {
-      assert.equal(topK1.sample(logits).tokenId, greedy);
-      assert.equal(topPTiny.sample(logits).tokenId, greedy);
+      assert.equal(topK1.sample(logits, i).tokenId, greedy);
+      assert.equal(topPTiny.sample(logits, i).tokenId, greedy);
     }
   });
 
@@ -191,10 +212,10 @@ describe("Sampler", () => {
 
   it("rejects NaN, +Infinity or all -Infinity logits", () => {
     const sampler = new Sampler(params());
-    assert.throws(() => sampler.sample(new Float32Array([0, Number.NaN])), TesseraError);
-    assert.throws(() => sampler.sample(new Float32Array([0, Number.POSITIVE_INFINITY])), TesseraError);
-    assert.throws(() => sampler.sample(new Float32Array([Number.NEGATIVE_INFINITY])), TesseraError);
-    assert.throws(() => sampler.sample(new Float32Array(0)), TesseraError);
+    assert.throws(() => sampler.sample(new Float32Array([0, Number.NaN]), 0), TesseraError);
+    assert.throws(() => sampler.sample(new Float32Array([0, Number.POSITIVE_INFINITY]), 0), TesseraError);
+    assert.throws(() => sampler.sample(new Float32Array([Number.NEGATIVE_INFINITY]), 0), TesseraError);
+    assert.throws(() => sampler.sample(new Float32Array(0), 0), TesseraError);
   });
 
   it("rejects parameters that did not go through validation", () => {
@@ -227,7 +248,7 @@ describe("Sampler", () => {
     for (const [i, overrides] of [{}, { topP: 0.9 }, { topK: 5000 }, { logprobs: 4 }].entries()) {
       const logits = randomLogits(3000, BigInt(40 + i), 6);
       const { logSumExp } = logitStats(logits);
-      const token = new Sampler(params({ temperature: 1, logprobs: 3, ...overrides })).sample(logits);
+      const token = new Sampler(params({ temperature: 1, logprobs: 3, ...overrides })).sample(logits, 0);
       assert.equal(token.logprob, logits[token.tokenId]! - logSumExp);
       for (const alt of token.top) assert.equal(alt.logprob, logits[alt.tokenId]! - logSumExp);
     }
@@ -242,7 +263,7 @@ describe("Sampler penalties", () => {
     const logits = new Float32Array([0, 1, 2]);
     assert.equal(new Sampler(params()).usesHistory, false);
     assert.equal(new Sampler(params({ minP: 0.5 })).usesHistory, false);
-    assert.equal(greedy({}).sample(logits).tokenId, 2);
+    assert.equal(greedy({}).sample(logits, 0).tokenId, 2);
     for (const overrides of [
       { repetitionPenalty: 1.1 },
       { presencePenalty: 0.1 },
@@ -250,8 +271,8 @@ describe("Sampler penalties", () => {
     ]) {
       const sampler = greedy(overrides);
       assert.equal(sampler.usesHistory, true);
-      assert.throws(() => sampler.sample(logits), /TokenHistory/);
-      assert.equal(sampler.sample(logits, new TokenHistory([])).tokenId, 2);
+      assert.throws(() => sampler.sample(logits, 0), /TokenHistory/);
+      assert.equal(sampler.sample(logits, 0, new TokenHistory([])).tokenId, 2);
     }
   });
 
@@ -259,53 +280,53 @@ describe("Sampler penalties", () => {
     const { minP, repetitionPenalty, presencePenalty, frequencyPenalty, ...old } = params({ temperature: 0 });
     const sampler = new Sampler(old as SamplingParams);
     assert.equal(sampler.usesHistory, false);
-    assert.equal(sampler.sample(new Float32Array([0, 3, 1])).tokenId, 1);
+    assert.equal(sampler.sample(new Float32Array([0, 3, 1]), 0).tokenId, 1);
   });
 
   it("repetition penalty moves the greedy choice off a repeated token (prompt or output)", () => {
     const logits = new Float32Array([2, 1.5, -1, -0.5]);
-    assert.equal(greedy({ repetitionPenalty: 1.2 }).sample(logits, historyOf([0], [])).tokenId, 0); // 1.67 > 1.5
-    assert.equal(greedy({ repetitionPenalty: 1.5 }).sample(logits, historyOf([0], [])).tokenId, 1); // 1.33 < 1.5
-    assert.equal(greedy({ repetitionPenalty: 1.5 }).sample(logits, historyOf([2], [0])).tokenId, 1);
+    assert.equal(greedy({ repetitionPenalty: 1.2 }).sample(logits, 0, historyOf([0], [])).tokenId, 0); // 1.67 > 1.5
+    assert.equal(greedy({ repetitionPenalty: 1.5 }).sample(logits, 0, historyOf([0], [])).tokenId, 1); // 1.33 < 1.5
+    assert.equal(greedy({ repetitionPenalty: 1.5 }).sample(logits, 0, historyOf([2], [0])).tokenId, 1);
     // Negative logits are multiplied: -0.5 * 3 = -1.5 < -1.
     const negative = new Float32Array([-3, -3, -1, -0.5]);
-    assert.equal(greedy({ repetitionPenalty: 3 }).sample(negative, historyOf([3], [])).tokenId, 2);
+    assert.equal(greedy({ repetitionPenalty: 3 }).sample(negative, 0, historyOf([3], [])).tokenId, 2);
     // Below 1 it favours repeats: 1.5 / 0.7 = 2.14 > 2.
-    assert.equal(greedy({ repetitionPenalty: 0.7 }).sample(logits, historyOf([1], [])).tokenId, 1);
+    assert.equal(greedy({ repetitionPenalty: 0.7 }).sample(logits, 0, historyOf([1], [])).tokenId, 1);
   });
 
   it("presence penalty counts generated tokens only, once each", () => {
     const logits = new Float32Array([1, 0.9, 0]);
     const sampler = greedy({ presencePenalty: 0.2 });
-    assert.equal(sampler.sample(logits, historyOf([0, 0, 0], [])).tokenId, 0); // prompt: not penalized
-    assert.equal(sampler.sample(logits, historyOf([], [0])).tokenId, 1); // 0.8 < 0.9
+    assert.equal(sampler.sample(logits, 0, historyOf([0, 0, 0], [])).tokenId, 0); // prompt: not penalized
+    assert.equal(sampler.sample(logits, 0, historyOf([], [0])).tokenId, 1); // 0.8 < 0.9
     const far = new Float32Array([1, 0.5, 0]);
-    assert.equal(sampler.sample(far, historyOf([], [0, 0, 0, 0])).tokenId, 0); // 0.8 > 0.5 however often
-    assert.equal(greedy({ presencePenalty: -0.6 }).sample(far, historyOf([], [1])).tokenId, 1); // 1.1 > 1
+    assert.equal(sampler.sample(far, 0, historyOf([], [0, 0, 0, 0])).tokenId, 0); // 0.8 > 0.5 however often
+    assert.equal(greedy({ presencePenalty: -0.6 }).sample(far, 0, historyOf([], [1])).tokenId, 1); // 1.1 > 1
   });
 
   it("frequency penalty grows with the count", () => {
     const logits = new Float32Array([1, 0.5, 0]);
     const sampler = greedy({ frequencyPenalty: 0.2 });
-    assert.equal(sampler.sample(logits, historyOf([0], [])).tokenId, 0);
-    assert.equal(sampler.sample(logits, historyOf([], [0, 0])).tokenId, 0); // 0.6 > 0.5
-    assert.equal(sampler.sample(logits, historyOf([], [0, 0, 0])).tokenId, 1); // 0.4 < 0.5
+    assert.equal(sampler.sample(logits, 0, historyOf([0], [])).tokenId, 0);
+    assert.equal(sampler.sample(logits, 0, historyOf([], [0, 0])).tokenId, 0); // 0.6 > 0.5
+    assert.equal(sampler.sample(logits, 0, historyOf([], [0, 0, 0])).tokenId, 1); // 0.4 < 0.5
     const h = historyOf([], [0, 0]);
-    assert.equal(sampler.sample(logits, h).tokenId, 0);
+    assert.equal(sampler.sample(logits, 0, h).tokenId, 0);
     h.append(0);
-    assert.equal(sampler.sample(logits, h).tokenId, 1, "an appended token counts at the next step");
+    assert.equal(sampler.sample(logits, 0, h).tokenId, 1, "an appended token counts at the next step");
   });
 
   it("breaks ties between penalized and untouched tokens by the lowest id", () => {
     // Penalized down onto an untouched token of higher id: the penalized one (lower id) wins.
     const down = new Float32Array([0.5, 2, 1.5, 0]);
-    assert.equal(greedy({ presencePenalty: 0.5 }).sample(down, historyOf([], [1])).tokenId, 1);
+    assert.equal(greedy({ presencePenalty: 0.5 }).sample(down, 0, historyOf([], [1])).tokenId, 1);
     // Boosted up to an untouched token of lower id: the untouched one wins.
     const up = new Float32Array([0.5, 1.5, 1, 0]);
-    assert.equal(greedy({ presencePenalty: -1.5 }).sample(up, historyOf([], [3])).tokenId, 1);
+    assert.equal(greedy({ presencePenalty: -1.5 }).sample(up, 0, historyOf([], [3])).tokenId, 1);
     // Boosted up to an untouched token of higher id: the boosted one wins.
     const low = new Float32Array([1, 1.5]);
-    assert.equal(greedy({ presencePenalty: -0.5 }).sample(low, historyOf([], [0])).tokenId, 0);
+    assert.equal(greedy({ presencePenalty: -0.5 }).sample(low, 0, historyOf([], [0])).tokenId, 0);
   });
 
   it("reports raw logprobs and leaves the logits as they were", () => {
@@ -319,8 +340,8 @@ describe("Sampler penalties", () => {
       logprobs: 5,
     });
     const plain = greedy({ logprobs: 5 });
-    const a = penalized.sample(logits, history);
-    const b = plain.sample(logits);
+    const a = penalized.sample(logits, 0, history);
+    const b = plain.sample(logits, 0);
     assert.deepEqual(logits, before);
     assert.ok(Math.abs(a.logprob - (logits[a.tokenId]! - logitStats(logits).logSumExp)) < 1e-9);
     assert.equal(a.top.length, 5);
@@ -333,28 +354,28 @@ describe("Sampler penalties", () => {
   it("restores the logits when sampling throws", () => {
     const logits = new Float32Array([1, Number.NaN, 2, 3]);
     const before = Float32Array.from(logits);
-    assert.throws(() => greedy({ repetitionPenalty: 2 }).sample(logits, historyOf([3], [])), /NaN/);
+    assert.throws(() => greedy({ repetitionPenalty: 2 }).sample(logits, 0, historyOf([3], [])), /NaN/);
     assert.deepEqual(logits, before);
     const inf = new Float32Array([1, 2, Number.POSITIVE_INFINITY]);
     assert.throws(
-      () => greedy({ repetitionPenalty: 2 }).sample(inf, historyOf([2], [])),
+      () => greedy({ repetitionPenalty: 2 }).sample(inf, 0, historyOf([2], [])),
       /no finite maximum/,
     );
     assert.throws(
-      () => greedy({ repetitionPenalty: 2 }).sample(inf, historyOf([0], [])),
+      () => greedy({ repetitionPenalty: 2 }).sample(inf, 0, historyOf([0], [])),
       /no finite maximum/,
     );
     assert.deepEqual(inf, new Float32Array([1, 2, Number.POSITIVE_INFINITY]));
     const allInf = new Float32Array([Number.NEGATIVE_INFINITY, Number.NEGATIVE_INFINITY]);
     assert.throws(
-      () => greedy({ presencePenalty: 2 }).sample(allInf, historyOf([], [0])),
+      () => greedy({ presencePenalty: 2 }).sample(allInf, 0, historyOf([], [0])),
       /no finite maximum/,
     );
   });
 
   it("handles a history that touches every id", () => {
     const logits = new Float32Array([1, 3, 2]);
-    const t = greedy({ repetitionPenalty: 4, logprobs: 3 }).sample(logits, historyOf([0, 1, 2], []));
+    const t = greedy({ repetitionPenalty: 4, logprobs: 3 }).sample(logits, 0, historyOf([0, 1, 2], []));
     assert.equal(t.tokenId, 1); // 0.25, 0.75, 0.5
     assert.ok(Math.abs(t.logprob - (3 - logitStats(logits).logSumExp)) < 1e-9);
   });
@@ -402,8 +423,8 @@ describe("Sampler penalties", () => {
           if (c > 0) v -= 0.3 * c + 0.4;
           return v;
         });
-        const got = mine.sample(logits, history).tokenId;
-        assert.equal(got, reference.sample(copy).tokenId, `step ${step}`);
+        const got = mine.sample(logits, 300 + step, history).tokenId;
+        assert.equal(got, reference.sample(copy, 300 + step).tokenId, `step ${step}`);
         history.append(got);
       }
       assert.ok(history.outputLength === 200);
@@ -415,8 +436,8 @@ describe("Sampler penalties", () => {
     const run = (overrides: Partial<SamplingParams>, withHistory: boolean) => {
       const sampler = new Sampler(params({ seed: 5n, ...overrides }));
       const history = new TokenHistory([1, 2, 3]);
-      return Array.from({ length: 40 }, () => {
-        const id = sampler.sample(logits, withHistory ? history : undefined).tokenId;
+      return Array.from({ length: 40 }, (_, i) => {
+        const id = sampler.sample(logits, i, withHistory ? history : undefined).tokenId;
         history.append(id);
         return id;
       });
@@ -458,9 +479,9 @@ describe("sampleRow (sampling where the logits are)", () => {
       const historyThere = there.usesHistory ? new TokenHistory(prompt) : undefined;
       for (let step = 0; step < 8; step++) {
         const logits = randomLogits(128, BigInt(trial * 100 + step), 3);
-        const row = there.prepare(historyThere);
+        const row = there.prepare(prompt.length + step, historyThere);
         const remote = sampleRow(logits.slice(), row);
-        const local = here.sample(logits, historyHere);
+        const local = here.sample(logits, prompt.length + step, historyHere);
         assert.deepEqual(remote, local, `trial ${trial} step ${step}`);
         historyHere?.append(local.tokenId);
         historyThere?.append(remote.tokenId);
@@ -471,11 +492,11 @@ describe("sampleRow (sampling where the logits are)", () => {
   it("lists only the ids the penalties touch, and draws nothing when greedy", () => {
     const greedy = new Sampler(params({ temperature: 0, presencePenalty: 1 }));
     const history = historyOf([4, 4, 6], [6, 8, 8]);
-    const row = greedy.prepare(history);
+    const row = greedy.prepare(6, history);
     assert.equal(row.draw, 0);
     assert.deepEqual([...row.penaltyIds], [6, 8]); // repetition off: generated ids only
     assert.deepEqual([...row.penaltyCounts], [1, 2]);
-    const withRepetition = new Sampler(params({ repetitionPenalty: 1.2 })).prepare(history);
+    const withRepetition = new Sampler(params({ repetitionPenalty: 1.2 })).prepare(6, history);
     assert.deepEqual([...withRepetition.penaltyIds], [4, 6, 8]);
     assert.deepEqual([...withRepetition.penaltyCounts], [0, 1, 2]);
     assert.ok(withRepetition.draw > 0 && withRepetition.draw < 1);

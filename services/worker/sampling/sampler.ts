@@ -1,5 +1,9 @@
-// Per-request token sampler: greedy, or temperature + min-p + top-k + top-p and a draw from the
-// request's own seeded stream; repetition / presence / frequency penalties first, in both cases.
+// Per-request token sampler: greedy, or temperature + min-p + top-k + top-p and a draw that is a pure
+// function of the request's seed and the token's position (philox.ts); repetition / presence /
+// frequency penalties first, in both cases. Keying the draw by position rather than by a stream that
+// advances with each call makes a seeded request's tokens the same on every serving path: whole on one
+// worker, split between a prefill and a decode worker, resumed on another worker after a failure,
+// or sampled by a parallel group's last stage.
 //
 // Order (that of vLLM's v1 sampler): penalties on the raw logits (penalties.ts) -> greedy argmax, or
 // temperature -> min_p -> top_k -> top_p -> draw. min_p keeps the tokens whose tempered probability
@@ -31,7 +35,7 @@ import {
   PenaltyScratch,
   type TokenHistory,
 } from "./penalties.ts";
-import { Rng } from "./rng.ts";
+import { CounterRng } from "./philox.ts";
 import { topKIndices } from "./top-k.ts";
 
 // Scratch for the candidate set, shared by all samplers of this thread: `sample` is synchronous and
@@ -102,12 +106,13 @@ interface Knobs {
 
 /**
  * Everything that sampling one row needs besides its logits, for a sampler where the logits are (the
- * last pipeline stage of a parallel replica): the request's knobs, the uniform number this step draws
- * from the request's seeded stream (the stream stays with the request), and the ids its penalties
- * touch. `sampleRow(logits, Sampler.prepare(history))` picks what `Sampler.sample(logits, history)` would.
+ * last pipeline stage of a parallel replica): the request's knobs, the uniform number of this token's
+ * position under the request's seed, and the ids its penalties touch.
+ * `sampleRow(logits, Sampler.prepare(position, history))` picks what
+ * `Sampler.sample(logits, position, history)` would.
  */
 export interface RowSampling extends Knobs, Penalties {
-  /** The step's draw in [0, 1) from the request's stream; 0 when greedy (nothing is drawn). */
+  /** The token's draw in [0, 1) (CounterRng.uniform of its position); 0 when greedy (nothing is drawn). */
   draw: number;
   /** Ids the penalties touch (TokenHistory.touched); empty when no penalty is on. */
   penaltyIds: Int32Array;
@@ -131,14 +136,14 @@ export function sampleRow(logits: Float32Array, row: RowSampling): GeneratedToke
  */
 export class Sampler {
   readonly params: SamplingParams;
-  /** The seed of this request's stream (drawn from crypto when the request gave none), for logs and replays. */
+  /** The seed of this request's draws (drawn from crypto when the request gave none), for logs and replays. */
   readonly seed: bigint;
   /** Whether a penalty is on: `sample` then needs the request's TokenHistory. */
   readonly usesHistory: boolean;
-  readonly #rng: Rng;
+  readonly #rng: CounterRng;
   readonly #knobs: Knobs;
   readonly #penalties: Penalties;
-  /** Whether a step draws from the stream: exactly once when the temperature is in use, else never. */
+  /** Whether a token takes a draw: when the temperature is in use, else never. */
   readonly #draws: boolean;
 
   constructor(params: SamplingParams) {
@@ -172,39 +177,42 @@ export class Sampler {
     this.#penalties = { repetition, presence, frequency };
     this.usesHistory = hasPenalties(this.#penalties);
     this.#draws = !isGreedy(temperature);
-    this.#rng = params.seed === undefined ? Rng.random() : new Rng(params.seed);
+    this.#rng = params.seed === undefined ? CounterRng.random() : new CounterRng(params.seed);
     this.seed = this.#rng.seed;
   }
 
   /**
-   * Picks the next token from one position's logits (length = vocabulary size). `history` (the
-   * request's prompt and output so far) is required when `usesHistory`, ignored otherwise. It is
-   * not modified: append the returned token to it yourself.
+   * Picks the token at `position` (its index in prompt + output: the number of tokens before it) from
+   * the logits that predict it (length = vocabulary size). `history` (the request's prompt and output
+   * so far) is required when `usesHistory`, ignored otherwise. It is not modified: append the
+   * returned token to it yourself. Sampling the same position twice draws the same number.
    */
-  sample(logits: Float32Array, history?: TokenHistory): GeneratedToken {
+  sample(logits: Float32Array, position: number, history?: TokenHistory): GeneratedToken {
+    const u = this.#drawAt(position);
     const touched = this.usesHistory
       ? this.#history(history).collect(logits, this.#penalties, penaltyScratch)
       : 0;
-    return sampleKnobs(logits, this.#knobs, this.#nextDraw(), touched);
+    return sampleKnobs(logits, this.#knobs, u, touched);
   }
 
   /**
-   * What `sampleRow` needs to pick this request's next token elsewhere, in place of `sample`: it
-   * takes this step's draw from the request's stream, as `sample` would.
+   * What `sampleRow` needs to pick this request's token at `position` elsewhere, in place of `sample`
+   * (the same draw, the same penalized ids).
    */
-  prepare(history?: TokenHistory): RowSampling {
+  prepare(position: number, history?: TokenHistory): RowSampling {
+    const draw = this.#drawAt(position);
     const listed = this.usesHistory ? this.#history(history).touched(this.#penalties) : NO_PENALTIES;
     return {
       ...this.#knobs,
       ...this.#penalties,
-      draw: this.#nextDraw(),
+      draw,
       penaltyIds: listed.ids,
       penaltyCounts: listed.counts,
     };
   }
 
-  #nextDraw(): number {
-    return this.#draws ? this.#rng.nextFloat() : 0;
+  #drawAt(position: number): number {
+    return this.#draws ? this.#rng.uniform(position) : 0;
   }
 
   #history(history: TokenHistory | undefined): TokenHistory {
