@@ -66,6 +66,7 @@ export async function startRouter(
       latencyHalfLifeMs: health.latencyHalfLifeMs,
       maxLoadAgeMs: health.loadMaxAgeMs,
       security: tls.workerSecurity,
+      reconnect: { initialMs: health.reconnectBaseMs, maxMs: health.reconnectMaxMs },
     },
     health: {
       watch: health.watch,

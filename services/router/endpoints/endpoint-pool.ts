@@ -8,7 +8,7 @@ import { Backoff, type BackoffConfig } from "../../kernel/backoff.ts";
 import type { Clock } from "../../kernel/clock.ts";
 import type { Logger } from "../../kernel/log.ts";
 import { checkHealth } from "../../rpc/health-client.ts";
-import { Endpoint, type EndpointOptions, type EndpointSpec } from "./endpoint.ts";
+import { Endpoint, type EndpointOptions, type EndpointSpec, endpointChannelOptions } from "./endpoint.ts";
 import { type HealthStatus, HealthWatch } from "./health-watch.ts";
 import { LoadPoller } from "./load-poller.ts";
 
@@ -95,7 +95,8 @@ export class EndpointPool {
 
   #open(spec: EndpointSpec): Entry {
     const { clock, log, health } = this.#options;
-    const { security } = this.#options.endpoint;
+    const { security, reconnect } = this.#options.endpoint;
+    const channelOptions = endpointChannelOptions(reconnect);
     const endpoint = new Endpoint(spec, this.#options.endpoint, {
       probe: async () => (await checkHealth(spec.address, health.service, 2_000, security)) === "SERVING",
       ejected: (ms) => {
@@ -122,6 +123,7 @@ export class EndpointPool {
         backoff: health.reconnect,
         clock,
         ...(security && { security }),
+        channelOptions,
         onStatus: (status) => this.#healthChanged(entry, status),
       });
       entry.watch.start();
@@ -130,6 +132,7 @@ export class EndpointPool {
         backoff: health.reconnect,
         clock,
         ...(security && { security }),
+        channelOptions,
         unimplemented: "SERVICE_UNKNOWN",
         onStatus: (status) => this.#kvHealthChanged(entry, status),
       });

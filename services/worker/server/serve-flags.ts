@@ -179,6 +179,22 @@ export const SERVE_FLAGS = {
     env: "TESSERA_KV_TTL_MS",
     field: "kv.redis.ttlMs",
   },
+  kvTimeoutMs: {
+    flag: "--kv-timeout-ms <ms>",
+    description:
+      "deadline of one KV store operation: a Redis that does not answer within it costs a request this " +
+      "long once, then counts as down (requests recompute at once) until it answers again (default 2000)",
+    read: positiveInteger,
+    env: "TESSERA_KV_TIMEOUT_MS",
+    field: "kv.redis.opTimeoutMs",
+  },
+  kvConnectTimeoutMs: {
+    flag: "--kv-connect-timeout-ms <ms>",
+    description: "deadline of one connection attempt to the KV store (default 5000)",
+    read: positiveInteger,
+    env: "TESSERA_KV_CONNECT_TIMEOUT_MS",
+    field: "kv.redis.connectTimeoutMs",
+  },
   kvPolicy: {
     flag: "--kv-policy <policy>",
     description: "a block that cannot be fetched: recompute it (default) or fail the request",
