@@ -56,6 +56,7 @@ export async function startRouter(
         (pool?.endpoints ?? []).map((e) => ({ endpoint: e.name, inFlight: e.inFlight })),
       queueDepths: () => router?.queueDepths ?? [],
     });
+  metrics?.servingPathsFor(config.models.map((m) => m.id));
   const { health } = config;
   pool = new EndpointPool({
     clock,

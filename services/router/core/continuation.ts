@@ -62,6 +62,14 @@ export class Continuation {
     return this.#done;
   }
 
+  /**
+   * The prefill worker could not store the prompt's blocks: the continuation runs on that worker, which
+   * holds them in its own cache, and expects none from the remote tier.
+   */
+  keepLocal(): void {
+    this.#expectedBlocks = 0;
+  }
+
   /** What a segment of `kind` asks its worker for. */
   segment(kind: SegmentKind): SegmentRequest {
     const { promptIds, sampling } = this.#prepared;

@@ -122,13 +122,17 @@ export class RemoteKv {
     return blocks;
   }
 
-  /** Stores blocks a request just filled; resolves when stored (errors are counted, never thrown). */
-  async store(blocks: number[], refs: RemoteBlockRef[]): Promise<void> {
+  /**
+   * Stores blocks a request just filled; resolves true when stored, false when the store failed (errors
+   * are counted, never thrown).
+   */
+  async store(blocks: number[], refs: RemoteBlockRef[]): Promise<boolean> {
     const fresh = refs.map((r, i) => ({ r, block: blocks[i]! })).filter(({ r }) => !this.known.has(r.hash));
-    if (fresh.length === 0) return;
+    if (fresh.length === 0) return true;
     for (const { r } of fresh) this.known.add(r.hash);
     // Export now (queued before any later step can reuse the blocks), store in the background.
     const started = performance.now();
+    let stored = true;
     const exported = this.runner.exportBlocks(fresh.map((f) => f.block));
     try {
       const data = await exported;
@@ -139,11 +143,13 @@ export class RemoteKv {
       this.stats.stored += fresh.length;
       this.stats.lastStoreMs = performance.now() - started;
     } catch (err) {
+      stored = false;
       for (const { r } of fresh) this.known.delete(r.hash);
       this.countFallback("store_failed");
       this.warnings?.warn("store_failed", { err: (err as Error).message }, "storing KV blocks failed");
     }
     if (this.known.size > 200_000) this.known.clear();
+    return stored;
   }
 
   private fallback(reason: string, err: unknown, value: number[]): number[] {

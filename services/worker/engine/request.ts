@@ -57,7 +57,8 @@ export class EngineRequest {
   /** Blocks imported from the remote tier for this request, held until it is first scheduled. */
   pinnedBlocks: number[] = [];
   /** Stores of this request's blocks still in flight. */
-  kvWrites: Promise<void>[] = [];
+  /** Each resolves true once stored, false when the store failed (it never rejects). */
+  kvWrites: Promise<boolean>[] = [];
   /** Whether the finish event waits for kvWrites. */
   awaitKvWrites = false;
   finishReason: FinishReason | undefined;
