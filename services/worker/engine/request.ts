@@ -51,6 +51,8 @@ export class EngineRequest {
   numComputedTokens = 0;
   /** Prompt tokens served from the prefix cache at first scheduling. */
   numCachedPromptTokens = 0;
+  /** Prompt tokens whose KV blocks came from the remote tier (imported before scheduling). */
+  numRemotePromptTokens = 0;
   numPreemptions = 0;
   kv: RequestKv = emptyRequestKv();
   cancelRequested = false;
