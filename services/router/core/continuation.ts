@@ -54,7 +54,9 @@ export class Continuation {
   constructor(prepared: PreparedRequest) {
     this.#prepared = prepared;
     const { model, sampling, info } = prepared;
-    this.#detokenizer = new Detokenizer(model.tokenizer, sampling, info.eosTokenIds);
+    this.#detokenizer = new Detokenizer(model.tokenizer, sampling, info.eosTokenIds, {
+      skipSpecialTokens: prepared.request.skipSpecialTokens,
+    });
   }
 
   /** The generation has ended (a finish event was produced). */

@@ -210,10 +210,12 @@ export class Router {
     return caller.value;
   }
 
-  #cacheKey({ model, info, promptIds, sampling }: PreparedRequest): string | undefined {
+  #cacheKey({ model, info, promptIds, sampling, request }: PreparedRequest): string | undefined {
     const { cache } = this.#deps.config;
     if (!(cache.enabled || cache.coalesce) || !isDeterministic(sampling)) return undefined;
-    return cacheKey(model.id, info.revision, promptIds, sampling);
+    // The text differs when special tokens are left out: another entry.
+    const revision = request.skipSpecialTokens ? `${info.revision}\u0000skip-special` : info.revision;
+    return cacheKey(model.id, revision, promptIds, sampling);
   }
 
   #rejected(error: TesseraError, reason: Parameters<RouterMetrics["rejected"]>[0]): TesseraError {

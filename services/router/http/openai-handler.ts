@@ -43,6 +43,7 @@ export async function handleGenerate(
       prompt: request.prompt,
       sampling: request.sampling,
       apiSamplingDefaults: OPENAI_SAMPLING_DEFAULTS,
+      skipSpecialTokens: request.skipSpecialTokens,
       sessionKey: header(req, router.sessionHeader),
       apiKey: bearer(header(req, "authorization")) ?? header(req, "x-api-key"),
     },
