@@ -17,11 +17,11 @@ export const disaggregation: DashboardSpec = {
       panels: [
         timeseries(
           "Fallback rate",
-          "Share of the requests of a disaggregated model that ran whole on one worker (tessera_router_serving_paths_total): a Redis down or hung, a missing prefill or decode side, penalties that need one worker.",
+          "Share of a model's requests that fell back to one worker although the model has prefill and decode endpoints (tessera_router_serving_paths_total): a Redis down or hung, a missing prefill or decode side, penalties that need one worker. 0 for a colocated model.",
           "percentunit",
           [
             {
-              expr: `sum by (model) (${rate("tessera_router_serving_paths_total", `{model=~"$model",path="fallback"}`)}) / sum by (model) (${rate("tessera_router_serving_paths_total", `{model=~"$model",path=~"disaggregated|fallback"}`)})`,
+              expr: `sum by (model) (${rate("tessera_router_serving_paths_total", `{model=~"$model",path="fallback"}`)}) / sum by (model) (${rate("tessera_router_serving_paths_total", `{model=~"$model"}`)})`,
               legend: "{{model}}",
             },
           ],

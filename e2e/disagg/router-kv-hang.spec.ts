@@ -119,6 +119,9 @@ describe("a hung Redis and a restarted worker through the router (e2e)", functio
     } finally {
       redis.resume();
     }
+    const listed = (await (await fetch(`${router.httpUrl}/v1/endpoints`)).json()) as {
+      data: { name: string; role: string; health: string; kv_health: string }[];
+    };
     const stalls = during.map((r) => Math.round(r.ms));
     // Two deadlines in a row (prefill then decode) would take 2 x 3 s; one deadline and a few steps
     // of a tiny model stay well under it even on a loaded machine.
@@ -128,6 +131,14 @@ describe("a hung Redis and a restarted worker through the router (e2e)", functio
       `paths during the pause: ${during.map((r) => r.path)}`,
     );
     assert.equal((await fallbacks()) - fallbacksBefore, during.length);
+    assert.deepEqual(
+      listed.data.map((e) => [e.name, e.role, e.health, e.kv_health]),
+      [
+        [prefill.address, "prefill", "SERVING", "NOT_SERVING"],
+        [decode.address, "decode", "SERVING", "NOT_SERVING"],
+      ],
+      "the admin listing shows both workers serving without a KV tier",
+    );
     const deadlines =
       (await workerMetric(prefill, "tessera_kv_transfer_failed_operations_total", {
         code: "DEADLINE_EXCEEDED",

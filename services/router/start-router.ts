@@ -13,6 +13,7 @@ import { RouterTls } from "./config/router-tls.ts";
 import { EndpointSelector } from "./core/endpoint-selector.ts";
 import { Router } from "./core/router.ts";
 import { createDiscovery } from "./discovery/create-discovery.ts";
+import { describeEndpoint } from "./endpoints/describe-endpoint.ts";
 import { EndpointPool } from "./endpoints/endpoint-pool.ts";
 import { RouterGrpcServer } from "./grpc/router-grpc-server.ts";
 import { RouterHttpServer } from "./http/router-http-server.ts";
@@ -131,7 +132,13 @@ export async function startRouter(
       }),
     );
     http = await listening(on(config.httpPort), "httpPort", () =>
-      RouterHttpServer.start(router, { ...shared, port: config.httpPort, ready, tls: tls.https }),
+      RouterHttpServer.start(router, {
+        ...shared,
+        port: config.httpPort,
+        ready,
+        tls: tls.https,
+        endpoints: () => pool.endpoints.map(describeEndpoint),
+      }),
     );
     const { metricsPort: wanted } = config;
     if (telemetry && wanted !== undefined)

@@ -82,7 +82,10 @@ export class EndpointPool {
       }
       if (existing) continue;
       this.#entries.set(spec.name, this.#open(spec));
-      this.#options.log.info({ endpoint: spec.name, address: spec.address }, "endpoint added");
+      this.#options.log.info(
+        { endpoint: spec.name, address: spec.address, role: spec.role ?? "both" },
+        "endpoint added",
+      );
       changed = true;
     }
     if (changed) this.#options.onChange();
@@ -162,7 +165,7 @@ export class EndpointPool {
     if (previous === status) return;
     endpoint.health = status;
     this.#options.log.info(
-      { endpoint: endpoint.name, from: previous, to: status },
+      { endpoint: endpoint.name, role: endpoint.role, from: previous, to: status },
       "endpoint health changed",
     );
     if (status === "SERVING" && previous === "UNREACHABLE")
@@ -174,7 +177,7 @@ export class EndpointPool {
     const { endpoint } = entry;
     if (endpoint.kvHealth === status) return;
     this.#options.log.info(
-      { endpoint: endpoint.name, from: endpoint.kvHealth, to: status },
+      { endpoint: endpoint.name, role: endpoint.role, from: endpoint.kvHealth, to: status },
       "endpoint KV transfer health changed",
     );
     endpoint.kvHealth = status;

@@ -157,7 +157,8 @@ export const SERVE_FLAGS = {
     flag: "--kv-redis <url>",
     description:
       "remote KV tier, redis:// or rediss:// (disaggregated prefill/decode, shared prefix tier, migration); " +
-      "the password comes from $TESSERA_KV_PASSWORD",
+      "the password comes from $TESSERA_KV_PASSWORD. A worker's role (prefill, decode or both) is not a flag: " +
+      "the router's endpoints file gives it (`role: prefill`), or the InferenceModel's serving.mode: disaggregated",
     env: "TESSERA_KV_URL",
     field: "kv.redis.url",
   },
