@@ -107,6 +107,7 @@ describe("a hung Redis and a restarted worker through the router (e2e)", functio
     redis.pause();
     const paused = performance.now();
     const during: Awaited<ReturnType<typeof complete>>[] = [];
+    let listed: { data: { name: string; role: string; health: string; kv_health: string }[] } = { data: [] };
     try {
       for (let i = 0; performance.now() - paused < 10_000; i++) {
         const ids = promptIds(41 + i, 70);
@@ -116,12 +117,10 @@ describe("a hung Redis and a restarted worker through the router (e2e)", functio
         const expected = await colocated(reference, greedy(MODEL, ids, 8));
         assert.equal(routed.body.choices?.[0]?.logprobs?.tokens?.length, expected.ids.length);
       }
+      listed = (await (await fetch(`${router.httpUrl}/v1/endpoints`)).json()) as typeof listed;
     } finally {
       redis.resume();
     }
-    const listed = (await (await fetch(`${router.httpUrl}/v1/endpoints`)).json()) as {
-      data: { name: string; role: string; health: string; kv_health: string }[];
-    };
     const stalls = during.map((r) => Math.round(r.ms));
     // Two deadlines in a row (prefill then decode) would take 2 x 3 s; one deadline and a few steps
     // of a tiny model stay well under it even on a loaded machine.
