@@ -1,5 +1,6 @@
-// Disaggregation: KV blocks moving through Redis between prefill and decode workers.
-import { type DashboardSpec, stat, text, timeseries } from "./panel-kit.ts";
+// Disaggregation: how the router served requests (disaggregated, or a fallback to one worker and why),
+// and KV blocks moving through Redis between prefill and decode workers.
+import { type DashboardSpec, stat, timeseries } from "./panel-kit.ts";
 
 const m = `{model=~"$model"}`;
 const rate = (metric: string, selector = m) => `rate(${metric}${selector}[$__rate_interval])`;
@@ -7,9 +8,48 @@ const rate = (metric: string, selector = m) => `rate(${metric}${selector}[$__rat
 export const disaggregation: DashboardSpec = {
   uid: "tessera-disaggregation",
   title: "Tessera / Disaggregation",
-  description: "KV transfer through Redis: bytes, latency, block results, fallbacks and checksum failures.",
+  description:
+    "Serving paths (disaggregated, fallback and why, migrated) and KV transfer through Redis: bytes, latency, block results, fallbacks and checksum failures.",
   modelsFrom: "tessera_engine_info",
   rows: [
+    {
+      title: "Serving paths",
+      panels: [
+        timeseries(
+          "Fallback rate",
+          "Share of a model's requests that fell back to one worker although the model has prefill and decode endpoints (tessera_router_serving_paths_total): a Redis down or hung, a missing prefill or decode side, penalties that need one worker. 0 for a colocated model.",
+          "percentunit",
+          [
+            {
+              expr: `sum by (model) (${rate("tessera_router_serving_paths_total", `{model=~"$model",path="fallback"}`)}) / sum by (model) (${rate("tessera_router_serving_paths_total", `{model=~"$model"}`)})`,
+              legend: "{{model}}",
+            },
+          ],
+        ),
+        timeseries(
+          "Requests/s by serving path",
+          "colocated, disaggregated, fallback (by reason: kv_unavailable, kv_write_failed, no_prefill_endpoint, no_decode_endpoint, prefill_failed, sampling), migrated (resumed on another worker), cached.",
+          "reqps",
+          [
+            {
+              expr: `sum by (path, reason) (${rate("tessera_router_serving_paths_total")})`,
+              legend: "{{path}} {{reason}}",
+            },
+          ],
+        ),
+        timeseries(
+          "Prompt tokens/s by source",
+          "Where the workers' prompt KV came from: computed, their local prefix cache, or read from Redis (kv_transfer).",
+          "short",
+          [
+            {
+              expr: `sum by (source) (${rate("tessera_prompt_tokens_by_source_total")})`,
+              legend: "{{source}}",
+            },
+          ],
+        ),
+      ],
+    },
     {
       title: "Transfer",
       panels: [
@@ -71,11 +111,12 @@ export const disaggregation: DashboardSpec = {
           `sum(${rate("tessera_kv_transfer_blocks_total", `{model=~"$model",op="get",result="hit"}`)}) / sum(${rate("tessera_kv_transfer_blocks_total", `{model=~"$model",op="get"}`)})`,
           8,
         ),
-        text(
-          "Migrations",
-          "Request migration (resuming a stream on another decode worker from its KV in Redis) is not built yet, so there is no migration metric to chart.",
+        stat(
+          "Migrations resumed",
+          "Streams whose worker failed mid-way and that resumed on another from their KV in Redis, in the time range.",
+          "short",
+          `sum(increase(tessera_router_migrations_total{outcome="resumed"}[$__range]))`,
           8,
-          4,
         ),
       ],
     },

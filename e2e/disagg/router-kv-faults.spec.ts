@@ -63,6 +63,15 @@ describe("KV transfer faults through the router (e2e)", () => {
   async function routerOver(list: FleetWorker[]): Promise<GrpcClient> {
     const router = await startRouter(list, { cache: { enabled: false, coalesce: false } });
     routers.push(router);
+    // /ready needs one eligible endpoint per model: wait for both sides, or the first request may find
+    // only one of them and run whole on it.
+    for (let i = 0; i < 100; i++) {
+      const listed = (await (await fetch(`${router.httpUrl}/v1/endpoints`)).json()) as {
+        data: { eligible: boolean; kv_health: string }[];
+      };
+      if (listed.data.every((e) => e.eligible && e.kv_health === "SERVING")) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
     const client = new GrpcClient(router.grpcAddress);
     clients.push(client);
     return client;

@@ -201,6 +201,26 @@ describe("tessera router over OpenAI HTTP (e2e)", () => {
     );
   });
 
+  it("honours vLLM's extra sampling fields in the body (extra_body in the Python client)", async () => {
+    const vllm = {
+      top_k: 1,
+      min_p: 0.05,
+      repetition_penalty: 1.1,
+      ignore_eos: true,
+      stop_token_ids: [],
+      min_tokens: 0,
+      skip_special_tokens: true,
+    };
+    const params = { model: "tiny-llama", prompt: "Hello", max_tokens: 12, temperature: 0.7, seed: 5 };
+    const completion = await openai.completions.create({ ...params, ...vllm } as never);
+    assert.equal(completion.usage?.completion_tokens, 12, "ignore_eos: max_tokens tokens");
+    // top_k 1 is greedy whatever the temperature.
+    const greedy = await openai.completions.create({ ...params, temperature: 0, ignore_eos: true } as never);
+    const topK = await openai.completions.create({ ...params, seed: 6, ...vllm } as never);
+    assert.equal(topK.choices[0]?.text, completion.choices[0]?.text);
+    assert.equal(greedy.usage?.completion_tokens, 12);
+  });
+
   it("raises the SDK's typed errors: 400 naming the parameter, 404 for an unknown model", async () => {
     await assert.rejects(
       openai.completions.create({ model: "tiny-llama", prompt: "x", temperature: 5 }),
@@ -215,6 +235,15 @@ describe("tessera router over OpenAI HTTP (e2e)", () => {
       OpenAI.BadRequestError,
     );
     await assert.rejects(openai.completions.create({ model: "gpt-9", prompt: "x" }), OpenAI.NotFoundError);
+    // A field Tessera does not know is refused, naming it, rather than silently dropped.
+    await assert.rejects(
+      openai.completions.create({ model: "tiny-llama", prompt: "x", use_beam_search: true } as never),
+      (err: unknown) => {
+        assert.ok(err instanceof OpenAI.BadRequestError);
+        assert.equal(err.param, "use_beam_search");
+        return true;
+      },
+    );
     await assert.rejects(
       openai.chat.completions.create({ model: "tiny-llama", messages: [] }),
       OpenAI.BadRequestError,

@@ -134,6 +134,7 @@ describe("shard pod template", () => {
     assert.equal(env["TESSERA_KV_URL"], "redis://redis:6379/0");
     assert.equal(env["TESSERA_KV_KEY_PREFIX"], "tessera:kv:ml:tiny:");
     assert.equal(env["TESSERA_KV_TTL_MS"], "600000");
+    assert.equal(env["TESSERA_KV_TIMEOUT_MS"], "2000", "the store's deadline, default 2 s");
     assert.equal(env["TESSERA_KV_FAILURE_POLICY"], "fail");
     assert.deepEqual(env["TESSERA_KV_PASSWORD"], { secretKeyRef: { name: "redis", key: "password" } });
   });

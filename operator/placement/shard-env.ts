@@ -103,6 +103,7 @@ export function shardEnv(
       value("TESSERA_KV_URL", kvStoreUrl(redis)),
       value("TESSERA_KV_KEY_PREFIX", kvKeyPrefix(model)),
       value("TESSERA_KV_TTL_MS", spec.kvTransfer.ttlSeconds * 1000),
+      value("TESSERA_KV_TIMEOUT_MS", spec.kvTransfer.timeoutMs),
       value("TESSERA_KV_FAILURE_POLICY", spec.kvTransfer.failurePolicy),
     );
     if (redis.passwordSecret)

@@ -46,7 +46,7 @@ describe("CRD validation in the dev cluster API", () => {
     assert.deepEqual(spec["parallelism"], { tensor: 1, pipeline: 1 });
     assert.equal(spec["replicas"] as unknown, 1);
     assert.equal(spec["routing"]?.["strategy"], "consistent-hash");
-    assert.deepEqual(spec["kvTransfer"], { ttlSeconds: 600, failurePolicy: "recompute" });
+    assert.deepEqual(spec["kvTransfer"], { ttlSeconds: 600, timeoutMs: 2000, failurePolicy: "recompute" });
     const pool = cluster.api.create(POOLS, "default", {
       apiVersion: API_VERSION,
       kind: "WorkerPool",

@@ -216,6 +216,10 @@ const kvTransfer = doc(
         "Redis as the KV transfer store.",
       ),
       ttlSeconds: doc(z.int().min(1).max(86_400).default(600), "How long KV blocks stay in the store."),
+      timeoutMs: doc(
+        z.int().min(1).max(60_000).default(2_000),
+        "Deadline of one store operation (tessera serve --kv-timeout-ms): a store that does not answer within it costs a request this long once, then counts as down (requests run on one worker) until it answers again.",
+      ),
       failurePolicy: doc(
         z.enum(KV_FAILURE_POLICIES).default("recompute"),
         "When a block cannot be read (miss, timeout, checksum, store down): recompute it locally, or fail the request.",

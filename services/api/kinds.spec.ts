@@ -100,7 +100,7 @@ describe("CRD kinds", () => {
         sessionHeader: "x-session-id",
         replicas: 1,
       },
-      kvTransfer: { ttlSeconds: 600, failurePolicy: "recompute" },
+      kvTransfer: { ttlSeconds: 600, timeoutMs: 2000, failurePolicy: "recompute" },
       resources: {},
     });
     assert.deepEqual(workerPoolSpecSchema.parse({}), {

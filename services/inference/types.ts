@@ -54,7 +54,14 @@ export interface Usage {
 
 export type GenerateEvent =
   | { type: "tokens"; tokens: GeneratedToken[]; textDelta: string }
-  | { type: "finish"; reason: FinishReason; usage: Usage; textDelta: string };
+  | {
+      type: "finish";
+      reason: FinishReason;
+      usage: Usage;
+      textDelta: string;
+      /** A handoff (await writes) some of whose KV blocks could not be stored in the remote tier. */
+      kvWritesFailed?: boolean;
+    };
 
 export interface GenerateRequest {
   requestId: string;

@@ -13,6 +13,7 @@ import { RouterTls } from "./config/router-tls.ts";
 import { EndpointSelector } from "./core/endpoint-selector.ts";
 import { Router } from "./core/router.ts";
 import { createDiscovery } from "./discovery/create-discovery.ts";
+import { describeEndpoint } from "./endpoints/describe-endpoint.ts";
 import { EndpointPool } from "./endpoints/endpoint-pool.ts";
 import { RouterGrpcServer } from "./grpc/router-grpc-server.ts";
 import { RouterHttpServer } from "./http/router-http-server.ts";
@@ -56,6 +57,7 @@ export async function startRouter(
         (pool?.endpoints ?? []).map((e) => ({ endpoint: e.name, inFlight: e.inFlight })),
       queueDepths: () => router?.queueDepths ?? [],
     });
+  metrics?.servingPathsFor(config.models.map((m) => m.id));
   const { health } = config;
   pool = new EndpointPool({
     clock,
@@ -66,6 +68,7 @@ export async function startRouter(
       latencyHalfLifeMs: health.latencyHalfLifeMs,
       maxLoadAgeMs: health.loadMaxAgeMs,
       security: tls.workerSecurity,
+      reconnect: { initialMs: health.reconnectBaseMs, maxMs: health.reconnectMaxMs },
     },
     health: {
       watch: health.watch,
@@ -129,7 +132,13 @@ export async function startRouter(
       }),
     );
     http = await listening(on(config.httpPort), "httpPort", () =>
-      RouterHttpServer.start(router, { ...shared, port: config.httpPort, ready, tls: tls.https }),
+      RouterHttpServer.start(router, {
+        ...shared,
+        port: config.httpPort,
+        ready,
+        tls: tls.https,
+        endpoints: () => pool.endpoints.map(describeEndpoint),
+      }),
     );
     const { metricsPort: wanted } = config;
     if (telemetry && wanted !== undefined)

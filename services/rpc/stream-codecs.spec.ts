@@ -48,6 +48,7 @@ function randomResponse(r: ReturnType<typeof rng>): GenerateResponse {
     ...(r.int(2) === 0 && {
       usage: { promptTokens: r.uint32(), completionTokens: r.uint32(), totalTokens: r.uint32() },
     }),
+    kvWritesFailed: r.int(4) === 0,
   });
 }
 

@@ -111,6 +111,7 @@ function generateResponseSize(m: GenerateResponse): number {
   for (const token of m.tokens) size += lenField(tokenInfoSize(token));
   size += stringField(m.textDelta) + uintField(m.finishReason);
   if (m.usage) size += lenField(usageSize(m.usage));
+  if (m.kvWritesFailed) size += 2;
   return size;
 }
 
@@ -216,6 +217,10 @@ function writeGenerateResponse(w: Writer, m: GenerateResponse): void {
     w.uint(1, usage.promptTokens);
     w.uint(2, usage.completionTokens);
     w.uint(3, usage.totalTokens);
+  }
+  if (m.kvWritesFailed) {
+    w.tag(6, VARINT);
+    w.varint(1);
   }
 }
 
@@ -355,6 +360,7 @@ const T3_VARINT = (3 << 3) | VARINT;
 const T3_LEN = (3 << 3) | LEN;
 const T4_VARINT = (4 << 3) | VARINT;
 const T5_LEN = (5 << 3) | LEN;
+const T6_VARINT = (6 << 3) | VARINT;
 
 function readTokenLogprob(r: Reader, end: number): TokenLogprob {
   const t: TokenLogprob = { $typeName: "tessera.v1.TokenLogprob", tokenId: 0, logprob: 0, text: "" };
@@ -399,6 +405,7 @@ function readGenerateResponse(r: Reader, end: number): GenerateResponse {
     tokens: [],
     textDelta: "",
     finishReason: 0,
+    kvWritesFailed: false,
   };
   while (r.pos < end) {
     const tag = r.tag(end);
@@ -407,6 +414,7 @@ function readGenerateResponse(r: Reader, end: number): GenerateResponse {
     else if (tag === T3_LEN) m.textDelta = r.string(end);
     else if (tag === T4_VARINT) m.finishReason = r.int32(end);
     else if (tag === T5_LEN) m.usage = readUsage(r, r.limit(end));
+    else if (tag === T6_VARINT) m.kvWritesFailed = r.varint(end) !== 0;
     else r.skip(tag & 7, end);
   }
   return m;

@@ -85,8 +85,14 @@ export const routerConfigSchema = z.strictObject({
        * migrations only go to endpoints where it is SERVING.
        */
       kvService: z.string().min(1).default("tessera.v1.KvTransfer"),
+      /**
+       * Reconnecting to an endpoint that went away (its health watch, ListModels, grpc-js's own
+       * connection attempts): from reconnectBaseMs doubling to reconnectMaxMs. Kept short so that a
+       * restarted worker gets requests within about a second of serving again; one attempt is one
+       * TCP connect.
+       */
       reconnectBaseMs: z.int().min(1).default(500),
-      reconnectMaxMs: z.int().min(1).default(30_000),
+      reconnectMaxMs: z.int().min(1).default(1_000),
       /** How often each endpoint's load is read (0: never). */
       loadPollMs: z.int().min(0).default(200),
       /** A load report older than this is not used. */

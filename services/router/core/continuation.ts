@@ -64,12 +64,22 @@ export class Continuation {
     const { model, sampling, info } = prepared;
     const draws = sampling.seed === undefined && sampling.temperature > 0;
     this.#sampling = draws ? { ...sampling, seed: randomBytes(8).readBigUInt64LE(0) } : sampling;
-    this.#detokenizer = new Detokenizer(model.tokenizer, sampling, info.eosTokenIds);
+    this.#detokenizer = new Detokenizer(model.tokenizer, sampling, info.eosTokenIds, {
+      skipSpecialTokens: prepared.request.skipSpecialTokens,
+    });
   }
 
   /** The generation has ended (a finish event was produced). */
   get done(): boolean {
     return this.#done;
+  }
+
+  /**
+   * The prefill worker could not store the prompt's blocks: the continuation runs on that worker, which
+   * holds them in its own cache, and expects none from the remote tier.
+   */
+  keepLocal(): void {
+    this.#expectedBlocks = 0;
   }
 
   /** What a segment of `kind` asks its worker for. */

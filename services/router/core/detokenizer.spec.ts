@@ -34,6 +34,21 @@ describe("Detokenizer", () => {
     );
   });
 
+  it("leaves special tokens out of the text with skip_special_tokens, as decode does", () => {
+    const withBos = [1, ...ids, EOS];
+    const skipping = new Detokenizer(tokenizer, sampling({ ignoreEos: true }), [EOS], {
+      skipSpecialTokens: true,
+    });
+    const skipped = withBos.map((id) => skipping.push(id)).join("") + skipping.finish(FinishReason.LENGTH);
+    assert.equal(skipped, tokenizer.decode(withBos, { skipSpecialTokens: true }));
+    assert.equal(skipped, text);
+    assert.notEqual(
+      run(withBos, sampling({ ignoreEos: true }), FinishReason.LENGTH),
+      text,
+      "kept by default",
+    );
+  });
+
   it("cuts the text before a stop string and drops it", () => {
     assert.equal(run(ids, sampling({ stop: ["wörld"] }), FinishReason.STOP_STRING), "Hello ");
   });

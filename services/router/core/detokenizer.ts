@@ -15,8 +15,13 @@ export class Detokenizer {
   readonly #stops: StopStringMatcher;
   readonly #endIds: Set<number>;
 
-  constructor(tokenizer: Tokenizer, sampling: SamplingParams, eosTokenIds: readonly number[]) {
-    this.#text = tokenizer.textStream();
+  constructor(
+    tokenizer: Tokenizer,
+    sampling: SamplingParams,
+    eosTokenIds: readonly number[],
+    options: { skipSpecialTokens?: boolean | undefined } = {},
+  ) {
+    this.#text = tokenizer.textStream({ skipSpecialTokens: options.skipSpecialTokens === true });
     this.#stops = new StopStringMatcher(sampling.stop);
     this.#endIds = new Set([...sampling.stopTokenIds, ...(sampling.ignoreEos ? [] : eosTokenIds)]);
   }

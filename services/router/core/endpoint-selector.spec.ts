@@ -76,7 +76,7 @@ describe("EndpointSelector", () => {
     assert.deepEqual(selector.ring("tiny").members, ["a"]);
   });
 
-  it("routes disaggregated only with prefill and decode endpoints that have a working KV tier", () => {
+  it("routes disaggregated only with prefill and decode endpoints that have a working KV tier, else says why", () => {
     pool.update([
       { name: "p0", address: "127.0.0.1:20", role: "prefill" },
       { name: "d0", address: "127.0.0.1:21", role: "decode" },
@@ -87,9 +87,18 @@ describe("EndpointSelector", () => {
     assert.deepEqual(selector.route("tiny", false), {
       type: "colocated",
       pool: { role: "decode", kv: false },
+      fallback: "sampling",
     });
     for (const e of pool.endpoints) if (e.role === "decode") e.kvHealth = "NOT_SERVING";
-    assert.equal(selector.route("tiny", true).type, "colocated", "no decode endpoint can read the KV");
+    const route = selector.route("tiny", true);
+    assert.equal(route.type, "colocated", "no decode endpoint can read the KV");
+    assert.equal(route.type === "colocated" && route.fallback, "kv_unavailable");
+    for (const e of pool.endpoints) if (e.role === "decode") e.health = "NOT_SERVING";
+    const noDecode = selector.route("tiny", true);
+    assert.equal(noDecode.type === "colocated" && noDecode.fallback, "no_decode_endpoint");
+    pool.update([{ name: "b0", address: "127.0.0.1:23" }]);
+    for (const e of pool.endpoints) e.models = [create(ModelInfoSchema, { id: "tiny" })];
+    assert.deepEqual(selector.route("tiny", true), { type: "colocated", pool: { role: "both", kv: false } });
   });
 
   it("keeps a ring per role, so both sides of a request are prefix-affine", () => {

@@ -9,6 +9,7 @@ import type { EndpointPool } from "../endpoints/endpoint-pool.ts";
 import { HashRing } from "../routing/hash-ring.ts";
 import type { Pick, RoutingPipeline } from "../routing/routing-pipeline.ts";
 import type { PreparedRequest } from "./router-request.ts";
+import type { FallbackReason } from "./serving-path.ts";
 
 export interface Selection {
   endpoint: Endpoint;
@@ -25,9 +26,12 @@ export interface PoolChoice {
  * How a request is served, decided when it starts: disaggregated when the model has eligible prefill
  * and decode endpoints with working KV tiers (and the request allows it), otherwise whole on one
  * endpoint of `pool` (colocated endpoints first; a disaggregated model without one of its sides
- * still serves on the other).
+ * still serves on the other: a fallback, with its reason, when the model has prefill or decode
+ * endpoints at all).
  */
-export type Route = { type: "disaggregated" } | { type: "colocated"; pool: PoolChoice };
+export type Route =
+  | { type: "disaggregated" }
+  | { type: "colocated"; pool: PoolChoice; fallback?: FallbackReason };
 
 export const PREFILL_POOL: PoolChoice = { role: "prefill", kv: true };
 export const DECODE_POOL: PoolChoice = { role: "decode", kv: true };
@@ -54,10 +58,13 @@ export class EndpointSelector {
     const eligible = this.eligible(modelId);
     const has = (pool: PoolChoice) => eligible.some((e) => fits(e, pool));
     if (split && has(PREFILL_POOL) && has(DECODE_POOL)) return { type: "disaggregated" };
+    const disaggregated = this.#pool.serving(modelId).some((e) => e.role !== "both");
+    const fallback = disaggregated ? fallbackReason(eligible, split) : undefined;
     // Whole on one endpoint: any KV tier is then only a prefix cache.
     for (const role of ["both", "decode", "prefill"] as const)
-      if (eligible.some((e) => e.role === role)) return { type: "colocated", pool: { role, kv: false } };
-    return { type: "colocated", pool: { role: "both", kv: false } };
+      if (eligible.some((e) => e.role === role))
+        return { type: "colocated", pool: { role, kv: false }, ...(fallback && { fallback }) };
+    return { type: "colocated", pool: { role: "both", kv: false }, ...(fallback && { fallback }) };
   }
 
   select(prepared: PreparedRequest, tried: ReadonlySet<string>, pool: PoolChoice): Selection | undefined {
@@ -93,6 +100,13 @@ export class EndpointSelector {
     this.#rings.set(key, { members, ring });
     return ring;
   }
+}
+
+function fallbackReason(eligible: readonly Endpoint[], split: boolean): FallbackReason {
+  if (!split) return "sampling";
+  if (!eligible.some((e) => e.role === "prefill")) return "no_prefill_endpoint";
+  if (!eligible.some((e) => e.role === "decode")) return "no_decode_endpoint";
+  return "kv_unavailable";
 }
 
 function fits(endpoint: Endpoint, pool: PoolChoice): boolean {

@@ -9,6 +9,7 @@
 // request.
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { RouterEvent } from "./router-events.ts";
+import type { ServingPath } from "./serving-path.ts";
 
 export interface FlightReader {
   event(event: RouterEvent): void;
@@ -24,6 +25,8 @@ export class Flight {
   readonly events: RouterEvent[] = [];
   /** The endpoint producing the events (set by the producer before its first push). */
   endpoint = "";
+  /** How the producer served it, and on which endpoints (kept up to date as it goes). */
+  readonly served: ServingPath = { path: "colocated", endpoints: [] };
   readonly settled: Promise<void>;
   readonly #controller = new AbortController();
   readonly #readers = new Set<FlightReader>();

@@ -35,6 +35,8 @@ export interface RouterRequest {
   apiKey?: string | undefined;
   /** Milliseconds since the epoch. */
   deadline?: number | undefined;
+  /** Leave the tokenizer's special tokens (e.g. <|im_end|>) out of the text (vLLM's skip_special_tokens). */
+  skipSpecialTokens?: boolean | undefined;
 }
 
 export interface PreparedRequest {

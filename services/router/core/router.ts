@@ -20,6 +20,7 @@ import { Flight } from "./flight.ts";
 import { prepareRequest } from "./prepare-request.ts";
 import type { RouterEvent } from "./router-events.ts";
 import type { PreparedRequest, RouterRequest } from "./router-request.ts";
+import type { ServingPath } from "./serving-path.ts";
 import { upstream } from "./upstream.ts";
 
 export interface Generation {
@@ -28,6 +29,8 @@ export interface Generation {
   endpoint: string;
   cache: "hit" | "coalesced" | "miss" | "off";
   promptTokens: number;
+  /** How it was served and by which endpoints; complete once read() resolved. */
+  served: ServingPath;
   /**
    * Hands each event to `onEvent` as it comes (synchronously, from the upstream stream's callbacks);
    * resolves at the end, rejects with the failure (or the request's cancellation). Call it once.
@@ -128,7 +131,9 @@ export class Router {
       const read = async (onEvent: (event: RouterEvent) => void) => {
         for (const event of cached.events) onEvent(refund(event, caller, sampling.maxTokens));
       };
-      return { ...base, endpoint: cached.endpoint, cache: "hit", read };
+      metrics?.servingPath(model.id, { path: "cached" });
+      const served: ServingPath = { path: "cached", endpoints: [{ name: cached.endpoint, part: "whole" }] };
+      return { ...base, endpoint: cached.endpoint, cache: "hit", served, read };
     }
     // A coalesced request shares the first one's upstream call, its deadline included.
     const running = key === undefined ? undefined : this.#flights.get(key);
@@ -178,6 +183,7 @@ export class Router {
     }
     return {
       endpoint: flight.endpoint,
+      served: flight.served,
       read: (onEvent: (event: RouterEvent) => void) =>
         flight.read((event) => onEvent(refund(event, caller, maxTokens)), signal),
     };
@@ -204,10 +210,12 @@ export class Router {
     return caller.value;
   }
 
-  #cacheKey({ model, info, promptIds, sampling }: PreparedRequest): string | undefined {
+  #cacheKey({ model, info, promptIds, sampling, request }: PreparedRequest): string | undefined {
     const { cache } = this.#deps.config;
     if (!(cache.enabled || cache.coalesce) || !isDeterministic(sampling)) return undefined;
-    return cacheKey(model.id, info.revision, promptIds, sampling);
+    // The text differs when special tokens are left out: another entry.
+    const revision = request.skipSpecialTokens ? `${info.revision}\u0000skip-special` : info.revision;
+    return cacheKey(model.id, revision, promptIds, sampling);
   }
 
   #rejected(error: TesseraError, reason: Parameters<RouterMetrics["rejected"]>[0]): TesseraError {

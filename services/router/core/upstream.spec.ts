@@ -76,13 +76,19 @@ async function run(
   f: Fleet,
   sampling: Record<string, unknown>,
   maxMigrations = 2,
-): Promise<{ events: RouterEvent[]; error: Code | undefined; ids: number[]; text: string }> {
+): Promise<{
+  served: Flight["served"];
+  events: RouterEvent[];
+  error: Code | undefined;
+  ids: number[];
+  text: string;
+}> {
   const prepared = prepareRequest(
     { requestId: "r1", model: "", prompt: { type: "tokens", ids: PROMPT }, sampling },
     new ModelRegistry([model]),
     { prefixBlocks: 4 },
   );
-  const flight = new Flight(
+  const flight: Flight = new Flight(
     upstream(prepared.value!, {
       selector: f.selector,
       maxAttempts: 3,
@@ -95,6 +101,7 @@ async function run(
   await flight.settled;
   const events = flight.events;
   return {
+    served: flight.served,
     events,
     error: flight.error?.code,
     ids: events.flatMap((e) => (e.type === "tokens" ? e.tokens.map((t) => t.tokenId) : [])),
@@ -132,6 +139,38 @@ describe("upstream: disaggregated serving and migration (scripted workers)", () 
     });
     assert.equal(decode?.sampling?.maxTokens, 11);
     assert.equal(decode?.kv?.expectedRemoteBlocks, 2, "the prompt's full blocks, stored by the prefill");
+  });
+
+  it("names every endpoint that served a disaggregated request, and the path", async () => {
+    f = await fleet({ p0: "prefill", d0: "decode" });
+    const out = await run(f, { maxTokens: 6 });
+    assert.deepEqual(out.served, {
+      path: "disaggregated",
+      endpoints: [
+        { name: "p0", part: "prefill" },
+        { name: "d0", part: "decode" },
+      ],
+    });
+  });
+
+  it("goes on on the prefill worker when it could not store the prompt's blocks (one KV deadline, not two)", async () => {
+    f = await fleet({ p0: "prefill", d0: "decode" });
+    f.workers.get("p0")!.kvWritesFail = true;
+    const out = await run(f, { maxTokens: 10 });
+    assert.equal(out.error, undefined);
+    assert.deepEqual(out.ids, story(10));
+    assert.deepEqual(decodeRequests(f), [], "the decode worker, which would wait for Redis, was not asked");
+    const [prefill, rest] = f.workers.get("p0")!.requests;
+    assert.equal(rest?.kv?.expectedRemoteBlocks, 0, "its own cache holds the prompt's blocks");
+    assert.equal(prefill?.kv?.awaitWrites, true);
+    assert.deepEqual(out.served, {
+      path: "fallback",
+      reason: "kv_write_failed",
+      endpoints: [
+        { name: "p0", part: "prefill" },
+        { name: "p0", part: "decode" },
+      ],
+    });
   });
 
   it("resumes a decode stream that fails mid-way on another decode worker: no gap, no duplicate", async () => {

@@ -12,6 +12,12 @@
 // ones when the failed endpoint had a working KV tier (it stored its blocks as it filled them). When a
 // migration is not possible the stream ends with UNAVAILABLE, the tokens already sent standing. Other
 // failures (the request's own fault, its deadline) end it as they are.
+//
+// A prefill worker that could not store the prompt's blocks (its Redis down or hung: the store's
+// deadline passed once) says so in its final message; the rest then runs on that worker, which holds
+// the blocks itself, rather than on a decode worker that would wait for Redis in turn. So a hung Redis
+// costs a request at most one KV store deadline. How each request was served (serving-path.ts) is
+// kept on the flight for the response headers and counted in the metrics.
 
 import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { Code, TesseraError } from "../../kernel/errors.ts";
@@ -26,9 +32,11 @@ import {
   type PoolChoice,
   PREFILL_POOL,
   type Route,
+  type Selection,
 } from "./endpoint-selector.ts";
 import type { Flight, Producer } from "./flight.ts";
 import type { PreparedRequest } from "./router-request.ts";
+import type { ServedPart, ServingPath } from "./serving-path.ts";
 
 export interface UpstreamOptions {
   selector: EndpointSelector;
@@ -44,6 +52,8 @@ interface Phase {
   pool: PoolChoice;
   /** The phase resumes a stream that failed mid-way. */
   migration: boolean;
+  /** The phase must run on this endpoint (the prefill worker that kept the prompt's blocks itself). */
+  pin?: Endpoint;
 }
 
 export function upstream(prepared: PreparedRequest, options: UpstreamOptions): Producer {
@@ -54,6 +64,8 @@ export function upstream(prepared: PreparedRequest, options: UpstreamOptions): P
     const output = new Continuation(prepared);
     const split = resumable(prepared.sampling);
     const route = selector.route(model, split);
+    const served = flight.served;
+    Object.assign(served, initialPath(route));
     let phase = firstPhase(route);
     let tried = new Set<string>();
     let failed = 0;
@@ -73,6 +85,7 @@ export function upstream(prepared: PreparedRequest, options: UpstreamOptions): P
         {
           requestId,
           endpoint: from.name,
+          role: from.role,
           tokens: output.generated.length,
           migration: migrations,
           err: error.message,
@@ -80,75 +93,146 @@ export function upstream(prepared: PreparedRequest, options: UpstreamOptions): P
         "endpoint failed mid-stream: resuming on another",
       );
       phase = { kind: "continue", pool, migration: true };
+      if (served.path !== "migrated") Object.assign(served, { path: "migrated", reason: served.path });
       tried = new Set([from.name]);
       failed = 0;
       last = error;
       return true;
     };
-    while (failed < options.maxAttempts) {
-      const selection = selector.select(prepared, tried, phase.pool);
-      if (selection === undefined && phase.kind === "prefill") {
-        // No prefill endpoint left to try: a decode endpoint can still do the whole generation.
-        phase = { kind: "whole", pool: { role: "decode", kv: false }, migration: false };
-        continue;
-      }
-      if (selection === undefined) break;
-      const { endpoint } = selection;
-      const kv = endpoint.kvReady;
-      tried.add(endpoint.name);
-      if (failed > 0) metrics?.retried(model);
-      let messages = 0;
-      const current = phase;
-      const onMessage = (message: Parameters<typeof output.accept>[0]) => {
-        if (messages++ === 0 && current.migration) metrics?.migration("resumed");
-        for (const event of output.accept(message, current.kind)) push(flight, endpoint, event);
-        // The router ended the generation first (a stop string): the worker's call is cancelled.
-        return output.done && message.finishReason === FinishReason.UNSPECIFIED;
-      };
-      try {
-        await attempt(endpoint, model, output.segment(phase.kind), {
-          requestId,
-          deadline: options.deadline,
-          signal,
-          metrics,
-          onMessage,
-        });
-        if (output.done) return;
-        if (phase.kind !== "prefill" || messages === 0)
-          throw new TesseraError(Code.INTERNAL, `${endpoint.name}: the stream ended without a finish`);
-        phase = { kind: "continue", pool: DECODE_POOL, migration: false };
-        tried = new Set();
-        failed = 0;
-      } catch (err) {
-        if (signal.aborted) throw signal.reason;
-        const error = TesseraError.from(err);
-        const streamed = err instanceof AttemptError ? err.messages : messages;
-        if (streamed > 0) {
-          if (migrate(endpoint, kv, error)) continue;
-          throw new TesseraError(Code.UNAVAILABLE, `the endpoint failed mid-stream: ${error.message}`, {
-            cause: error,
-          });
+    try {
+      while (failed < options.maxAttempts) {
+        // A pinned phase whose endpoint failed goes on elsewhere (recomputing: no blocks are expected).
+        const selection =
+          (phase.pin && pinned(phase.pin, tried)) ?? selector.select(prepared, tried, phase.pool);
+        if (selection === undefined && phase.kind === "prefill") {
+          // No prefill endpoint left to try: a decode endpoint can still do the whole generation.
+          phase = { kind: "whole", pool: { role: "decode", kv: false }, migration: false };
+          fellBack(served, "prefill_failed", log, requestId);
+          continue;
         }
-        if (!isEndpointFailure(error.code)) throw error;
-        last = error;
-        failed++;
-        log.warn(
-          { requestId, endpoint: endpoint.name, segment: phase.kind, attempt: failed, err: error.message },
-          "attempt failed before its first token",
-        );
+        if (selection === undefined) break;
+        const { endpoint } = selection;
+        const kv = endpoint.kvReady;
+        tried.add(endpoint.name);
+        if (failed > 0) metrics?.retried(model);
+        let messages = 0;
+        let writesFailed = false;
+        const current = phase;
+        const part = partOf(current);
+        const onMessage = (message: Parameters<typeof output.accept>[0]) => {
+          if (messages++ === 0 && current.migration) metrics?.migration("resumed");
+          if (message.kvWritesFailed) writesFailed = true;
+          for (const event of output.accept(message, current.kind)) push(flight, endpoint, part, event);
+          // The router ended the generation first (a stop string): the worker's call is cancelled.
+          return output.done && message.finishReason === FinishReason.UNSPECIFIED;
+        };
+        try {
+          await attempt(endpoint, model, output.segment(phase.kind), {
+            requestId,
+            deadline: options.deadline,
+            signal,
+            metrics,
+            onMessage,
+          });
+          if (output.done) return;
+          if (phase.kind !== "prefill" || messages === 0)
+            throw new TesseraError(Code.INTERNAL, `${endpoint.name}: the stream ended without a finish`);
+          phase = { kind: "continue", pool: DECODE_POOL, migration: false };
+          if (writesFailed) {
+            // The blocks are in this worker's cache only: it goes on itself.
+            output.keepLocal();
+            phase = {
+              kind: "continue",
+              pool: { role: "decode", kv: false },
+              migration: false,
+              pin: endpoint,
+            };
+            fellBack(served, "kv_write_failed", log, requestId, endpoint);
+          }
+          tried = new Set();
+          failed = 0;
+        } catch (err) {
+          if (signal.aborted) throw signal.reason;
+          const error = TesseraError.from(err);
+          const streamed = err instanceof AttemptError ? err.messages : messages;
+          if (streamed > 0) {
+            if (migrate(endpoint, kv, error)) continue;
+            throw new TesseraError(Code.UNAVAILABLE, `the endpoint failed mid-stream: ${error.message}`, {
+              cause: error,
+            });
+          }
+          if (!isEndpointFailure(error.code)) throw error;
+          last = error;
+          failed++;
+          log.warn(
+            {
+              requestId,
+              endpoint: endpoint.name,
+              role: endpoint.role,
+              segment: phase.kind,
+              attempt: failed,
+              err: error.message,
+            },
+            "attempt failed before its first token",
+          );
+        }
       }
+      if (phase.migration) metrics?.migration("failed");
+      const why = last
+        ? `${tried.size} attempt(s) failed, the last with: ${last.message}`
+        : "no eligible endpoint";
+      throw new TesseraError(Code.UNAVAILABLE, `model "${model}": ${why}`, { cause: last });
+    } finally {
+      if (flight.started) metrics?.servingPath(model, served);
     }
-    if (phase.migration) metrics?.migration("failed");
-    const why = last
-      ? `${tried.size} attempt(s) failed, the last with: ${last.message}`
-      : "no eligible endpoint";
-    throw new TesseraError(Code.UNAVAILABLE, `model "${model}": ${why}`, { cause: last });
   };
 }
 
-function push(flight: Flight, endpoint: Endpoint, event: Parameters<Flight["push"]>[0]): void {
+function push(
+  flight: Flight,
+  endpoint: Endpoint,
+  part: ServedPart,
+  event: Parameters<Flight["push"]>[0],
+): void {
   if (!flight.started) flight.endpoint = endpoint.name;
+  const { endpoints } = flight.served;
+  const last = endpoints.at(-1);
+  if (last?.name !== endpoint.name || last.part !== part) endpoints.push({ name: endpoint.name, part });
   flight.push(event);
+}
+
+/** The pinned endpoint, unless it was tried already (the attempt on it failed) or cannot take requests. */
+function pinned(endpoint: Endpoint, tried: ReadonlySet<string>): Selection | undefined {
+  return endpoint.eligible && !tried.has(endpoint.name)
+    ? { endpoint, pick: { candidate: endpoint.candidate, scores: [], home: false } }
+    : undefined;
+}
+
+function partOf(phase: Phase): ServedPart {
+  if (phase.migration) return "resumed";
+  if (phase.kind === "continue") return "decode";
+  return phase.kind;
+}
+
+function initialPath(route: Route): Omit<ServingPath, "endpoints"> {
+  if (route.type === "disaggregated") return { path: "disaggregated" };
+  return route.fallback ? { path: "fallback", reason: route.fallback } : { path: "colocated" };
+}
+
+/** A disaggregated request goes on on one worker; logged (the metric counts it when it ends). */
+function fellBack(
+  served: ServingPath,
+  reason: "prefill_failed" | "kv_write_failed",
+  log: Logger,
+  requestId: string,
+  endpoint?: Endpoint,
+): void {
+  served.path = "fallback";
+  served.reason = reason;
+  log.info(
+    { requestId, reason, ...(endpoint && { endpoint: endpoint.name, role: endpoint.role }) },
+    "disaggregated request falls back to one worker",
+  );
 }
 
 function firstPhase(route: Route): Phase {

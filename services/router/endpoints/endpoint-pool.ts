@@ -8,7 +8,7 @@ import { Backoff, type BackoffConfig } from "../../kernel/backoff.ts";
 import type { Clock } from "../../kernel/clock.ts";
 import type { Logger } from "../../kernel/log.ts";
 import { checkHealth } from "../../rpc/health-client.ts";
-import { Endpoint, type EndpointOptions, type EndpointSpec } from "./endpoint.ts";
+import { Endpoint, type EndpointOptions, type EndpointSpec, endpointChannelOptions } from "./endpoint.ts";
 import { type HealthStatus, HealthWatch } from "./health-watch.ts";
 import { LoadPoller } from "./load-poller.ts";
 
@@ -82,7 +82,10 @@ export class EndpointPool {
       }
       if (existing) continue;
       this.#entries.set(spec.name, this.#open(spec));
-      this.#options.log.info({ endpoint: spec.name, address: spec.address }, "endpoint added");
+      this.#options.log.info(
+        { endpoint: spec.name, address: spec.address, role: spec.role ?? "both" },
+        "endpoint added",
+      );
       changed = true;
     }
     if (changed) this.#options.onChange();
@@ -95,7 +98,8 @@ export class EndpointPool {
 
   #open(spec: EndpointSpec): Entry {
     const { clock, log, health } = this.#options;
-    const { security } = this.#options.endpoint;
+    const { security, reconnect } = this.#options.endpoint;
+    const channelOptions = endpointChannelOptions(reconnect);
     const endpoint = new Endpoint(spec, this.#options.endpoint, {
       probe: async () => (await checkHealth(spec.address, health.service, 2_000, security)) === "SERVING",
       ejected: (ms) => {
@@ -122,6 +126,7 @@ export class EndpointPool {
         backoff: health.reconnect,
         clock,
         ...(security && { security }),
+        channelOptions,
         onStatus: (status) => this.#healthChanged(entry, status),
       });
       entry.watch.start();
@@ -130,6 +135,7 @@ export class EndpointPool {
         backoff: health.reconnect,
         clock,
         ...(security && { security }),
+        channelOptions,
         unimplemented: "SERVICE_UNKNOWN",
         onStatus: (status) => this.#kvHealthChanged(entry, status),
       });
@@ -159,7 +165,7 @@ export class EndpointPool {
     if (previous === status) return;
     endpoint.health = status;
     this.#options.log.info(
-      { endpoint: endpoint.name, from: previous, to: status },
+      { endpoint: endpoint.name, role: endpoint.role, from: previous, to: status },
       "endpoint health changed",
     );
     if (status === "SERVING" && previous === "UNREACHABLE")
@@ -171,7 +177,7 @@ export class EndpointPool {
     const { endpoint } = entry;
     if (endpoint.kvHealth === status) return;
     this.#options.log.info(
-      { endpoint: endpoint.name, from: endpoint.kvHealth, to: status },
+      { endpoint: endpoint.name, role: endpoint.role, from: endpoint.kvHealth, to: status },
       "endpoint KV transfer health changed",
     );
     endpoint.kvHealth = status;

@@ -2,7 +2,9 @@
 // the models it serves (from ListModels), its health and its KV transfer path's health (grpc.health.v1
 // Watch), its passive outlier state, its latest load report, this router's requests in flight on it,
 // and its time-to-first-token average.
+import type { ChannelOptions } from "@grpc/grpc-js";
 import type { ModelInfo } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import type { BackoffConfig } from "../../kernel/backoff.ts";
 import type { Clock } from "../../kernel/clock.ts";
 import { type ClientSecurity, GrpcClient } from "../../rpc/grpc-client.ts";
 import type { Candidate, LoadReport } from "../routing/plugin.ts";
@@ -33,6 +35,27 @@ export interface EndpointOptions {
   maxLoadAgeMs: number;
   /** How the router's channels to workers are secured (mutual TLS); default plaintext. */
   security?: ClientSecurity;
+  /** grpc-js's own reconnect backoff of the endpoint's connection (default 500 ms doubling to 1 s). */
+  reconnect?: BackoffConfig;
+}
+
+/**
+ * The options of every channel to one worker (requests, relay, health watches): the same options
+ * make grpc-js share one connection among them, so the health watch that sees a restarted worker
+ * come back has connected the requests' channel too. Keepalive notices a dead peer; grpc-js's
+ * reconnect backoff (1 s growing to 120 s by default) is capped so that a restarted worker is
+ * reconnected within about a second of listening again.
+ */
+export function endpointChannelOptions(
+  reconnect: BackoffConfig = { initialMs: 500, maxMs: 1_000 },
+): ChannelOptions {
+  return {
+    "grpc.keepalive_time_ms": 30_000,
+    "grpc.keepalive_timeout_ms": 10_000,
+    "grpc.enable_retries": 0,
+    "grpc.initial_reconnect_backoff_ms": reconnect.initialMs,
+    "grpc.max_reconnect_backoff_ms": reconnect.maxMs,
+  };
 }
 
 export class Endpoint {
@@ -62,16 +85,8 @@ export class Endpoint {
     this.address = spec.address;
     this.role = spec.role ?? "both";
     this.#options = options;
-    // Many concurrent streams share one HTTP/2 connection; keepalive notices a dead peer.
-    this.client = new GrpcClient(
-      spec.address,
-      {
-        "grpc.keepalive_time_ms": 30_000,
-        "grpc.keepalive_timeout_ms": 10_000,
-        "grpc.enable_retries": 0,
-      },
-      options.security,
-    );
+    // Many concurrent streams share one HTTP/2 connection.
+    this.client = new GrpcClient(spec.address, endpointChannelOptions(options.reconnect), options.security);
     this.relay = new RelayChannel(spec.name, this.client);
     this.ttft = new Ewma(options.latencyHalfLifeMs, options.clock);
     this.outliers = new OutlierDetector(options.outliers, options.clock, events);

@@ -1,9 +1,18 @@
 // Active health checking: a grpc.health.v1 Watch stream on one endpoint. The server pushes its status
 // whenever it changes (a draining worker turns NOT_SERVING at once); when the stream breaks the
-// endpoint is UNREACHABLE and the watch reconnects with exponential backoff (reset by a message). A
+// endpoint is UNREACHABLE and the watch is made again after a backoff (reset by a message). The call
+// waits for the connection (wait-for-ready) rather than failing while the worker is away, so a worker
+// that comes back is watched, and its SERVING seen, as soon as grpc-js reconnects to it (its reconnect
+// backoff capped by the channel options, endpoint.ts), not after a backoff that grew while it was down. A
 // server without the health service (UNIMPLEMENTED) is taken as SERVING: passive ejection still guards it
 // (a watch of an optional service, such as the KV transfer path, says SERVICE_UNKNOWN instead).
-import { type ClientReadableStream, makeGenericClientConstructor, type ServiceError } from "@grpc/grpc-js";
+import {
+  type ChannelOptions,
+  type ClientReadableStream,
+  Metadata,
+  makeGenericClientConstructor,
+  type ServiceError,
+} from "@grpc/grpc-js";
 import { service as healthService } from "grpc-health-check";
 import { Backoff, type BackoffConfig } from "../../kernel/backoff.ts";
 import type { Clock } from "../../kernel/clock.ts";
@@ -14,7 +23,10 @@ const HealthClient = makeGenericClientConstructor(healthService, "grpc.health.v1
 
 export type HealthStatus = "UNKNOWN" | "SERVING" | "NOT_SERVING" | "SERVICE_UNKNOWN" | "UNREACHABLE";
 
-type WatchMethod = (request: { service: string }) => ClientReadableStream<{ status: HealthStatus }>;
+type WatchMethod = (
+  request: { service: string },
+  metadata: Metadata,
+) => ClientReadableStream<{ status: HealthStatus }>;
 
 export class HealthWatch {
   readonly #client: InstanceType<typeof HealthClient>;
@@ -38,10 +50,12 @@ export class HealthWatch {
       unimplemented?: HealthStatus;
       /** Mutual TLS to the endpoint; default plaintext. */
       security?: ClientSecurity;
+      /** Options of the channel (the endpoint's own, so that they share its connection). */
+      channelOptions?: ChannelOptions;
     },
   ) {
-    const { credentials, options: channelOptions } = options.security ?? PLAINTEXT;
-    this.#client = new HealthClient(address, credentials, channelOptions);
+    const { credentials, options: securityOptions } = options.security ?? PLAINTEXT;
+    this.#client = new HealthClient(address, credentials, { ...options.channelOptions, ...securityOptions });
     this.#service = options.service;
     this.#clock = options.clock;
     this.#backoff = new Backoff(options.backoff);
@@ -52,7 +66,9 @@ export class HealthWatch {
   start(): void {
     if (this.#stopped || this.#stream) return;
     const watch = this.#client["watch"] as WatchMethod;
-    const stream = watch.call(this.#client, { service: this.#service });
+    const metadata = new Metadata();
+    metadata.setOptions({ waitForReady: true });
+    const stream = watch.call(this.#client, { service: this.#service }, metadata);
     this.#stream = stream;
     stream.on("data", ({ status }: { status: HealthStatus }) => {
       this.#backoff.reset();

@@ -19,6 +19,7 @@ import type { GrpcHandlers } from "../../rpc/grpc-service.ts";
 import { CANCELLED_BY_CLIENT, type InFlight } from "../../rpc/in-flight.ts";
 import type { Router } from "../core/router.ts";
 import type { RouterEvent } from "../core/router-events.ts";
+import { endpointsHeader, pathHeader } from "../core/serving-path.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
 import { fromGrpc } from "./grpc-request.ts";
 
@@ -93,7 +94,11 @@ async function generate(
     await generation.read((event) => {
       call.write(toResponse(event, requestId));
     });
-    call.end();
+    // Every worker that served part of it is known only now: trailing metadata.
+    const trailer = new Metadata();
+    trailer.set("x-tessera-path", pathHeader(generation.served));
+    trailer.set("x-tessera-endpoints", endpointsHeader(generation.served));
+    call.end(trailer);
     await once(call, "finish", { signal: controller.signal }).catch(() => {});
   } catch (err) {
     const error = TesseraError.from(controller?.signal.aborted ? controller.signal.reason : err);
@@ -113,7 +118,12 @@ async function generate(
 
 /** One message per token: a plain message object (every field given), without create()'s reflection. */
 function toResponse(event: RouterEvent, requestId: string): GenerateResponse {
-  const response = { $typeName: "tessera.v1.GenerateResponse", requestId, textDelta: event.text } as const;
+  const response = {
+    $typeName: "tessera.v1.GenerateResponse",
+    requestId,
+    textDelta: event.text,
+    kvWritesFailed: false,
+  } as const;
   if (event.type === "tokens")
     return { ...response, tokens: event.tokens, finishReason: FinishReason.UNSPECIFIED };
   const { promptTokens, completionTokens } = event.usage;

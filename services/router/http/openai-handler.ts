@@ -5,8 +5,9 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Code, TesseraError } from "../../kernel/errors.ts";
-import type { Router } from "../core/router.ts";
+import type { Generation, Router } from "../core/router.ts";
 import type { RouterEvent } from "../core/router-events.ts";
+import { endpointsHeader, pathHeader } from "../core/serving-path.ts";
 import { bearer } from "../grpc/grpc-request.ts";
 import { errorBody, sendError, sendJson } from "./http-errors.ts";
 import { OPENAI_SAMPLING_DEFAULTS, parseChatRequest, parseCompletionRequest } from "./openai-request.ts";
@@ -42,6 +43,7 @@ export async function handleGenerate(
       prompt: request.prompt,
       sampling: request.sampling,
       apiSamplingDefaults: OPENAI_SAMPLING_DEFAULTS,
+      skipSpecialTokens: request.skipSpecialTokens,
       sessionKey: header(req, router.sessionHeader),
       apiKey: bearer(header(req, "authorization")) ?? header(req, "x-api-key"),
     },
@@ -66,13 +68,15 @@ export async function handleGenerate(
     await generation.read((event) => {
       events.push(event);
     });
-    sendJson(res, 200, responseBody(ctx, events), headers);
+    sendJson(res, 200, responseBody(ctx, events), { ...headers, ...servedHeaders(generation.served) });
     return { model: model.id, code: Code.OK };
   }
   res.writeHead(200, {
     "content-type": "text/event-stream",
     "cache-control": "no-cache",
     connection: "keep-alive",
+    // The workers after the first are known only at the end: HTTP trailers (chunked encoding).
+    trailer: "x-tessera-path, x-tessera-endpoints",
     ...headers,
   });
   let code: Code = Code.OK;
@@ -91,6 +95,7 @@ export async function handleGenerate(
     code = error.code;
     if (!signal.aborted) res.write(`data: ${JSON.stringify(errorBody(error))}\n\n`);
   }
+  res.addTrailers(servedHeaders(generation.served));
   res.end();
   return { model: model.id, code };
 }
@@ -106,6 +111,11 @@ export function answerError(res: ServerResponse, err: unknown): Code {
 /** One SSE message; the socket buffers it for a slow reader (a generation is bounded by max_tokens). */
 function send(res: ServerResponse, body: unknown): void {
   res.write(`data: ${JSON.stringify(body)}\n\n`);
+}
+
+/** How the request was served (serving-path.ts): `x-tessera-path` and `x-tessera-endpoints`. */
+function servedHeaders(served: Generation["served"]): Record<string, string> {
+  return { "x-tessera-path": pathHeader(served), "x-tessera-endpoints": endpointsHeader(served) };
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

@@ -19,6 +19,37 @@ describe("OpenAI request bodies", () => {
     assert.equal(parsed.logprobs, undefined);
   });
 
+  it("refuses a field it does not know, naming it, instead of dropping it", () => {
+    const unknown = parseCompletionRequest({ prompt: "Hi", use_beam_search: true }).error;
+    assert.equal(unknown?.message, "use_beam_search: not a parameter of /v1/completions that Tessera knows");
+    const chat = parseChatRequest({ messages: [{ role: "user", content: "Hi" }], guided_json: {} }).error;
+    assert.equal(chat?.message, "guided_json: not a parameter of /v1/chat/completions that Tessera knows");
+    assert.match(parseCompletionRequest({ prompt: "Hi", min_tokens: 3 }).error!.message, /^min_tokens: /);
+    assert.match(
+      parseCompletionRequest({ prompt: "Hi", logit_bias: { "5": 1 } }).error!.message,
+      /^logit_bias: /,
+    );
+    assert.match(
+      parseChatRequest({
+        messages: [{ role: "user", content: "Hi" }],
+        response_format: { type: "json_object" },
+      }).error!.message,
+      /^response_format\.type: /,
+    );
+    // What changes no output is taken: OpenAI's bookkeeping fields, the neutral values of the others.
+    const neutral = {
+      prompt: "Hi",
+      user: "u-1",
+      metadata: { team: "a" },
+      logit_bias: {},
+      min_tokens: 0,
+      skip_special_tokens: true,
+    };
+    const parsed = parseCompletionRequest(neutral);
+    assert.equal(parsed.error, undefined);
+    assert.equal(parsed.value?.skipSpecialTokens, true);
+  });
+
   it("takes token-id prompts, vLLM's extra fields and stream options", () => {
     const parsed = parseCompletionRequest({
       model: "m",

@@ -1,11 +1,15 @@
-// OpenAI-compatible request bodies (/v1/completions, /v1/chat/completions) as RouterRequests. Unknown
-// fields are ignored, as OpenAI-compatible servers do; fields Tessera cannot honour (n > 1, echo,
-// tools...) are refused with 400 naming the parameter. A sampling field the body leaves out (or null)
-// stays unset, so it takes the model's default (its generation_config.json, as vLLM does), else OpenAI's
-// (OPENAI_SAMPLING_DEFAULTS: temperature 1; max_tokens 16; the rest off); vLLM's extra fields (top_k,
-// min_p, repetition_penalty, ignore_eos, stop_token_ids; for chat add_generation_prompt,
-// continue_final_message, chat_template_kwargs and chat_template naming one of the model's own
-// templates) are accepted too.
+// OpenAI-compatible request bodies (/v1/completions, /v1/chat/completions) as RouterRequests. A field
+// Tessera does not know is refused with 400 naming it (`unknown_field: not a parameter of
+// /v1/completions`), as OpenAI's own API refuses unrecognized arguments, so nothing a client sends is
+// silently dropped; fields Tessera cannot honour (n > 1, echo, tools, a non-empty logit_bias...) are
+// refused naming the parameter. OpenAI fields that change nothing in the output (user, metadata,
+// service_tier, prompt_cache_key, safety_identifier; parallel_tool_calls without tools) are accepted.
+// A sampling field the body leaves out (or null) stays unset, so it takes the model's default (its
+// generation_config.json, as vLLM does), else OpenAI's (OPENAI_SAMPLING_DEFAULTS: temperature 1;
+// max_tokens 16; the rest off); vLLM's extra fields (top_k, min_p, repetition_penalty, ignore_eos,
+// stop_token_ids, skip_special_tokens; for chat add_generation_prompt, continue_final_message,
+// chat_template_kwargs and chat_template naming one of the model's own templates) are honoured;
+// min_tokens is accepted only as 0 (off) until the engine can hold eos back.
 import { z } from "zod";
 import type { RawSamplingParams, SamplingDefaults } from "../../inference/sampling-params.ts";
 import { type Result, TesseraError } from "../../kernel/errors.ts";
@@ -33,9 +37,23 @@ const common = {
   n: nullable(z.literal(1, "only 1 is supported")),
   stream: nullable(z.boolean()),
   stream_options: nullable(z.looseObject({ include_usage: nullable(z.boolean()) })),
+  skip_special_tokens: nullable(z.boolean()),
+  min_tokens: nullable(z.literal(0, "only 0 is supported (the engine cannot hold eos back yet)")),
+  logit_bias: nullable(
+    z
+      .record(z.string(), z.number())
+      .refine((bias) => Object.keys(bias).length === 0, "logit_bias is not supported"),
+  ),
+  // OpenAI's fields that do not change the output.
+  user: nullable(z.string()),
+  metadata: nullable(z.record(z.string(), z.string())),
+  service_tier: nullable(z.string()),
+  prompt_cache_key: nullable(z.string()),
+  safety_identifier: nullable(z.string()),
+  store: nullable(z.literal(false, "storing completions is not supported")),
 };
 
-const completionSchema = z.looseObject({
+const completionSchema = z.strictObject({
   ...common,
   prompt: z.union(
     [
@@ -63,13 +81,17 @@ const messageSchema = z.looseObject({
   content: z.union([z.string(), z.array(contentPart), z.null()]).optional(),
 });
 
-const chatSchema = z.looseObject({
+const chatSchema = z.strictObject({
   ...common,
   messages: z.array(messageSchema).min(1),
   max_completion_tokens: nullable(z.int().min(1)),
   logprobs: nullable(z.boolean()),
   top_logprobs: nullable(z.int().min(0).max(20)),
   tools: nullable(z.array(z.unknown()).max(0, "tools are not supported")),
+  tool_choice: nullable(z.literal("none", "tools are not supported")),
+  parallel_tool_calls: nullable(z.boolean()),
+  response_format: nullable(z.looseObject({ type: z.literal("text", "only text responses are supported") })),
+  modalities: nullable(z.array(z.literal("text", "only text output is supported"))),
   // vLLM's extra chat fields (services/inference/chat-template.ts says what each does).
   add_generation_prompt: nullable(z.boolean()),
   continue_final_message: nullable(z.boolean()),
@@ -85,6 +107,8 @@ export interface OpenAiRequest {
   includeUsage: boolean;
   /** Return log probabilities (with this many alternatives). */
   logprobs: number | undefined;
+  /** Leave special tokens out of the text (vLLM's skip_special_tokens). */
+  skipSpecialTokens: boolean | undefined;
 }
 
 type Common = z.infer<z.ZodObject<typeof common>>;
@@ -113,7 +137,7 @@ function sampling(
 
 export function parseCompletionRequest(raw: unknown): Result<OpenAiRequest> {
   const parsed = completionSchema.safeParse(raw);
-  if (!parsed.success) return invalid(parsed.error);
+  if (!parsed.success) return invalid(parsed.error, "/v1/completions");
   const body = parsed.data;
   const prompt = body.prompt;
   const first = Array.isArray(prompt) ? prompt[0] : prompt;
@@ -126,7 +150,7 @@ export function parseCompletionRequest(raw: unknown): Result<OpenAiRequest> {
 
 export function parseChatRequest(raw: unknown): Result<OpenAiRequest> {
   const parsed = chatSchema.safeParse(raw);
-  if (!parsed.success) return invalid(parsed.error);
+  if (!parsed.success) return invalid(parsed.error, "/v1/chat/completions");
   const body = parsed.data;
   // Text parts are joined with newlines, as vLLM does.
   const messages = body.messages.map((m) => ({
@@ -163,11 +187,16 @@ function toRequest(
     stream: body.stream === true,
     includeUsage: body.stream_options?.include_usage === true,
     logprobs,
+    skipSpecialTokens: body.skip_special_tokens,
   };
 }
 
-function invalid(error: z.ZodError): { error: TesseraError } {
+function invalid(error: z.ZodError, route: string): { error: TesseraError } {
   const issue = error.issues[0];
+  if (issue?.code === "unrecognized_keys") {
+    const field = [...issue.path.map(String), issue.keys[0]].join(".");
+    return { error: TesseraError.invalidArgument(field, `not a parameter of ${route} that Tessera knows`) };
+  }
   const field = issue?.path.map(String).join(".") || "body";
   return { error: TesseraError.invalidArgument(field, issue?.message ?? "invalid") };
 }

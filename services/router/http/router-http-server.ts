@@ -1,5 +1,6 @@
 // The router's OpenAI-compatible HTTP front door: POST /v1/completions, POST /v1/chat/completions,
-// GET /v1/models[/ID], and GET /health (alive) and /ready (every model has an eligible endpoint).
+// GET /v1/models[/ID], GET /v1/endpoints (every worker endpoint with its role and health, what the
+// router routes by), and GET /health (alive) and /ready (every model has an eligible endpoint).
 // Bodies are bounded (413 over admission.maxRequestBytes); a client that disconnects cancels its
 // request upstream. shutdown() refuses new requests and lets those in flight finish until a deadline.
 import http from "node:http";
@@ -14,6 +15,7 @@ import { InFlight } from "../../rpc/in-flight.ts";
 import { followFolder } from "../../rpc/tls-credentials.ts";
 import type { TlsFolder } from "../../rpc/tls-folder.ts";
 import type { Router } from "../core/router.ts";
+import type { EndpointDescription } from "../endpoints/describe-endpoint.ts";
 import { bearer } from "../grpc/grpc-request.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
 import type { RouterModel } from "../models/router-model.ts";
@@ -29,6 +31,8 @@ export interface RouterHttpOptions {
   metrics: RouterMetrics | undefined;
   /** Every model has an eligible endpoint. */
   ready: () => boolean;
+  /** The worker endpoints as GET /v1/endpoints lists them. */
+  endpoints?: () => EndpointDescription[];
   /** HTTPS from a TLS folder (reloaded on rotation), asking for client certificates if `clientAuth`; default HTTP. */
   tls?: { folder: TlsFolder; clientAuth: boolean } | undefined;
 }
@@ -83,6 +87,10 @@ export class RouterHttpServer {
       if (req.method === "GET" && path === "/health") return sendJson(res, 200, { status: "ok" });
       if (req.method === "GET" && path === "/ready")
         return sendJson(res, options.ready() ? 200 : 503, { ready: options.ready() });
+      if (req.method === "GET" && path === "/v1/endpoints") {
+        router.checkApiKey(bearer(req.headers.authorization));
+        return sendJson(res, 200, { object: "list", data: options.endpoints?.() ?? [] });
+      }
       if (req.method === "GET" && (path === "/v1/models" || path.startsWith("/v1/models/")))
         return this.#models(req, res, router, path);
       if (req.method === "POST" && path === "/v1/completions")

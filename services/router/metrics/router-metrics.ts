@@ -5,6 +5,7 @@
 import type { Counter, Histogram, Meter } from "@opentelemetry/api";
 import { Code } from "../../kernel/errors.ts";
 import { LATENCY_BUCKETS } from "../../kernel/telemetry/metrics.ts";
+import type { ServingPath } from "../core/serving-path.ts";
 import type { RoutingObserver } from "../routing/routing-pipeline.ts";
 
 /** Plugin timings are microseconds: 1 µs to 10 ms. */
@@ -48,6 +49,7 @@ export class RouterMetrics implements RoutingObserver {
   readonly #migrations: Counter;
   readonly #cache: Counter;
   readonly #rejections: Counter;
+  readonly #paths: Counter;
 
   constructor(meter: Meter, gauges: Gauges) {
     const latency = { unit: "s", advice: { explicitBucketBoundaries: LATENCY_BUCKETS } };
@@ -98,6 +100,11 @@ export class RouterMetrics implements RoutingObserver {
     });
     // Every reason starts at 0, so alerts and dashboards see the series before the first refusal.
     for (const reason of REJECTION_REASONS) this.#rejections.add(0, { reason });
+    this.#paths = meter.createCounter("tessera_router_serving_paths", {
+      description:
+        "Requests served (at least in part) by how: colocated, disaggregated, fallback to one worker " +
+        "(reason: why), migrated (reason: the path before), cached.",
+    });
     meter
       .createObservableGauge("tessera_router_endpoint_in_flight", {
         description: "Requests in flight per endpoint.",
@@ -145,6 +152,17 @@ export class RouterMetrics implements RoutingObserver {
 
   migration(outcome: MigrationOutcome): void {
     this.#migrations.add(1, { outcome });
+  }
+
+  /** Every model's paths start at 0 (a fallback rate is defined before the first fallback). */
+  servingPathsFor(models: readonly string[]): void {
+    for (const model of models)
+      for (const path of ["colocated", "disaggregated", "fallback"] as const)
+        this.#paths.add(0, { model, path, reason: "" });
+  }
+
+  servingPath(model: string, served: Pick<ServingPath, "path" | "reason">): void {
+    this.#paths.add(1, { model, path: served.path, reason: served.reason ?? "" });
   }
 
   cacheLookup(result: CacheResult): void {

@@ -37,6 +37,8 @@ export class ScriptedWorker {
   failAfter: number | undefined;
   /** Streams cancelled by the caller. */
   cancelled = 0;
+  /** Handoffs (kv.await_writes) end saying their blocks could not be stored (a Redis down or hung). */
+  kvWritesFail = false;
   readonly #server: Server;
   readonly address: string;
 
@@ -113,6 +115,7 @@ export class ScriptedWorker {
         requestId: request.requestId,
         finishReason: FinishReason.LENGTH,
         usage: { ...usage, totalTokens: usage.promptTokens + usage.completionTokens },
+        kvWritesFailed: this.kvWritesFail && request.kv?.awaitWrites === true,
       }),
     );
     call.end();

@@ -29,6 +29,7 @@ export class EngineMetrics {
   private readonly stepTokens: Histogram;
   private readonly preemptions: Counter;
   private readonly promptTokens: Counter;
+  private readonly promptTokenSources: Counter;
   private readonly generationTokens: Counter;
   private readonly finished: Counter;
 
@@ -75,6 +76,14 @@ export class EngineMetrics {
     this.promptTokens = meter.createCounter("tessera_prompt_tokens", {
       description: "Prompt tokens of finished requests.",
     });
+    this.promptTokenSources = meter.createCounter("tessera_prompt_tokens_by_source", {
+      description:
+        "Prompt tokens of finished requests by where their KV came from: computed here, local_cache " +
+        "(this worker's prefix cache), kv_transfer (read from the remote tier: a prefill worker's, a " +
+        "migrated request's or a shared prefix).",
+    });
+    for (const source of ["computed", "local_cache", "kv_transfer"])
+      this.promptTokenSources.add(0, { ...this.labels, source });
     this.generationTokens = meter.createCounter("tessera_generation_tokens", {
       description: "Generated tokens.",
     });
@@ -146,6 +155,12 @@ export class EngineMetrics {
     const t = request.timings;
     this.finished.add(1, { ...this.labels, reason });
     this.promptTokens.add(request.promptLength, this.labels);
+    // Imported blocks sit in the prefix cache when the request is first scheduled: part of its cached tokens.
+    const cached = Math.min(request.numCachedPromptTokens, request.promptLength);
+    const transferred = Math.min(request.numRemotePromptTokens, cached);
+    this.promptTokenSources.add(request.promptLength - cached, { ...this.labels, source: "computed" });
+    this.promptTokenSources.add(cached - transferred, { ...this.labels, source: "local_cache" });
+    this.promptTokenSources.add(transferred, { ...this.labels, source: "kv_transfer" });
     this.e2e.record((now - t.arrival) / 1000, this.labels);
     if (t.firstScheduled !== undefined) this.queue.record((t.firstScheduled - t.arrival) / 1000, this.labels);
     if (t.firstScheduled !== undefined && t.firstToken !== undefined) {

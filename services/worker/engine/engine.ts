@@ -220,6 +220,7 @@ export class Engine {
         throw new TesseraError(Code.FAILED_PRECONDITION, "kv: this worker has no remote KV tier configured");
       }
       r.pinnedBlocks = await this.remote.fetchPrefix(r.tokens, expected);
+      r.numRemotePromptTokens = r.pinnedBlocks.length * this.pool.blockSize;
     } catch (err) {
       const error = TesseraError.from(err);
       r.trace?.phase("kv_transfer.read", started, Date.now(), { "tessera.kv.error": error.message });

@@ -46,8 +46,8 @@ export function finishEvents(request: EngineRequest, reason: FinishReason): void
   } as const;
   if (request.awaitKvWrites && request.kvWrites.length > 0) {
     // A prefill worker's handoff: the next worker may only be told once the blocks are stored.
-    void Promise.all(request.kvWrites).then(() => {
-      request.events.push(event);
+    void Promise.all(request.kvWrites).then((stored) => {
+      request.events.push(stored.includes(false) ? { ...event, kvWritesFailed: true } : event);
       request.events.end();
     });
     return;

@@ -7,6 +7,7 @@
 import { type BlockHash, blockHash } from "../../inference/block-hash.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
+import { RateLimitedLog } from "../../kernel/rate-limited-log.ts";
 import type { BlockPool } from "../kv/block-pool.ts";
 import type { ModelRunner } from "../runtime/model-runner.ts";
 
@@ -56,7 +57,8 @@ export class RemoteKv {
   private readonly pool: BlockPool;
   private readonly runner: ModelRunner;
   private readonly salt: string;
-  private readonly log: Logger | undefined;
+  /** Fallback warnings, at most one per reason every 10 s while the tier is down (a count of the rest). */
+  private readonly warnings: RateLimitedLog | undefined;
   /** Hashes known to be in the tier (stored or fetched by this engine), so they are not stored again. */
   private readonly known = new Set<BlockHash>();
 
@@ -68,7 +70,7 @@ export class RemoteKv {
     this.pool = parts.pool;
     this.runner = parts.runner;
     this.salt = parts.salt;
-    this.log = parts.log;
+    this.warnings = parts.log && new RateLimitedLog(parts.log);
   }
 
   /**
@@ -120,13 +122,17 @@ export class RemoteKv {
     return blocks;
   }
 
-  /** Stores blocks a request just filled; resolves when stored (errors are counted, never thrown). */
-  async store(blocks: number[], refs: RemoteBlockRef[]): Promise<void> {
+  /**
+   * Stores blocks a request just filled; resolves true when stored, false when the store failed (errors
+   * are counted, never thrown).
+   */
+  async store(blocks: number[], refs: RemoteBlockRef[]): Promise<boolean> {
     const fresh = refs.map((r, i) => ({ r, block: blocks[i]! })).filter(({ r }) => !this.known.has(r.hash));
-    if (fresh.length === 0) return;
+    if (fresh.length === 0) return true;
     for (const { r } of fresh) this.known.add(r.hash);
     // Export now (queued before any later step can reuse the blocks), store in the background.
     const started = performance.now();
+    let stored = true;
     const exported = this.runner.exportBlocks(fresh.map((f) => f.block));
     try {
       const data = await exported;
@@ -137,11 +143,13 @@ export class RemoteKv {
       this.stats.stored += fresh.length;
       this.stats.lastStoreMs = performance.now() - started;
     } catch (err) {
+      stored = false;
       for (const { r } of fresh) this.known.delete(r.hash);
       this.countFallback("store_failed");
-      this.log?.warn({ err: (err as Error).message }, "storing KV blocks failed");
+      this.warnings?.warn("store_failed", { err: (err as Error).message }, "storing KV blocks failed");
     }
     if (this.known.size > 200_000) this.known.clear();
+    return stored;
   }
 
   private fallback(reason: string, err: unknown, value: number[]): number[] {
@@ -149,7 +157,8 @@ export class RemoteKv {
     if (this.options.policy === "fail") {
       throw new TesseraError(Code.UNAVAILABLE, `KV blocks unavailable (${reason})`, { cause: err });
     }
-    this.log?.warn(
+    this.warnings?.warn(
+      `fallback:${reason}`,
       { reason, err: err instanceof Error ? err.message : undefined },
       "remote KV fallback: recomputing",
     );

@@ -51,13 +51,16 @@ export class EngineRequest {
   numComputedTokens = 0;
   /** Prompt tokens served from the prefix cache at first scheduling. */
   numCachedPromptTokens = 0;
+  /** Prompt tokens whose KV blocks came from the remote tier (imported before scheduling). */
+  numRemotePromptTokens = 0;
   numPreemptions = 0;
   kv: RequestKv = emptyRequestKv();
   cancelRequested = false;
   /** Blocks imported from the remote tier for this request, held until it is first scheduled. */
   pinnedBlocks: number[] = [];
   /** Stores of this request's blocks still in flight. */
-  kvWrites: Promise<void>[] = [];
+  /** Each resolves true once stored, false when the store failed (it never rejects). */
+  kvWrites: Promise<boolean>[] = [];
   /** Whether the finish event waits for kvWrites. */
   awaitKvWrites = false;
   finishReason: FinishReason | undefined;

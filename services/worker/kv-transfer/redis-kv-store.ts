@@ -18,6 +18,7 @@
 import type { BlockHash } from "../../inference/block-hash.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
+import { RateLimitedLog } from "../../kernel/rate-limited-log.ts";
 import type { Metrics } from "../../kernel/telemetry/metrics.ts";
 import {
   type DecodedKvBlock,
@@ -60,6 +61,8 @@ export class RedisKvStore {
   readonly #connection: RedisConnection;
   readonly #metrics: KvTransferMetrics;
   readonly #logger: Logger | undefined;
+  /** Per-block warnings (failed GETs, rejected blocks): at most one of each every 10 s, with a count. */
+  readonly #warnings: RateLimitedLog | undefined;
   readonly #now: () => number;
   readonly #keyPrefix: string;
   /** Blocks per pipeline, so that one pipeline carries at most maxPipelineBytes of values. */
@@ -72,6 +75,7 @@ export class RedisKvStore {
     this.format = format;
     this.config = config;
     this.#logger = options.logger;
+    this.#warnings = options.logger && new RateLimitedLog(options.logger);
     this.#now = options.now ?? (() => performance.now());
     this.#keyPrefix = blockKeyPrefix(config.keyPrefix, format);
     this.#blocksPerPipeline = Math.max(1, Math.floor(config.maxPipelineBytes / (4 * payloadFloats(format))));
@@ -198,7 +202,7 @@ export class RedisKvStore {
     if (err !== null) {
       if (!isReplyError(err)) throw err;
       this.#metrics.blocks("get", "error");
-      this.#logger?.warn({ key: this.keyOf(hash), err: err.message }, "KV store: GET failed");
+      this.#warnings?.warn("get_failed", { key: this.keyOf(hash), err: err.message }, "KV store: GET failed");
       return undefined;
     }
     if (!Buffer.isBuffer(value)) {
@@ -213,7 +217,11 @@ export class RedisKvStore {
     }
     const corrupt = error.code === Code.DATA_LOSS;
     this.#metrics.blocks("get", corrupt ? "checksum_failure" : "mismatch");
-    this.#logger?.warn({ key: this.keyOf(hash), err: error.message }, "KV store: block rejected");
+    this.#warnings?.warn(
+      "rejected",
+      { key: this.keyOf(hash), err: error.message },
+      "KV store: block rejected",
+    );
     // A corrupt value would fail every later read as well.
     if (corrupt) this.#connection.redis.unlink(this.keyOf(hash)).catch(() => {});
     return undefined;

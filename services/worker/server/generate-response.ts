@@ -33,6 +33,7 @@ export function toGenerateResponse(
         textDelta: event.textDelta,
         finishReason: toProtoFinishReason(event.reason),
         usage: { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens },
+        kvWritesFailed: event.kvWritesFailed === true,
       });
     }
     default:

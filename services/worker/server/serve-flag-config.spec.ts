@@ -232,6 +232,20 @@ describe("serve config from flags and environment", () => {
       );
     });
 
+    it("takes the store's deadlines per worker (default 2 s per operation, 5 s per connection)", () => {
+      const defaults = serveConfigFromFlags(model, kvEnv).value?.kv?.redis;
+      assert.deepEqual([defaults?.opTimeoutMs, defaults?.connectTimeoutMs], [2_000, 5_000]);
+      const env = { ...kvEnv, TESSERA_KV_TIMEOUT_MS: "300", TESSERA_KV_CONNECT_TIMEOUT_MS: "700" };
+      const fromEnv = serveConfigFromFlags(model, env).value?.kv?.redis;
+      assert.deepEqual([fromEnv?.opTimeoutMs, fromEnv?.connectTimeoutMs], [300, 700]);
+      const flagged = serveConfigFromFlags({ ...model, kvTimeoutMs: 150 }, env).value?.kv?.redis;
+      assert.equal(flagged?.opTimeoutMs, 150);
+      assert.equal(
+        serveConfigFromFlags(model, { ...kvEnv, TESSERA_KV_TIMEOUT_MS: "0" }).error?.message,
+        "option '--kv-timeout-ms <ms>' value '0' from env 'TESSERA_KV_TIMEOUT_MS' is invalid. must be > 0",
+      );
+    });
+
     it("names a variable that does not read", () => {
       assert.equal(
         serveConfigFromFlags(model, { ...kvEnv, TESSERA_KV_TTL_MS: "10m" }).error?.message,

@@ -180,7 +180,8 @@ export const SERVE_FLAGS = {
     flag: "--kv-redis <url>",
     description:
       "remote KV tier, redis:// or rediss:// (disaggregated prefill/decode, shared prefix tier, migration); " +
-      "the password comes from $TESSERA_KV_PASSWORD",
+      "the password comes from $TESSERA_KV_PASSWORD. A worker's role (prefill, decode or both) is not a flag: " +
+      "the router's endpoints file gives it (`role: prefill`), or the InferenceModel's serving.mode: disaggregated",
     env: "TESSERA_KV_URL",
     field: "kv.redis.url",
   },
@@ -201,6 +202,22 @@ export const SERVE_FLAGS = {
     read: positiveInteger,
     env: "TESSERA_KV_TTL_MS",
     field: "kv.redis.ttlMs",
+  },
+  kvTimeoutMs: {
+    flag: "--kv-timeout-ms <ms>",
+    description:
+      "deadline of one KV store operation: a Redis that does not answer within it costs a request this " +
+      "long once, then counts as down (requests recompute at once) until it answers again (default 2000)",
+    read: positiveInteger,
+    env: "TESSERA_KV_TIMEOUT_MS",
+    field: "kv.redis.opTimeoutMs",
+  },
+  kvConnectTimeoutMs: {
+    flag: "--kv-connect-timeout-ms <ms>",
+    description: "deadline of one connection attempt to the KV store (default 5000)",
+    read: positiveInteger,
+    env: "TESSERA_KV_CONNECT_TIMEOUT_MS",
+    field: "kv.redis.connectTimeoutMs",
   },
   kvPolicy: {
     flag: "--kv-policy <policy>",

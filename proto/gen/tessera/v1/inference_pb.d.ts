@@ -446,6 +446,15 @@ export declare type GenerateResponse = Message<"tessera.v1.GenerateResponse"> & 
    * @generated from field: tessera.v1.Usage usage = 5;
    */
   usage?: Usage | undefined;
+
+  /**
+   * Set on the last message of a request that asked for kv.await_writes when some of the KV blocks it
+   * filled could not be stored in the remote tier (Redis down or hung): a worker told to read them would
+   * not find them, so the router continues the request on this worker instead.
+   *
+   * @generated from field: bool kv_writes_failed = 6;
+   */
+  kvWritesFailed: boolean;
 };
 
 /**
