@@ -13,8 +13,11 @@
 // slower. The `base` preset's 384 KiB block lies in it, so blocks are not packed several to a value
 // (which would also cost per-block lookups and TTLs); only models with blocks under ~64 KiB would gain.
 // A batch is split into pipelines of at most `maxPipelineBytes` (4 MiB), two in flight: encoding or
-// verifying one overlaps the transfer of the next. With 384 KiB blocks that matched or beat one raw
-// pipeline of the whole batch; one pipeline at a time of 8 MiB was 20-35% slower.
+// verifying one overlaps the transfer of the next. The blocks of a pipeline are spread over
+// `connections` sockets of the store's own (resp-connection.ts), written without copying the payload
+// and read straight into one allocation per pipeline; ioredis keeps the control path (health, EXISTS,
+// SCAN/UNLINK). 96 blocks of 384 KiB on loopback, 2 busy cores, GB/s (SET / GET): through ioredis
+// 0.65-0.95 / 0.34-0.86; own sockets, 1 connection 1.0-1.95 / 1.0-1.4 (see bench/RESULTS.md, disagg).
 import type { BlockHash } from "../../inference/block-hash.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
@@ -91,6 +94,7 @@ export class RedisKvStore {
 
   /** Connects; resolves with the health once Redis answered or the first attempt failed. */
   start(): Promise<KvStoreHealth> {
+    this.#bulk.open();
     return this.#connection.start();
   }
 
@@ -245,13 +249,7 @@ export class RedisKvStore {
   }
 }
 
-/**
- * Each command's reply or error, in order. The commands of a batch are sent one by one (ioredis writes
- * each to the socket as it is issued, so they are pipelined all the same) rather than as an ioredis
- * pipeline, which copies all its commands into one buffer before writing it. Store SET of 96 blocks
- * of 384 KiB on loopback (3 runs each, load average under 1): 520-640 MB/s through pipelines,
- * 600-1,060 MB/s command by command; GET about the same (720-960 MB/s).
- */
+/** Each command's reply or error, in order (commands on several connections answer independently). */
 function settled(replies: Promise<RespReply>[]): Promise<Replies> {
   return Promise.all(
     replies.map((reply) =>

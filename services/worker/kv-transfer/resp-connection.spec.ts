@@ -97,9 +97,8 @@ describe("RespConnection", () => {
           values.map(() => "OK"),
         );
         const got = await Promise.all(values.map((_, i) => connection.send(["GET", `resp:${i}`])));
-        got.forEach((value, i) =>
-          assert.ok(Buffer.isBuffer(value) && value.equals(values[i]!), `value ${i}`),
-        );
+        for (const [i, value] of got.entries())
+          assert.ok(Buffer.isBuffer(value) && value.equals(values[i]!), `value ${i}`);
         assert.ok(((await connection.send(["PTTL", "resp:0"])) as number) > 50_000);
       } finally {
         connection.close();

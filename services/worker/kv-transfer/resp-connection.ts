@@ -198,35 +198,48 @@ export class RespConnection {
   /** One reply line: a whole reply, or the start of a bulk one. */
   #reply(line: string): void {
     const pending = this.#pending[0];
-    if (pending === undefined) return this.#fail(new Error(`unexpected reply ${JSON.stringify(line)}`));
+    if (pending === undefined) {
+      this.#fail(new Error(`unexpected reply ${JSON.stringify(line)}`));
+      return;
+    }
     const rest = line.slice(1);
     switch (line[0]) {
       case "+":
-        this.#pending.shift();
-        return pending.resolve(rest);
+        this.#answer(rest);
+        break;
       case "-":
-        if (pending.handshake) return this.#fail(new RespReplyError(rest));
-        this.#pending.shift();
-        return pending.reject(new RespReplyError(rest));
+        if (pending.handshake) this.#fail(new RespReplyError(rest));
+        else this.#answer(new RespReplyError(rest));
+        break;
       case ":":
-        this.#pending.shift();
-        return pending.resolve(Number(rest));
-      case "$": {
-        const length = Number(rest);
-        if (length === -1) {
-          this.#pending.shift();
-          return pending.resolve(null);
-        }
-        if (!Number.isInteger(length) || length < 0)
-          return this.#fail(new Error(`bad bulk length ${JSON.stringify(rest)}`));
-        const target = pending.target?.(length);
-        this.#bulk = target?.length === length ? target : Buffer.allocUnsafe(length);
-        this.#filled = 0;
-        this.#skip = length === 0 ? 2 : 0;
-        return;
-      }
+        this.#answer(Number(rest));
+        break;
+      case "$":
+        this.#bulkStart(pending, Number(rest));
+        break;
       default:
-        return this.#fail(new Error(`unsupported reply ${JSON.stringify(line.slice(0, 40))}`));
+        this.#fail(new Error(`unsupported reply ${JSON.stringify(line.slice(0, 40))}`));
     }
+  }
+
+  #answer(reply: RespReply | RespReplyError): void {
+    const pending = this.#pending.shift()!;
+    if (reply instanceof RespReplyError) pending.reject(reply);
+    else pending.resolve(reply);
+  }
+
+  #bulkStart(pending: Pending, length: number): void {
+    if (length === -1) {
+      this.#answer(null);
+      return;
+    }
+    if (!Number.isInteger(length) || length < 0) {
+      this.#fail(new Error(`bad bulk length ${length}`));
+      return;
+    }
+    const target = pending.target?.(length);
+    this.#bulk = target?.length === length ? target : Buffer.allocUnsafe(length);
+    this.#filled = 0;
+    this.#skip = length === 0 ? 2 : 0;
   }
 }

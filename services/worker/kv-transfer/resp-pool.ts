@@ -1,7 +1,7 @@
 // The block store's bulk connections: a few RespConnections to one Redis, so that the blocks of a
 // batch move over several sockets at once (Redis reads and writes each socket in its own turn, and
-// one socket's buffers fill before the server has caught up). Connections open on first use and a
-// failed one is replaced on the next; health stays the control connection's (redis-connection.ts),
+// one socket's buffers fill before the server has caught up). Connections open when the store starts
+// and a failed one is replaced when its turn comes again; health stays the control connection's (redis-connection.ts),
 // which keeps the store from sending anything while Redis is known to be away.
 import type { RedisOptions } from "ioredis";
 import { type RespAddress, RespConnection } from "./resp-connection.ts";
@@ -23,11 +23,20 @@ export class RespPool {
     return this.#connections.length;
   }
 
+  /** Opens every connection now, so that the first batch does not wait for them. */
+  open(): void {
+    for (let i = 0; i < this.#connections.length; i++) this.#at(i);
+  }
+
   /** The next connection in turn, opened (or reopened after a failure) when needed. */
   next(): RespConnection {
-    if (this.#closed) throw new Error("connection closed");
     const i = this.#next;
     this.#next = (i + 1) % this.#connections.length;
+    return this.#at(i);
+  }
+
+  #at(i: number): RespConnection {
+    if (this.#closed) throw new Error("connection closed");
     let connection = this.#connections[i];
     if (connection === undefined || !connection.usable) {
       connection = new RespConnection(this.#address);
