@@ -73,6 +73,12 @@ export function encodeKvHeader(block: KvBlock): Buffer {
   return buf;
 }
 
+/** The bytes of the value of a well-formed block of `format` named `hash`. */
+export function kvValueBytes(format: KvBlockFormat, hash: string): number {
+  const strings = [format.modelId, format.revision, hash].reduce((n, s) => n + Buffer.byteLength(s), 0);
+  return align8(FIXED_BYTES + 4 * format.shape.blockSize + strings) + 4 * payloadFloats(format);
+}
+
 /** The payload's bytes: a view of the block's floats. */
 export function payloadView(block: KvBlockData): Uint8Array {
   return new Uint8Array(block.data.buffer, block.data.byteOffset, block.data.byteLength);
