@@ -29,11 +29,12 @@ import {
   payloadFloats,
   validateFormat,
 } from "./kv-block.ts";
-import { decodeKvBlock, encodeKvHeader, payloadView } from "./kv-block-codec.ts";
+import { decodeKvBlock, encodeKvHeader, kvValueBytes, payloadView } from "./kv-block-codec.ts";
 import { blockKeyPrefix, checkModelId, modelKeyPattern } from "./kv-keys.ts";
 import { type KvOp, KvTransferMetrics, type KvTransferStats } from "./kv-transfer-metrics.ts";
 import { pipelined } from "./pipeline-window.ts";
 import { type KvStoreHealth, RedisConnection, type SetTimer } from "./redis-connection.ts";
+import { ReceiveArenas } from "./receive-arenas.ts";
 import { isReplyError } from "./redis-errors.ts";
 import { connectionOptions, type RedisKvConfig } from "./redis-kv-config.ts";
 import type { RespReply } from "./resp-connection.ts";
@@ -64,6 +65,7 @@ export class RedisKvStore {
   readonly config: RedisKvConfig;
   readonly #connection: RedisConnection;
   readonly #bulk: RespPool;
+  readonly #arenas: ReceiveArenas;
   readonly #metrics: KvTransferMetrics;
   readonly #logger: Logger | undefined;
   readonly #now: () => number;
@@ -90,6 +92,12 @@ export class RedisKvStore {
     const redisOptions = connectionOptions(config, options.readFile);
     this.#connection = new RedisConnection(redisOptions, config.opTimeoutMs, deps);
     this.#bulk = new RespPool(respAddress(redisOptions), config.connections);
+    // Room for the batches of two reads at once, the first two touched now (see receive-arenas.ts).
+    const batchBytes = this.#blocksPerPipeline * align8(kvValueBytes(format, "0".repeat(64)));
+    this.#arenas = new ReceiveArenas({
+      keep: 2 * PIPELINES_IN_FLIGHT,
+      prefault: { count: PIPELINES_IN_FLIGHT, bytes: batchBytes },
+    });
   }
 
   /** Connects; resolves with the health once Redis answered or the first attempt failed. */
@@ -142,20 +150,48 @@ export class RedisKvStore {
   }
 
   /** Reads and verifies blocks; a missing or unusable block is `undefined` (and counted). */
-  getBlocks(hashes: readonly BlockHash[]): Promise<(DecodedKvBlock | undefined)[]> {
+  async getBlocks(hashes: readonly BlockHash[]): Promise<(DecodedKvBlock | undefined)[]> {
+    const found = new Array<DecodedKvBlock | undefined>(hashes.length).fill(undefined);
+    await this.readBlocks(hashes, (i, block) => {
+      found[i] = { ...block, data: block.data.slice() };
+    });
+    return found;
+  }
+
+  /**
+   * Reads and verifies blocks, handing each usable one to `use` with its index, in order. The block's
+   * data lie in memory the store reuses for later reads: valid during the call only (copy what you
+   * keep), which spares the page faults of fresh memory for every read.
+   */
+  readBlocks(
+    hashes: readonly BlockHash[],
+    use: (index: number, block: DecodedKvBlock) => void,
+  ): Promise<void> {
     return this.#operation("get", async (signal) => {
-      const found: (DecodedKvBlock | undefined)[] = [];
+      let index = 0;
       const send = (batch: readonly BlockHash[]) => {
-        const slots = new ValueSlots(batch.length);
-        return settled(
-          batch.map((hash, i) => this.#bulk.next().send(["GET", this.keyOf(hash)], (n) => slots.slot(i, n))),
+        const slots = new ValueSlots(
+          batch.map((hash) => kvValueBytes(this.format, hash)),
+          this.#arenas,
         );
+        const replies = batch.map((hash, i) =>
+          this.#bulk.next().send(["GET", this.keyOf(hash)], (n) => slots.slot(i, n)),
+        );
+        return settled(replies).then((replies) => ({ replies, slots }));
       };
-      const receive = (batch: readonly BlockHash[], replies: Replies) => {
-        for (const [i, hash] of batch.entries()) found.push(this.#verify(hash, replies[i]!));
+      const receive = (
+        batch: readonly BlockHash[],
+        { replies, slots }: { replies: Replies; slots: ValueSlots },
+      ) => {
+        for (const [i, hash] of batch.entries()) {
+          const block = this.#verify(hash, replies[i]!);
+          // After the deadline the caller has its answer; late replies are only counted.
+          if (block !== undefined && !signal.aborted) use(index, block);
+          index++;
+        }
+        slots.release(); // every reply of the batch is in: nothing writes there any more
       };
       await pipelined(batches(hashes, this.#blocksPerPipeline), PIPELINES_IN_FLIGHT, signal, send, receive);
-      return found;
     });
   }
 
@@ -265,27 +301,38 @@ function settled(replies: Promise<RespReply>[]): Promise<Replies> {
 }
 
 /**
- * The GET replies of one batch in one allocation: value i at i x (its length rounded up to 8), so
- * payloads stay 4-byte aligned and decode as views. A reply of another length (not this store's
- * block) gets a buffer of its own.
+ * The GET replies of one batch in one arena, taken when the first reply comes: value i at the sum
+ * of the sizes before it (each rounded up to 8, so payloads stay 4-byte aligned and decode as views).
+ * A reply of another length than a block of this store has gets a buffer of its own.
  */
 class ValueSlots {
-  readonly #count: number;
+  readonly #lengths: number[];
+  readonly #offsets: number[] = [];
+  readonly #bytes: number;
+  readonly #arenas: ReceiveArenas;
   #memory: Buffer | undefined;
-  #length = 0;
 
-  constructor(count: number) {
-    this.#count = count;
+  constructor(lengths: number[], arenas: ReceiveArenas) {
+    this.#lengths = lengths;
+    this.#arenas = arenas;
+    let at = 0;
+    for (const length of lengths) {
+      this.#offsets.push(at);
+      at += align8(length);
+    }
+    this.#bytes = at;
   }
 
   slot(index: number, length: number): Buffer | undefined {
-    if (this.#memory === undefined) {
-      this.#length = length;
-      this.#memory = Buffer.allocUnsafeSlow(this.#count * align8(length));
-    }
-    if (length !== this.#length) return undefined;
-    const at = index * align8(length);
+    if (length !== this.#lengths[index]) return undefined;
+    this.#memory ??= this.#arenas.take(this.#bytes);
+    const at = this.#offsets[index]!;
     return this.#memory.subarray(at, at + length);
+  }
+
+  release(): void {
+    if (this.#memory !== undefined) this.#arenas.give(this.#memory);
+    this.#memory = undefined;
   }
 }
 
