@@ -33,8 +33,8 @@ import { decodeKvBlock, encodeKvHeader, kvValueBytes, payloadView } from "./kv-b
 import { blockKeyPrefix, checkModelId, modelKeyPattern } from "./kv-keys.ts";
 import { type KvOp, KvTransferMetrics, type KvTransferStats } from "./kv-transfer-metrics.ts";
 import { pipelined } from "./pipeline-window.ts";
-import { type KvStoreHealth, RedisConnection, type SetTimer } from "./redis-connection.ts";
 import { ReceiveArenas } from "./receive-arenas.ts";
+import { type KvStoreHealth, RedisConnection, type SetTimer } from "./redis-connection.ts";
 import { isReplyError } from "./redis-errors.ts";
 import { connectionOptions, type RedisKvConfig } from "./redis-kv-config.ts";
 import type { RespReply } from "./resp-connection.ts";
