@@ -14,14 +14,17 @@ export class MemoryKvTier implements RemoteKvTier {
     for (const b of blocks) this.blocks.set(b.hash, { tokens: [...b.tokens], data: b.data.slice() });
   }
 
-  async getBlocks(blocks: RemoteBlockRef[]): Promise<(Float32Array | undefined)[]> {
+  async readBlocks(
+    blocks: RemoteBlockRef[],
+    use: (index: number, data: Float32Array) => void,
+  ): Promise<void> {
     this.gets += blocks.length;
-    return blocks.map((ref) => {
+    for (const [i, ref] of blocks.entries()) {
       const b = this.blocks.get(ref.hash);
       const same =
         b && b.tokens.length === ref.tokens.length && b.tokens.every((t, i) => t === ref.tokens[i]);
-      return same ? b.data.slice() : undefined;
-    });
+      if (same) use(i, b.data);
+    }
   }
 
   get size(): number {

@@ -19,8 +19,12 @@ export interface RemoteBlockRef {
 export interface RemoteKvTier {
   /** Stores full blocks (data: one block's K/V of all layers, as ModelRunner.exportBlocks lays it out). */
   putBlocks(blocks: (RemoteBlockRef & { data: Float32Array })[]): Promise<void>;
-  /** The blocks' data, or undefined for a block that is missing or failed verification. Rejects when the tier is down. */
-  getBlocks(blocks: RemoteBlockRef[]): Promise<(Float32Array | undefined)[]>;
+  /**
+   * Reads blocks, handing each one found (verified, its tokens confirmed) to `use` with its index in
+   * `blocks`, in order; a missing or unusable block is skipped. The data are valid during the call
+   * only (the tier may reuse the memory for its next read). Rejects when the tier is down.
+   */
+  readBlocks(blocks: RemoteBlockRef[], use: (index: number, data: Float32Array) => void): Promise<void>;
 }
 
 export interface RemoteKvOptions {
@@ -94,26 +98,29 @@ export class RemoteKv {
     }
     if (wanted.length === 0) return [];
     const started = performance.now();
-    let found: (Float32Array | undefined)[];
+    // The leading run of blocks found is usable; each is copied straight into the import buffer.
+    let data: Float32Array | undefined;
+    let count = 0;
     try {
-      found = await this.options.tier.getBlocks(wanted);
+      await this.options.tier.readBlocks(wanted, (i, block) => {
+        if (i !== count) return;
+        data ??= new Float32Array(wanted.length * block.length);
+        data.set(block, i * block.length);
+        count++;
+      });
     } catch (err) {
       return this.fallback("unavailable", err, []);
     }
-    const usable = found.indexOf(undefined);
-    const count = usable < 0 ? found.length : usable;
     this.stats.fetched += count;
     this.stats.missed += wanted.length - count;
     const localBlocks = Math.floor((tokens.length - 1) / bs) - wanted.length;
     if (localBlocks + count < Math.min(expected, Math.floor((tokens.length - 1) / bs))) {
       this.fallback("miss", undefined, []);
     }
-    if (count === 0) return [];
+    if (count === 0 || data === undefined) return [];
     const blocks = this.pool.allocate(count);
     if (!blocks) return this.fallback("no_free_blocks", undefined, []);
-    const data = new Float32Array(count * found[0]!.length);
-    for (let i = 0; i < count; i++) data.set(found[i]!, i * found[0]!.length);
-    await this.runner.importBlocks(blocks, data);
+    await this.runner.importBlocks(blocks, data.subarray(0, (count * data.length) / wanted.length));
     for (let i = 0; i < count; i++) {
       this.pool.cacheBlock(blocks[i]!, wanted[i]!.hash, wanted[i]!.tokens);
       this.known.add(wanted[i]!.hash);

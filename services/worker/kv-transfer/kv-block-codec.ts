@@ -15,6 +15,7 @@ import { Code, type Result, TesseraError } from "../../kernel/errors.ts";
 import {
   type DecodedKvBlock,
   type KvBlock,
+  type KvBlockData,
   type KvBlockFormat,
   payloadDims,
   payloadFloats,
@@ -32,6 +33,14 @@ export interface ExpectedKvBlock extends KvBlockFormat {
 }
 
 export function encodeKvBlock(block: KvBlock): Buffer {
+  return Buffer.concat([encodeKvHeader(block), payloadView(block)]);
+}
+
+/**
+ * A block's header (checksum included): the value is the header followed by `payloadView(block)`,
+ * which the store writes after it without copying the payload into one buffer.
+ */
+export function encodeKvHeader(block: KvBlock): Buffer {
   const floats = payloadFloats(block);
   if (block.data.length !== floats)
     throw TesseraError.invalidArgument("data", `${block.data.length} floats, the shape needs ${floats}`);
@@ -46,8 +55,7 @@ export function encodeKvBlock(block: KvBlock): Buffer {
   const headerBytes = align8(
     FIXED_BYTES + 4 * block.tokens.length + strings.reduce((n, s) => n + s.length, 0),
   );
-  const buf = Buffer.allocUnsafe(headerBytes + block.data.byteLength);
-  buf.fill(0, 0, headerBytes);
+  const buf = Buffer.alloc(headerBytes);
   buf.write(KV_BLOCK_MAGIC, 0, "latin1");
   buf.writeUInt16LE(KV_BLOCK_FORMAT_VERSION, 4);
   buf.writeUInt8(DTYPE_FLOAT32, 6);
@@ -61,9 +69,19 @@ export function encodeKvBlock(block: KvBlock): Buffer {
   let offset = FIXED_BYTES;
   for (let i = 0; i < block.tokens.length; i++, offset += 4) buf.writeUInt32LE(block.tokens[i]!, offset);
   for (const s of strings) offset += s.copy(buf, offset);
-  buf.set(new Uint8Array(block.data.buffer, block.data.byteOffset, block.data.byteLength), headerBytes);
-  buf.writeBigUInt64LE(checksumOf(buf), 8);
+  buf.writeBigUInt64LE(xxhash64(buf.subarray(0, 8), buf.subarray(16), payloadView(block)), 8);
   return buf;
+}
+
+/** The bytes of the value of a well-formed block of `format` named `hash`. */
+export function kvValueBytes(format: KvBlockFormat, hash: string): number {
+  const strings = [format.modelId, format.revision, hash].reduce((n, s) => n + Buffer.byteLength(s), 0);
+  return align8(FIXED_BYTES + 4 * format.shape.blockSize + strings) + 4 * payloadFloats(format);
+}
+
+/** The payload's bytes: a view of the block's floats. */
+export function payloadView(block: KvBlockData): Uint8Array {
+  return new Uint8Array(block.data.buffer, block.data.byteOffset, block.data.byteLength);
 }
 
 /** Parses and verifies a block; never returns one whose bytes or identity were not checked. */

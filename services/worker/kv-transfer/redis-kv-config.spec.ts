@@ -8,7 +8,7 @@ function parse(raw: unknown) {
 }
 
 describe("KV store config", () => {
-  it("defaults to a local Redis, a 10 min TTL, a 2 s deadline and 4 MiB pipelines", () => {
+  it("defaults to a local Redis, a 10 min TTL, a 2 s deadline, 8 bulk connections and 4 MiB pipelines", () => {
     const config = parse(undefined);
     assert.deepEqual(
       { ...config },
@@ -17,6 +17,7 @@ describe("KV store config", () => {
         opTimeoutMs: 2_000,
         connectTimeoutMs: 5_000,
         keyPrefix: "tessera:kv:",
+        connections: 8,
         maxPipelineBytes: 4 * 1024 * 1024,
       },
     );
@@ -60,6 +61,7 @@ describe("KV store config", () => {
       [{ username: "kv" }, /^KV store config username: an ACL username needs a password/],
       [{ port: 70000 }, /^KV store config port:/],
       [{ ttlMs: 0 }, /^KV store config ttlMs:/],
+      [{ connections: 0 }, /^KV store config connections:/],
       [{ tls: { caFile: "/ca", verify: false } }, /^KV store config tls/],
       [{ timeout: 5 }, /^KV store config \(root\): Unrecognized key/],
     ];

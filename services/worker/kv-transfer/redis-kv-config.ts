@@ -48,6 +48,8 @@ export const redisKvConfigSchema = z
     connectTimeoutMs: z.number().int().min(1).default(5_000),
     /** Prefix of every key; keys are `${keyPrefix}${modelId}@${revision}:${start}-${end}:${hash}`. */
     keyPrefix: z.string().min(1).default("tessera:kv:"),
+    /** Sockets a batch's blocks are spread over (besides the one for health, EXISTS and deletes). */
+    connections: z.number().int().min(1).max(64).default(8),
     /** Bytes of values in one pipeline; larger batches are split (two pipelines in flight). */
     maxPipelineBytes: z
       .number()

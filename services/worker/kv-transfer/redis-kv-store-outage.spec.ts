@@ -63,6 +63,32 @@ describe("RedisKvStore when Redis fails", () => {
     assert.ok((store.stats().failures["put.UNAVAILABLE"] ?? 0) >= 1);
   });
 
+  it("replaces bulk connections Redis dropped: the next batch after the drop finds its blocks", async () => {
+    server = await RedisServer.start();
+    store = await openTestStore(server.url, { format: baseFormat(), config: { connections: 3 } });
+    const blocks = testBlocks(baseFormat(), 6);
+    await store.putBlocks(blocks);
+    const { Redis } = await import("ioredis");
+    const admin = new Redis(server.url);
+    try {
+      const killed = await admin.call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes");
+      assert.ok(Number(killed) >= 3, `${killed} clients killed`);
+    } finally {
+      admin.disconnect();
+    }
+    // A batch sent before the store saw the drop fails as UNAVAILABLE (the caller recomputes)…
+    await store.getBlocks(blocks.map((b) => b.hash)).catch((err: unknown) => {
+      assert.ok(isCode(Code.UNAVAILABLE)(err), String(err));
+    });
+    await nextHealth(store, "SERVING");
+    // …and the next one goes over fresh connections.
+    const got = await store.getBlocks(blocks.map((b) => b.hash));
+    assert.deepEqual(
+      got.map((b) => b?.hash),
+      blocks.map((b) => b.hash),
+    );
+  });
+
   it("rejects with DEADLINE_EXCEEDED when Redis hangs, then fails fast until it answers again", async () => {
     server = await RedisServer.start();
     const timer = manualTimer();

@@ -47,6 +47,26 @@ describe("RedisKvStore on a real redis-server", () => {
     assert.deepEqual(await store.hasBlocks([blocks[7]!.hash, absent[0]!]), [true, false]);
   });
 
+  it("readBlocks: two reads at once each see their own blocks in order, skipping missing ones", async () => {
+    const store = await open({ config: { maxPipelineBytes: 64 * 1024, connections: 3 } });
+    const [a, b] = [testBlocks(store.format, 120, 1), testBlocks(store.format, 120, 2)];
+    await store.putBlocks([...a, ...b]);
+    const missing = testBlocks(store.format, 1, 99)[0]!.hash;
+    const read = async (blocks: typeof a) => {
+      const seen: number[] = [];
+      const hashes = blocks.map((x) => x.hash);
+      await store.readBlocks([...hashes.slice(0, 60), missing, ...hashes.slice(60)], (i, block) => {
+        const want = i < 60 ? blocks[i]! : blocks[i - 1]!;
+        assert.deepEqual(block.data, want.data, `block ${i}`);
+        assert.equal(block.hash, want.hash);
+        seen.push(i);
+      });
+      return seen;
+    };
+    const all = Array.from({ length: 121 }, (_, i) => i).filter((i) => i !== 60);
+    assert.deepEqual(await Promise.all([read(a), read(b)]), [all, all]);
+  });
+
   it("answers empty batches without a round trip failing", async () => {
     const store = await open();
     await store.putBlocks([]);

@@ -13,8 +13,11 @@
 // slower. The `base` preset's 384 KiB block lies in it, so blocks are not packed several to a value
 // (which would also cost per-block lookups and TTLs); only models with blocks under ~64 KiB would gain.
 // A batch is split into pipelines of at most `maxPipelineBytes` (4 MiB), two in flight: encoding or
-// verifying one overlaps the transfer of the next. With 384 KiB blocks that matched or beat one raw
-// pipeline of the whole batch; one pipeline at a time of 8 MiB was 20-35% slower.
+// verifying one overlaps the transfer of the next. The blocks of a pipeline are spread over
+// `connections` sockets of the store's own (resp-connection.ts), written without copying the payload
+// and read straight into one allocation per pipeline; ioredis keeps the control path (health, EXISTS,
+// SCAN/UNLINK). 96 blocks of 384 KiB on loopback, 2 busy cores, GB/s (SET / GET): through ioredis
+// 0.65-0.95 / 0.34-0.86; own sockets, 1 connection 1.0-1.95 / 1.0-1.4 (see bench/RESULTS.md, disagg).
 import type { BlockHash } from "../../inference/block-hash.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
@@ -27,13 +30,16 @@ import {
   payloadFloats,
   validateFormat,
 } from "./kv-block.ts";
-import { decodeKvBlock, encodeKvBlock } from "./kv-block-codec.ts";
+import { decodeKvBlock, encodeKvHeader, kvValueBytes, payloadView } from "./kv-block-codec.ts";
 import { blockKeyPrefix, checkModelId, modelKeyPattern } from "./kv-keys.ts";
 import { type KvOp, KvTransferMetrics, type KvTransferStats } from "./kv-transfer-metrics.ts";
 import { pipelined } from "./pipeline-window.ts";
+import { ReceiveArenas } from "./receive-arenas.ts";
 import { type KvStoreHealth, RedisConnection, type SetTimer } from "./redis-connection.ts";
 import { isReplyError } from "./redis-errors.ts";
 import { connectionOptions, type RedisKvConfig } from "./redis-kv-config.ts";
+import type { RespReply } from "./resp-connection.ts";
+import { RespPool, respAddress } from "./resp-pool.ts";
 
 export type { KvStoreHealth } from "./redis-connection.ts";
 
@@ -59,6 +65,8 @@ export class RedisKvStore {
   readonly format: KvBlockFormat;
   readonly config: RedisKvConfig;
   readonly #connection: RedisConnection;
+  readonly #bulk: RespPool;
+  readonly #arenas: ReceiveArenas;
   readonly #metrics: KvTransferMetrics;
   readonly #logger: Logger | undefined;
   /** Per-block warnings (failed GETs, rejected blocks): at most one of each every 10 s, with a count. */
@@ -85,15 +93,20 @@ export class RedisKvStore {
       ...(options.logger && { logger: options.logger }),
       ...(options.setTimer && { setTimer: options.setTimer }),
     };
-    this.#connection = new RedisConnection(
-      connectionOptions(config, options.readFile),
-      config.opTimeoutMs,
-      deps,
-    );
+    const redisOptions = connectionOptions(config, options.readFile);
+    this.#connection = new RedisConnection(redisOptions, config.opTimeoutMs, deps);
+    this.#bulk = new RespPool(respAddress(redisOptions), config.connections);
+    // Room for the batches of two reads at once, the first two touched now (see receive-arenas.ts).
+    const batchBytes = this.#blocksPerPipeline * align8(kvValueBytes(format, "0".repeat(64)));
+    this.#arenas = new ReceiveArenas({
+      keep: 2 * PIPELINES_IN_FLIGHT,
+      prefault: { count: PIPELINES_IN_FLIGHT, bytes: batchBytes },
+    });
   }
 
   /** Connects; resolves with the health once Redis answered or the first attempt failed. */
   start(): Promise<KvStoreHealth> {
+    this.#bulk.open();
     return this.#connection.start();
   }
 
@@ -116,13 +129,14 @@ export class RedisKvStore {
   /** Writes blocks (SET PX ttl); resolves once every one is stored. */
   putBlocks(blocks: readonly KvBlockData[]): Promise<void> {
     return this.#operation("put", async (signal) => {
+      const ttl = String(this.config.ttlMs);
       const send = (batch: readonly KvBlockData[]) => {
-        const redis = this.#connection.redis;
         let bytes = 0;
         const replies = batch.map((block) => {
-          const value = encodeKvBlock({ ...this.format, ...block });
-          bytes += value.length;
-          return redis.set(this.keyOf(block.hash), value, "PX", this.config.ttlMs);
+          const header = encodeKvHeader({ ...this.format, ...block });
+          const payload = payloadView(block);
+          bytes += header.length + payload.length;
+          return this.#bulk.next().send(["SET", this.keyOf(block.hash), [header, payload], "PX", ttl]);
         });
         return settled(replies).then((replies) => ({ replies, bytes }));
       };
@@ -140,18 +154,48 @@ export class RedisKvStore {
   }
 
   /** Reads and verifies blocks; a missing or unusable block is `undefined` (and counted). */
-  getBlocks(hashes: readonly BlockHash[]): Promise<(DecodedKvBlock | undefined)[]> {
+  async getBlocks(hashes: readonly BlockHash[]): Promise<(DecodedKvBlock | undefined)[]> {
+    const found = new Array<DecodedKvBlock | undefined>(hashes.length).fill(undefined);
+    await this.readBlocks(hashes, (i, block) => {
+      found[i] = { ...block, data: block.data.slice() };
+    });
+    return found;
+  }
+
+  /**
+   * Reads and verifies blocks, handing each usable one to `use` with its index, in order. The block's
+   * data lie in memory the store reuses for later reads: valid during the call only (copy what you
+   * keep), which spares the page faults of fresh memory for every read.
+   */
+  readBlocks(
+    hashes: readonly BlockHash[],
+    use: (index: number, block: DecodedKvBlock) => void,
+  ): Promise<void> {
     return this.#operation("get", async (signal) => {
-      const found: (DecodedKvBlock | undefined)[] = [];
+      let index = 0;
       const send = (batch: readonly BlockHash[]) => {
-        const redis = this.#connection.redis;
-        return settled(batch.map((hash) => redis.getBuffer(this.keyOf(hash))));
+        const slots = new ValueSlots(
+          batch.map((hash) => kvValueBytes(this.format, hash)),
+          this.#arenas,
+        );
+        const replies = batch.map((hash, i) =>
+          this.#bulk.next().send(["GET", this.keyOf(hash)], (n) => slots.slot(i, n)),
+        );
+        return settled(replies).then((replies) => ({ replies, slots }));
       };
-      const receive = (batch: readonly BlockHash[], replies: Replies) => {
-        for (const [i, hash] of batch.entries()) found.push(this.#verify(hash, replies[i]!));
+      const receive = (
+        batch: readonly BlockHash[],
+        { replies, slots }: { replies: Replies; slots: ValueSlots },
+      ) => {
+        for (const [i, hash] of batch.entries()) {
+          const block = this.#verify(hash, replies[i]!);
+          // After the deadline the caller has its answer; late replies are only counted.
+          if (block !== undefined && !signal.aborted) use(index, block);
+          index++;
+        }
+        slots.release(); // every reply of the batch is in: nothing writes there any more
       };
       await pipelined(batches(hashes, this.#blocksPerPipeline), PIPELINES_IN_FLIGHT, signal, send, receive);
-      return found;
     });
   }
 
@@ -195,6 +239,7 @@ export class RedisKvStore {
   }
 
   close(): Promise<void> {
+    this.#bulk.close();
     return this.#connection.close();
   }
 
@@ -248,14 +293,8 @@ export class RedisKvStore {
   }
 }
 
-/**
- * Each command's reply or error, in order. The commands of a batch are sent one by one (ioredis writes
- * each to the socket as it is issued, so they are pipelined all the same) rather than as an ioredis
- * pipeline, which copies all its commands into one buffer before writing it. Store SET of 96 blocks
- * of 384 KiB on loopback (3 runs each, load average under 1): 520-640 MB/s through pipelines,
- * 600-1,060 MB/s command by command; GET about the same (720-960 MB/s).
- */
-function settled(replies: Promise<unknown>[]): Promise<Replies> {
+/** Each command's reply or error, in order (commands on several connections answer independently). */
+function settled(replies: Promise<RespReply>[]): Promise<Replies> {
   return Promise.all(
     replies.map((reply) =>
       reply.then(
@@ -267,6 +306,46 @@ function settled(replies: Promise<unknown>[]): Promise<Replies> {
       ),
     ),
   );
+}
+
+/**
+ * The GET replies of one batch in one arena, taken when the first reply comes: value i at the sum
+ * of the sizes before it (each rounded up to 8, so payloads stay 4-byte aligned and decode as views).
+ * A reply of another length than a block of this store has gets a buffer of its own.
+ */
+class ValueSlots {
+  readonly #lengths: number[];
+  readonly #offsets: number[] = [];
+  readonly #bytes: number;
+  readonly #arenas: ReceiveArenas;
+  #memory: Buffer | undefined;
+
+  constructor(lengths: number[], arenas: ReceiveArenas) {
+    this.#lengths = lengths;
+    this.#arenas = arenas;
+    let at = 0;
+    for (const length of lengths) {
+      this.#offsets.push(at);
+      at += align8(length);
+    }
+    this.#bytes = at;
+  }
+
+  slot(index: number, length: number): Buffer | undefined {
+    if (length !== this.#lengths[index]) return undefined;
+    this.#memory ??= this.#arenas.take(this.#bytes);
+    const at = this.#offsets[index]!;
+    return this.#memory.subarray(at, at + length);
+  }
+
+  release(): void {
+    if (this.#memory !== undefined) this.#arenas.give(this.#memory);
+    this.#memory = undefined;
+  }
+}
+
+function align8(n: number): number {
+  return Math.ceil(n / 8) * 8;
 }
 
 function batches<T>(items: readonly T[], size: number): T[][] {

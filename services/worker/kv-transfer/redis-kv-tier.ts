@@ -15,13 +15,15 @@ export class RedisKvTier implements RemoteKvTier {
     return this.store.putBlocks(blocks);
   }
 
-  async getBlocks(blocks: RemoteBlockRef[]): Promise<(Float32Array | undefined)[]> {
-    const found = await this.store.getBlocks(blocks.map((b) => b.hash));
-    return found.map((block, i) => {
-      const want = blocks[i]!.tokens;
-      if (!block || block.tokens.length !== want.length) return undefined;
-      for (let t = 0; t < want.length; t++) if (block.tokens[t] !== want[t]) return undefined;
-      return block.data;
-    });
+  readBlocks(blocks: RemoteBlockRef[], use: (index: number, data: Float32Array) => void): Promise<void> {
+    return this.store.readBlocks(
+      blocks.map((b) => b.hash),
+      (i, block) => {
+        const want = blocks[i]!.tokens;
+        if (block.tokens.length !== want.length) return;
+        for (let t = 0; t < want.length; t++) if (block.tokens[t] !== want[t]) return;
+        use(i, block.data);
+      },
+    );
   }
 }

@@ -11,9 +11,9 @@ describe("KV transfer throughput helpers", () => {
     const store = await openTestStore(server.url);
     try {
       const raw = await measureRawRedis(server.url, 4096, 20);
-      const tuned = await measureRawRedis(server.url, 4096, 20, { connections: 3, pipeline: 4 });
+      const tuned = await measureRawRedis(server.url, 4096, 20, { connections: 3, pipeline: 4, rounds: 3 });
       const benchmark = await measureRedisBenchmark(server.url, 4096, 20, { rounds: 200 });
-      const through = await measureStore(store, testBlocks(store.format, 20));
+      const through = await measureStore(store, testBlocks(store.format, 20), 3);
       for (const t of [raw, tuned, benchmark, through])
         for (const figure of [t.setBytesPerS, t.getBytesPerS])
           assert.ok(Number.isFinite(figure) && figure > 0);
@@ -35,6 +35,7 @@ describe("raw Redis measurements refuse what they cannot do", () => {
   it("names the bad option", async () => {
     await assert.rejects(measureRawRedis("redis://127.0.0.1:1", 16, 4, { connections: 0 }), /connections: 0/);
     await assert.rejects(measureRawRedis("redis://127.0.0.1:1", 16, 4, { pipeline: 1.5 }), /pipeline: 1.5/);
+    await assert.rejects(measureRawRedis("redis://127.0.0.1:1", 16, 4, { rounds: 0 }), /rounds: 0/);
     await assert.rejects(measureRedisBenchmark("rediss://127.0.0.1:1", 16, 4), /url: rediss: /);
   });
 });

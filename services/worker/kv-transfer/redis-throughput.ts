@@ -23,6 +23,8 @@ export interface RawRedisOptions {
   connections?: number;
   /** Commands per pipeline on each connection (like redis-benchmark -P); all in one pipeline unless told. */
   pipeline?: number;
+  /** Times every value is SET (then GET): later rounds overwrite, as redis-benchmark's do. 1 unless told. */
+  rounds?: number;
 }
 
 /**
@@ -38,6 +40,9 @@ export async function measureRawRedis(
 ): Promise<Throughput> {
   const connections = options.connections ?? 1;
   const depth = options.pipeline ?? count;
+  const rounds = options.rounds ?? 1;
+  if (!Number.isInteger(rounds) || rounds < 1)
+    throw new RangeError(`rounds: ${rounds}, expected a positive integer`);
   if (!Number.isInteger(connections) || connections < 1)
     throw new RangeError(`connections: ${connections}, expected a positive integer`);
   if (!Number.isInteger(depth) || depth < 1)
@@ -50,14 +55,15 @@ export async function measureRawRedis(
   await Promise.all(clients.map((c) => c.connect()));
   const keys = Array.from({ length: count }, (_, i) => `tessera:bench:raw:${process.pid}:${i}`);
   const values = keys.map(() => randomFillSync(Buffer.allocUnsafe(valueBytes)));
-  const bytes = valueBytes * count;
+  const bytes = valueBytes * count * rounds;
   // Key i goes over connection i % connections, in pipelines of `depth` keys.
   const shares = clients.map((_, c) => keys.flatMap((_key, i) => (i % connections === c ? [i] : [])));
   const eachConnection = (run: (redis: Redis, indices: number[]) => Promise<void>) =>
     Promise.all(
       clients.map(async (redis, c) => {
         const share = shares[c]!;
-        for (let i = 0; i < share.length; i += depth) await run(redis, share.slice(i, i + depth));
+        for (let r = 0; r < rounds; r++)
+          for (let i = 0; i < share.length; i += depth) await run(redis, share.slice(i, i + depth));
       }),
     );
   try {
@@ -139,16 +145,29 @@ export async function measureRedisBenchmark(
   return { setBytesPerS: set * valueBytes, getBytesPerS: get * valueBytes };
 }
 
-/** The same figures through the store: putBlocks then getBlocks of `blocks` (payload bytes counted). */
-export async function measureStore(store: RedisKvStore, blocks: readonly KvBlockData[]): Promise<Throughput> {
-  const bytes = blocks.reduce((n, b) => n + b.data.byteLength, 0);
-  const setSeconds = await timed(() => store.putBlocks(blocks));
+/**
+ * The same figures through the store: putBlocks, then readBlocks (the read path the engine uses:
+ * every block verified and handed over in the store's reused memory) of `blocks`, `rounds` times
+ * each (later rounds overwrite, as redis-benchmark's do); payload bytes counted.
+ */
+export async function measureStore(
+  store: RedisKvStore,
+  blocks: readonly KvBlockData[],
+  rounds = 1,
+): Promise<Throughput> {
+  if (!Number.isInteger(rounds) || rounds < 1)
+    throw new RangeError(`rounds: ${rounds}, expected a positive integer`);
+  const bytes = blocks.reduce((n, b) => n + b.data.byteLength, 0) * rounds;
+  const hashes = blocks.map((b) => b.hash);
+  const setSeconds = await timed(async () => {
+    for (let r = 0; r < rounds; r++) await store.putBlocks(blocks);
+  });
   let found = 0;
   const getSeconds = await timed(async () => {
-    const got = await store.getBlocks(blocks.map((b) => b.hash));
-    found = got.filter((b) => b !== undefined).length;
+    for (let r = 0; r < rounds; r++) await store.readBlocks(hashes, () => found++);
   });
-  if (found !== blocks.length) throw new Error(`store GET returned ${found} of ${blocks.length} blocks`);
+  if (found !== blocks.length * rounds)
+    throw new Error(`store GET returned ${found} of ${blocks.length * rounds} blocks`);
   return { setBytesPerS: bytes / setSeconds, getBytesPerS: bytes / getSeconds };
 }
 
