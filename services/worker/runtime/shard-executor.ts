@@ -76,14 +76,13 @@ export function allocateShardPool(
  */
 export function sessionOptions(o: ExecutorOptions): ort.InferenceSession.SessionOptions {
   // Warnings (e.g. about the unused present K/V of GroupQueryAttention) would flood stderr per step.
-  // No CPU arena (issue 18): a step's activations are allocated and freed with it. The arena kept its
-  // largest steps' regions for good, grown by powers of two as batch and sequence shapes varied: on the
-  // base preset after 2 rounds of 64 concurrent streams (bench/suites/engine.ts, f), `tessera serve`
-  // held 1301 MiB with the arena and 1127-1132 MiB without (weights 336 MiB, KV pool 512 MiB).
+  // onnxruntime's CPU arena stays on (issue 18): it keeps the regions of the largest steps so far, grown
+  // by powers of two as batch and sequence shapes vary (about 150 MiB on the base preset after 2 rounds
+  // of 64 concurrent streams), but without it every step's activations are mapped and faulted in anew:
+  // a 64-sequence decode step took 114 -> 153 ms of CPU, and `tessera serve` rounds ran ~3x longer.
   const options: ort.InferenceSession.SessionOptions = {
     graphOptimizationLevel: "all",
     logSeverityLevel: 3,
-    enableCpuMemArena: false,
   };
   // A member of a larger group does not spin: between two runs it waits on its peers (an all-reduce,
   // the previous stage), and the spinning intra-op threads of its several sessions, and of the members
