@@ -4,7 +4,10 @@
 //   b. 16 concurrent requests vs the same 16 one at a time; 32-way continuous batching vs static
 //      batches of 32 (each batch runs until its longest request ends) on exponential output lengths;
 //   c. time to first token with a 1,000-token prefix cached vs cold;
-//   d. batch-1 decode vs the memory-bandwidth bound (read bandwidth ÷ weight bytes per token).
+//   d. batch-1 decode vs the memory-bandwidth bound (read bandwidth ÷ weight bytes per token);
+//   f. the resident set of a real `tessera serve` after load and after each of 10 rounds of 64
+//      concurrent gRPC streams (a third cancelled mid-stream) against the weights it holds plus its KV
+//      pool, as its "model loaded" log line reports them (issue 18; memory/serve-rounds.ts).
 import fs from "node:fs";
 import path from "node:path";
 import * as ort from "onnxruntime-node";
@@ -19,6 +22,7 @@ import { WeightStore } from "../../services/worker/model/weights.ts";
 import { BACKENDS } from "../../services/worker/runtime/attention-selection.ts";
 import { allocateShardPool, ShardExecutor } from "../../services/worker/runtime/shard-executor.ts";
 import { check, writeResult } from "../report.ts";
+import { type ServeRounds, serveRounds } from "./memory/serve-rounds.ts";
 import { samplerSpeed } from "./sampler-speed.ts";
 
 const MODEL_DIR = path.resolve(import.meta.dirname, "../../.tessera/bench/llama-base");
@@ -176,6 +180,46 @@ function weightBytesPerToken(): number {
   return elements * 4;
 }
 
+const MiB = 2 ** 20;
+const SERVE_ROUNDS = 10;
+
+/** The resident-set figures and checks of section f. */
+function serveMemory(r: ServeRounds) {
+  const expected = r.weightBytes + r.kvPoolBytes;
+  const last5 = r.afterRounds.slice(-5).map((m) => m.rss);
+  const spread = (Math.max(...last5) - Math.min(...last5)) / Math.min(...last5);
+  const figures = {
+    weightsHeldMiB: r.weightBytes / MiB,
+    kvPoolMiB: r.kvPoolBytes / MiB,
+    residentAfterLoadMiB: r.afterLoad.rss / MiB,
+    residentAfterRoundsMiB: r.afterRounds.map((m) => m.rss / MiB),
+    anonymousAfterRoundsMiB: r.afterRounds.map((m) => m.rssAnon / MiB),
+    fileBackedAfterRoundsMiB: r.afterRounds.map((m) => m.rssFile / MiB),
+    afterLoadOverWeightsAndKv: r.afterLoad.rss / expected,
+    afterRoundsOverWeightsAndKv: r.afterRounds.at(-1)!.rss / expected,
+    spreadOverLast5Rounds: spread,
+    streamsFinishedPerRound: r.finished,
+    streamsCancelledPerRound: r.cancelled,
+    roundSeconds: r.roundSeconds,
+  };
+  const checks = [
+    check(
+      "serve resident after load / (weights held + KV pool)",
+      figures.afterLoadOverWeightsAndKv,
+      "<=",
+      1.3,
+    ),
+    check(
+      `serve resident after ${r.afterRounds.length} rounds of 64 streams / (weights held + KV pool)`,
+      figures.afterRoundsOverWeightsAndKv,
+      "<=",
+      1.3,
+    ),
+    check("serve resident spread over the last 5 rounds", spread, "<=", 0.02),
+  ];
+  return { figures, checks };
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export async function run(): Promise<void> {
@@ -258,10 +302,14 @@ export async function run(): Promise<void> {
   // e. The sampler alone, per row at a 152k vocabulary.
   figures["samplerMsPerRowVocab152k"] = samplerSpeed();
 
+  // f. Resident memory of `tessera serve` under load, in a process of its own.
+  const memory = serveMemory(await serveRounds(MODEL_DIR, { rounds: SERVE_ROUNDS, streams: 64 }));
+  figures["serveMemory"] = memory.figures;
+
   writeResult({
     suite: "engine",
     description:
-      "Engine on the base preset (llama, 88M params, fp32, 2 threads): batch-1 decode vs a bare onnxruntime loop (best of 3 alternating rounds); 16 concurrent vs one at a time (32-token prompts, 64 tokens each); 64 requests with exponential output lengths (mean 64) continuously batched 32-wide vs static batches of 32 that run to their longest member (best of 2 alternating rounds); TTFT with a cached 1,000-token prefix vs cold (median of 3); batch-1 decode vs read bandwidth (fastest streaming read in onnxruntime) ÷ weight bytes per token; the sampler alone per row at a 151,936-token vocabulary by setting (best of 5 rounds of 50)",
+      'Engine on the base preset (llama, 88M params, fp32, 2 threads): batch-1 decode vs a bare onnxruntime loop (best of 3 alternating rounds); 16 concurrent vs one at a time (32-token prompts, 64 tokens each); 64 requests with exponential output lengths (mean 64) continuously batched 32-wide vs static batches of 32 that run to their longest member (best of 2 alternating rounds); TTFT with a cached 1,000-token prefix vs cold (median of 3); batch-1 decode vs read bandwidth (fastest streaming read in onnxruntime) ÷ weight bytes per token; the sampler alone per row at a 151,936-token vocabulary by setting (best of 5 rounds of 50); the resident set (VmRSS) of a `tessera serve` child process after load and after each of 10 rounds of 64 concurrent gRPC Generate streams (prompts of 8-256 tokens, 16-160 tokens out, temperature 0.8, a third cancelled after 1-12 tokens; read 1 s after each round) ÷ the weights its graph holds + its KV pool (from its "model loaded" log line), and its spread over the last 5 rounds',
     figures,
     checks: [
       check("engine batch-1 decode / bare loop", engineDecode / bare, ">=", 0.9),
@@ -274,6 +322,7 @@ export async function run(): Promise<void> {
       ),
       check("TTFT with 1,000-token prefix cached / cold", median(warm) / median(cold), "<=", 0.3),
       check("batch-1 decode / bandwidth bound", engineDecode / bound, ">=", 0.6),
+      ...memory.checks,
     ],
   });
 }

@@ -35,9 +35,14 @@ export interface Served {
 }
 
 /** Starts `tessera serve` on a free port and resolves once it logs the port it listens on. */
-export async function startServe(modelDir: string, args: string[] = []): Promise<Served> {
+export async function startServe(
+  modelDir: string,
+  args: string[] = [],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Served> {
   const child = spawn(process.execPath, [main, "serve", "--model", modelDir, "--port", "0", ...args], {
     cwd: root,
+    env,
     stdio: ["ignore", "ignore", "pipe"],
   });
   const exited = once(child, "exit").then(([code]) => code as number | null);

@@ -6,6 +6,7 @@ import { createLogger } from "../kernel/log.ts";
 import { loadServe, loadServeConfig, SERVE_FLAGS } from "../worker/index.ts";
 import { flagsGiven, mountFlags } from "./flag-options.ts";
 import { asFlagError } from "./flags.ts";
+import { execWithServeSettings } from "./serve-process.ts";
 
 export function serveCommand(): Command {
   const command = new Command("serve")
@@ -16,6 +17,8 @@ export function serveCommand(): Command {
         "(cancelled after --drain-timeout-ms), then the process exits 0.",
     );
   return mountFlags(command, SERVE_FLAGS).action(async (_flags: unknown, self: Command) => {
+    // Before anything is allocated: glibc and V8 read these settings at process start only.
+    execWithServeSettings();
     const serveConfigFromFlags = await loadServeConfig();
     const config = serveConfigFromFlags(flagsGiven(self, SERVE_FLAGS), process.env);
     if (config.error)

@@ -52,8 +52,15 @@ export function poolBlocks(
   model: { numLayers: number; numKvHeads: number; headDim: number; maxContext: number },
 ): number {
   if (config.kvCacheBlocks !== undefined) return config.kvCacheBlocks;
-  const bytesPerBlock = 2 * model.numLayers * config.blockSize * model.numKvHeads * model.headDim * 4;
-  const byBytes = Math.floor(config.kvCacheBytes / bytesPerBlock);
+  const byBytes = Math.floor(config.kvCacheBytes / kvBlockBytes(config, model));
   const enough = Math.ceil(model.maxContext / config.blockSize) * config.maxNumSeqs;
   return Math.max(1, Math.min(byBytes, enough));
+}
+
+/** Bytes of one KV block: keys and values (float32) of every layer and KV head for blockSize tokens. */
+export function kvBlockBytes(
+  config: Pick<EngineConfig, "blockSize">,
+  model: { numLayers: number; numKvHeads: number; headDim: number },
+): number {
+  return 2 * model.numLayers * config.blockSize * model.numKvHeads * model.headDim * 4;
 }

@@ -13,7 +13,13 @@ import { KvCacheManager } from "../kv/kv-cache-manager.ts";
 import { describeCheckpoint } from "../model/checkpoint.ts";
 import { type QuantOptions, quantizationLabel, servedRevision } from "../model/quantize-blocks.ts";
 import { ModelRunner, type ModelRunnerOptions } from "../runtime/model-runner.ts";
-import { type EngineConfig, type EngineConfigInput, parseEngineConfig, poolBlocks } from "./engine-config.ts";
+import {
+  type EngineConfig,
+  type EngineConfigInput,
+  kvBlockBytes,
+  parseEngineConfig,
+  poolBlocks,
+} from "./engine-config.ts";
 import { EngineCore } from "./engine-core.ts";
 import { EngineMetrics } from "./engine-metrics.ts";
 import { KvShare, splitBlocks } from "./kv-share.ts";
@@ -160,6 +166,10 @@ export class Engine {
         model: description,
         loadMs: Math.round(runner.loadMs),
         numBlocks,
+        // What the process is expected to hold: the weights as its graph holds them and the KV pool
+        // (bench/suites/engine.ts compares the resident set with their sum).
+        ...(runner.graphBytes !== undefined && { weightBytes: runner.graphBytes }),
+        kvPoolBytes: numBlocks * kvBlockBytes(config, model),
         virtualEngines: cores.length,
         attention: runner.attention,
         attentionTimingsMs: runner.attentionTimings,

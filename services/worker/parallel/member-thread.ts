@@ -14,6 +14,7 @@ import { type ShardSpec, shardProblem } from "../graph/shard-graph.ts";
 import { type Checkpoint, describeCheckpoint } from "../model/checkpoint.ts";
 import { WeightStore } from "../model/weights.ts";
 import { attentionBackend, type Selection, selectAttention } from "../runtime/attention-selection.ts";
+import { collectGarbage } from "../runtime/collect-garbage.ts";
 import { allocateShardPool, ShardExecutor } from "../runtime/shard-executor.ts";
 import { Coordinator } from "./coordinator.ts";
 import { groupSize } from "./group-layout.ts";
@@ -52,6 +53,8 @@ try {
   if (problem) throw new TesseraError(Code.INVALID_ARGUMENT, `shard: ${problem}`);
   const selected = await loadShard(checkpoint, spec);
   executor = selected.executor;
+  // The load's copies of the weights are garbage now; an idle thread might keep them for long.
+  collectGarbage();
   group = new ShardGroup({
     layout: layoutOf(o.placement),
     self: selfRank(o.placement),

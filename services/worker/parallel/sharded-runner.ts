@@ -22,6 +22,7 @@ export interface ShardedRunnerOptions extends ModelRunnerOptions {
 
 export class ShardedRunner implements ModelRunner {
   readonly loadMs: number;
+  readonly graphBytes: number;
   readonly attention: ModelRunner["attention"];
   readonly attentionTimings: ModelRunner["attentionTimings"];
   readonly attentionRejected: ModelRunner["attentionRejected"];
@@ -46,6 +47,7 @@ export class ShardedRunner implements ModelRunner {
     this.attentionRejected = ready.attentionRejected;
     this.graphBytes = ready.graphBytes;
     this.loadMs = loadMs;
+    this.graphBytes = ready.graphBytes;
     this.failed = member.failed;
   }
 

@@ -76,6 +76,10 @@ export function allocateShardPool(
  */
 export function sessionOptions(o: ExecutorOptions): ort.InferenceSession.SessionOptions {
   // Warnings (e.g. about the unused present K/V of GroupQueryAttention) would flood stderr per step.
+  // onnxruntime's CPU arena stays on (issue 18): it keeps the regions of the largest steps so far, grown
+  // by powers of two as batch and sequence shapes vary (about 150 MiB on the base preset after 2 rounds
+  // of 64 concurrent streams), but without it every step's activations are mapped and faulted in anew:
+  // a 64-sequence decode step took 114 -> 153 ms of CPU, and `tessera serve` rounds ran ~3x longer.
   const options: ort.InferenceSession.SessionOptions = {
     graphOptimizationLevel: "all",
     logSeverityLevel: 3,
