@@ -26,7 +26,6 @@ export class ShardedRunner implements ModelRunner {
   readonly attention: ModelRunner["attention"];
   readonly attentionTimings: ModelRunner["attentionTimings"];
   readonly attentionRejected: ModelRunner["attentionRejected"];
-  readonly graphBytes: number;
   /**
    * A group samples on its last stage, so that no logits travel. A group of one hands the logits to
    * the event loop (transferred, not copied), which samples: measured against sampling in the model
@@ -47,7 +46,6 @@ export class ShardedRunner implements ModelRunner {
     this.attentionRejected = ready.attentionRejected;
     this.graphBytes = ready.graphBytes;
     this.loadMs = loadMs;
-    this.graphBytes = ready.graphBytes;
     this.failed = member.failed;
   }
 

@@ -47,8 +47,6 @@ export interface StepResult {
 
 export interface ModelRunner {
   readonly loadMs: number;
-  /** Bytes of the serialized graph of the runner's own shard: its weights as held, plus a few KiB of nodes. */
-  readonly graphBytes?: number;
   readonly attention: AttentionBackendName;
   /** Milliseconds per timed step of each backend tried (empty when forced or not raced). */
   readonly attentionTimings: Partial<Record<AttentionBackendName, number>>;
