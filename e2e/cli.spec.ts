@@ -95,6 +95,11 @@ describe("tessera CLI (e2e)", () => {
     ["--max-tokens 0", ["--prompt", "a", "--max-tokens", "0"], /--max-tokens/],
     ["a negative --temperature", ["--prompt", "a", "--temperature", "-1"], /--temperature/],
     ["--top-p above 1", ["--prompt", "a", "--top-p", "1.5"], /--top-p/],
+    [
+      "--min-tokens above --max-tokens",
+      ["--prompt", "a", "--max-tokens", "4", "--min-tokens", "5"],
+      /--min-tokens/,
+    ],
     ["a word in --prompt-ids", ["--prompt-ids", "1,x,3"], /--prompt-ids/],
     ["an id outside the vocabulary", ["--prompt-ids", "1,99999999"], /--prompt-ids/],
     ["no prompt", [], /--prompt/],

@@ -221,6 +221,29 @@ describe("tessera router over OpenAI HTTP (e2e)", () => {
     assert.equal(greedy.usage?.completion_tokens, 12);
   });
 
+  it("honours min_tokens: the stop id greedy picks first is held back until min_tokens tokens came", async () => {
+    const prompt = "Once upon a time";
+    const first = await generate(grpc, {
+      prompt: { case: "text", value: prompt },
+      sampling: { maxTokens: 1, temperature: 0 },
+    });
+    const stopId = first.messages.flatMap((m) => m.tokens)[0]!.tokenId;
+    const params = { model: "tiny-llama", prompt, max_tokens: 12, temperature: 0, stop_token_ids: [stopId] };
+    const stopped = await openai.completions.create(params as never);
+    assert.equal(stopped.usage?.completion_tokens, 1, "greedy's first token is the stop id");
+    assert.equal(stopped.choices[0]?.finish_reason, "stop");
+    const held = await openai.completions.create({ ...params, min_tokens: 6 } as never);
+    assert.ok((held.usage?.completion_tokens ?? 0) >= 6, `${held.usage?.completion_tokens} tokens`);
+    await assert.rejects(
+      openai.completions.create({ ...params, min_tokens: 13 } as never),
+      (err: unknown) => {
+        assert.ok(err instanceof OpenAI.BadRequestError);
+        assert.equal(err.param, "min_tokens");
+        return true;
+      },
+    );
+  });
+
   it("raises the SDK's typed errors: 400 naming the parameter, 404 for an unknown model", async () => {
     await assert.rejects(
       openai.completions.create({ model: "tiny-llama", prompt: "x", temperature: 5 }),

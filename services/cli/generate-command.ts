@@ -21,6 +21,7 @@ interface GenerateFlags {
   seed?: bigint;
   stop?: string[];
   ignoreEos?: boolean;
+  minTokens: number;
   threads?: number;
   json?: boolean;
 }
@@ -48,6 +49,7 @@ const FLAG_OF_FIELD: Record<string, string> = {
   frequency_penalty: "--frequency-penalty",
   seed: "--seed",
   stop: "--stop",
+  min_tokens: "--min-tokens",
 };
 
 export function generateCommand(): Command {
@@ -86,6 +88,12 @@ export function generateCommand(): Command {
     .option("--seed <s>", "random seed (same seed, same output)", seedFlag)
     .option("--stop <str...>", "stop before any of these strings (--stop a b, or --stop a --stop b)")
     .option("--ignore-eos", "keep generating past the model's eos tokens")
+    .option(
+      "--min-tokens <n>",
+      "hold the eos tokens back until n tokens were generated, 0..max-tokens; 0 = off",
+      integerFlag,
+      0,
+    )
     .option("--threads <n>", "engine threads (default: one per core)", positiveIntegerFlag)
     .option(
       "--json",
@@ -141,6 +149,7 @@ function samplingFromFlags(flags: GenerateFlags): RawSamplingParams {
     seed: flags.seed,
     stop: flags.stop ?? [],
     ignoreEos: flags.ignoreEos ?? false,
+    minTokens: flags.minTokens,
   };
 }
 

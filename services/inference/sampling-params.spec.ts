@@ -29,6 +29,7 @@ describe("parseSamplingParams", () => {
       stop: [],
       stopTokenIds: [],
       ignoreEos: false,
+      minTokens: 0,
       logprobs: 0,
     };
     assert.deepEqual(parseSamplingParams({}, limits).value, expected);
@@ -43,6 +44,7 @@ describe("parseSamplingParams", () => {
       frequencyPenalty: 0,
       stop: [],
       stopTokenIds: [],
+      minTokens: 0,
       logprobs: 0,
     };
     assert.deepEqual(parseSamplingParams(zeros, limits).value, expected);
@@ -63,6 +65,7 @@ describe("parseSamplingParams", () => {
         stop: ["\n\n", "User:"],
         stopTokenIds: [2, 31_999, 2],
         ignoreEos: true,
+        minTokens: 7,
         logprobs: 20,
       },
       limits,
@@ -80,6 +83,7 @@ describe("parseSamplingParams", () => {
       stop: ["\n\n", "User:"],
       stopTokenIds: [2, 31_999],
       ignoreEos: true,
+      minTokens: 7,
       logprobs: 20,
     });
   });
@@ -179,6 +183,17 @@ describe("parseSamplingParams", () => {
     assert.ok(parseSamplingParams({ stop: Array.from({ length: 16 }, (_, i) => `s${i}`) }, limits).value);
     assert.match(errorOf({ stop: ["x".repeat(257)] }), /^stop: entry 0 is longer than 256/);
     assert.equal(errorOf({ stop: ["\uD83D"] }), "stop: entry 0 is not valid Unicode");
+  });
+
+  it("accepts min_tokens from 0 up to max_tokens (the default one when unset) and refuses the rest", () => {
+    assert.equal(parseSamplingParams({}, limits).value?.minTokens, 0);
+    assert.equal(parseSamplingParams({ maxTokens: 8, minTokens: 8 }, limits).value?.minTokens, 8);
+    assert.equal(parseSamplingParams({ minTokens: 16 }, limits).value?.minTokens, 16);
+    assert.equal(errorOf({ maxTokens: 8, minTokens: 9 }), "min_tokens: must be <= max_tokens (8)");
+    assert.equal(errorOf({ minTokens: 17 }), "min_tokens: must be <= max_tokens (16)");
+    assert.equal(errorOf({ minTokens: -1 }), "min_tokens: must be >= 0");
+    assert.equal(errorOf({ minTokens: 1.5 }), "min_tokens: must be an integer");
+    assert.equal(errorOf({ minTokens: Number.NaN }), "min_tokens: must be a finite number");
   });
 
   it("rejects stop_token_ids outside the vocabulary", () => {

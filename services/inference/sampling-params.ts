@@ -5,7 +5,8 @@
 // else the front door's (the OpenAI API's temperature 1), else the neutral value. Set, zero means "off" as
 // the proto says: temperature 0 -> greedy, top_p 0 -> 1 (off), top_k 0 -> off, min_p 0 -> off,
 // repetition_penalty 0 -> 1 (off). The other fields are plain proto3 scalars, where unset reads as zero:
-// max_tokens 0 -> the default (16), logprobs 0 -> none, presence_penalty / frequency_penalty 0 -> off.
+// max_tokens 0 -> the default (16), logprobs 0 -> none, presence_penalty / frequency_penalty 0 -> off,
+// min_tokens 0 -> off (it must not exceed max_tokens, the default one when max_tokens is 0).
 // Errors name the field as the API spells it (snake_case).
 import { type Result, TesseraError } from "../kernel/errors.ts";
 import type { SamplingParams } from "./types.ts";
@@ -33,6 +34,7 @@ export interface RawSamplingParams {
   stop?: readonly string[] | undefined;
   stopTokenIds?: readonly number[] | undefined;
   ignoreEos?: boolean | undefined;
+  minTokens?: number | undefined;
   logprobs?: number | undefined;
 }
 
@@ -102,6 +104,7 @@ export function greedySampling(overrides: Partial<SamplingParams> = {}): Samplin
     stop: [],
     stopTokenIds: [],
     ignoreEos: false,
+    minTokens: 0,
     logprobs: 0,
     ...overrides,
   };
@@ -203,9 +206,18 @@ export function parseSamplingParams(
   const ignoreEos = raw.ignoreEos ?? false;
   if (typeof ignoreEos !== "boolean") return invalid("ignore_eos", "must be a boolean");
 
+  const effectiveMaxTokens = maxTokens === 0 ? DEFAULT_MAX_TOKENS : maxTokens;
+  const minTokens = raw.minTokens ?? 0;
+  const minTokensProblem = notNumber(minTokens, true);
+  if (minTokensProblem) return invalid("min_tokens", minTokensProblem);
+  if (minTokens < 0) return invalid("min_tokens", "must be >= 0");
+  if (minTokens > effectiveMaxTokens) {
+    return invalid("min_tokens", `must be <= max_tokens (${effectiveMaxTokens})`);
+  }
+
   return {
     value: {
-      maxTokens: maxTokens === 0 ? DEFAULT_MAX_TOKENS : maxTokens,
+      maxTokens: effectiveMaxTokens,
       temperature,
       topP: topP === 0 ? 1 : topP,
       topK,
@@ -217,6 +229,7 @@ export function parseSamplingParams(
       stop,
       stopTokenIds,
       ignoreEos,
+      minTokens,
       logprobs,
     },
   };

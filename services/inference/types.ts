@@ -30,6 +30,11 @@ export interface SamplingParams {
   stopTokenIds: number[];
   /** Do not stop on the model's eos ids. */
   ignoreEos: boolean;
+  /**
+   * In 0..maxTokens: until this many tokens were generated, the eos ids (unless ignoreEos) and
+   * stopTokenIds are held back (never sampled); 0 = off. Stop strings are not affected.
+   */
+  minTokens: number;
   /** Number of top alternatives returned per token, 0..20. */
   logprobs: number;
 }

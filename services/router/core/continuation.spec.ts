@@ -43,6 +43,17 @@ describe("Continuation", () => {
     assert.deepEqual(rest.kv, { expectedRemoteBlocks: Math.floor(prompt.length / 16), awaitWrites: false });
   });
 
+  it("counts min_tokens over the whole request: the prefill holds back its one token, later segments the rest", () => {
+    const c = continuation({ maxTokens: 6, minTokens: 4 });
+    assert.equal(c.segment("prefill").sampling.minTokens, 1);
+    c.accept(tokens(output[0]!), "prefill");
+    c.accept(finish(FinishReason.LENGTH), "prefill");
+    assert.equal(c.segment("continue").sampling.minTokens, 3);
+    c.accept(tokens(output[1]!, output[2]!, output[3]!), "continue");
+    assert.equal(c.segment("continue").sampling.minTokens, 0, "reached: nothing left to hold back");
+    assert.equal(continuation({ maxTokens: 6 }).segment("prefill").sampling.minTokens, 0);
+  });
+
   it("ends with the usage of the original prompt and every token streamed, across segments", () => {
     const c = continuation({ maxTokens: 4 });
     const events = [

@@ -92,7 +92,7 @@ export class Continuation {
       case "prefill":
         return {
           promptIds,
-          sampling: { ...sampling, maxTokens: 1 },
+          sampling: { ...sampling, maxTokens: 1, minTokens: Math.min(sampling.minTokens, 1) },
           kv: { expectedRemoteBlocks: 0, awaitWrites: sampling.maxTokens > 1 },
         };
       case "continue":
@@ -100,7 +100,13 @@ export class Continuation {
         // when the tier has them, but are not required: the last of them may not have landed.
         return {
           promptIds: [...promptIds, ...this.generated],
-          sampling: { ...sampling, maxTokens: sampling.maxTokens - this.generated.length },
+          // max_tokens and min_tokens count the tokens of the whole request: those already streamed are
+          // part of this segment's prompt.
+          sampling: {
+            ...sampling,
+            maxTokens: sampling.maxTokens - this.generated.length,
+            minTokens: Math.max(0, sampling.minTokens - this.generated.length),
+          },
           kv: { expectedRemoteBlocks: this.#expectedBlocks, awaitWrites: false },
         };
       default:

@@ -24,7 +24,9 @@ describe("OpenAI request bodies", () => {
     assert.equal(unknown?.message, "use_beam_search: not a parameter of /v1/completions that Tessera knows");
     const chat = parseChatRequest({ messages: [{ role: "user", content: "Hi" }], guided_json: {} }).error;
     assert.equal(chat?.message, "guided_json: not a parameter of /v1/chat/completions that Tessera knows");
-    assert.match(parseCompletionRequest({ prompt: "Hi", min_tokens: 3 }).error!.message, /^min_tokens: /);
+    for (const bad of [-1, 1.5, "3"]) {
+      assert.match(parseCompletionRequest({ prompt: "Hi", min_tokens: bad }).error!.message, /^min_tokens: /);
+    }
     assert.match(
       parseCompletionRequest({ prompt: "Hi", logit_bias: { "5": 1 } }).error!.message,
       /^logit_bias: /,
@@ -57,6 +59,7 @@ describe("OpenAI request bodies", () => {
       temperature: 0,
       top_k: -1,
       ignore_eos: true,
+      min_tokens: 4,
       logprobs: 2,
       stream: true,
       stream_options: { include_usage: true },
@@ -65,6 +68,7 @@ describe("OpenAI request bodies", () => {
     assert.equal(parsed.sampling.temperature, 0);
     assert.equal(parsed.sampling.topK, 0, "top_k -1 is off");
     assert.equal(parsed.sampling.ignoreEos, true);
+    assert.equal(parsed.sampling.minTokens, 4);
     assert.equal(parsed.sampling.logprobs, 2);
     assert.equal(parsed.logprobs, 2);
     assert.deepEqual([parsed.stream, parsed.includeUsage], [true, true]);

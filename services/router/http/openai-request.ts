@@ -7,9 +7,9 @@
 // A sampling field the body leaves out (or null) stays unset, so it takes the model's default (its
 // generation_config.json, as vLLM does), else OpenAI's (OPENAI_SAMPLING_DEFAULTS: temperature 1;
 // max_tokens 16; the rest off); vLLM's extra fields (top_k, min_p, repetition_penalty, ignore_eos,
-// stop_token_ids, skip_special_tokens; for chat add_generation_prompt, continue_final_message,
-// chat_template_kwargs and chat_template naming one of the model's own templates) are honoured;
-// min_tokens is accepted only as 0 (off) until the engine can hold eos back.
+// stop_token_ids, min_tokens, skip_special_tokens; for chat add_generation_prompt,
+// continue_final_message, chat_template_kwargs and chat_template naming one of the model's own templates)
+// are honoured. min_tokens must not exceed max_tokens (16 when the body leaves it out, as OpenAI's).
 import { z } from "zod";
 import type { RawSamplingParams, SamplingDefaults } from "../../inference/sampling-params.ts";
 import { type Result, TesseraError } from "../../kernel/errors.ts";
@@ -38,7 +38,7 @@ const common = {
   stream: nullable(z.boolean()),
   stream_options: nullable(z.looseObject({ include_usage: nullable(z.boolean()) })),
   skip_special_tokens: nullable(z.boolean()),
-  min_tokens: nullable(z.literal(0, "only 0 is supported (the engine cannot hold eos back yet)")),
+  min_tokens: nullable(z.int().min(0)),
   logit_bias: nullable(
     z
       .record(z.string(), z.number())
@@ -131,6 +131,7 @@ function sampling(
     stop: typeof body.stop === "string" ? [body.stop] : body.stop,
     stopTokenIds: body.stop_token_ids,
     ignoreEos: body.ignore_eos,
+    minTokens: body.min_tokens,
     logprobs: logprobs ?? 0,
   };
 }

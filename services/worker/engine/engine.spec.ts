@@ -143,6 +143,19 @@ describe("Engine requests", () => {
     assert.deepEqual(got.ids, full.ids.slice(0, full.ids.indexOf(full.ids[3]!) + 1));
   });
 
+  it("holds a stop token id back until min_tokens tokens were generated", async () => {
+    const full = await collect(engine.generate(request(prompt, { ignoreEos: true })));
+    const stopId = full.ids[3]!;
+    const first = full.ids.indexOf(stopId);
+    const got = await collect(
+      engine.generate(request(prompt, { stopTokenIds: [stopId], minTokens: first + 4, ignoreEos: true })),
+    );
+    assert.ok(got.ids.length >= first + 4, `${got.ids.length} tokens`);
+    assert.deepEqual(got.ids.slice(0, first), full.ids.slice(0, first));
+    assert.ok(!got.ids.slice(0, first + 4).includes(stopId), "no stop id before min_tokens");
+    assert.equal(got.reason === "stop", got.ids.at(-1) === stopId);
+  });
+
   it("ends a cancelled request within one step", async () => {
     const controller = new AbortController();
     const got: number[] = [];
@@ -226,5 +239,32 @@ describe("Engine on a bfloat16 checkpoint", () => {
     assert.equal(wide.dtype, "float32");
     assert.equal(kept.ids.length, 12);
     assert.deepEqual(wide.ids, kept.ids);
+  });
+});
+
+describe("Engine min_tokens", () => {
+  // tiny-mixtral's greedy output for this prompt ends on eos after 6 tokens.
+  const model = "tiny-mixtral";
+  const reference = referenceCases(model)[1]!;
+  let engine: Engine;
+  before(async () => {
+    engine = await Engine.load(path.join(REFERENCE_DIR, model), { threads: 1 });
+  });
+  after(() => engine.close());
+
+  it("generates at least min_tokens tokens where greedy decoding would stop on eos earlier", async () => {
+    const plain = await collect(engine.generate(request(reference.prompt_ids)));
+    const eos = plain.ids.at(-1)!;
+    assert.equal(plain.reason, "stop");
+    assert.ok(engine.eosTokenIds.includes(eos) && plain.ids.length < 10, `${plain.ids}`);
+    const got = await collect(engine.generate(request(reference.prompt_ids, { minTokens: 10 })));
+    assert.ok(got.ids.length >= 10, `${got.ids.length} tokens`);
+    assert.deepEqual(got.ids.slice(0, plain.ids.length - 1), plain.ids.slice(0, -1));
+    assert.ok(
+      !got.ids.slice(0, 10).some((id) => engine.eosTokenIds.includes(id)),
+      "no eos before min_tokens",
+    );
+    const last = got.events.at(-1)!;
+    assert.equal(last.type === "finish" && last.usage.completionTokens, got.ids.length);
   });
 });

@@ -202,6 +202,7 @@ export class Engine {
       priority: request.priority ?? 0,
       promptIds: request.promptIds,
       sampling: request.sampling,
+      eosTokenIds: this.eosTokenIds,
       text: this.tokenizer.textStream(),
       deadline: request.deadline,
       now: Date.now(),

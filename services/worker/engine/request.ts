@@ -72,6 +72,8 @@ export class EngineRequest {
     priority: number;
     promptIds: readonly number[];
     sampling: SamplingParams;
+    /** The model's eos ids, held back with the stop ids until min_tokens tokens were generated. */
+    eosTokenIds: readonly number[];
     text: TextStream;
     deadline: number | undefined;
     now: number;
@@ -84,7 +86,10 @@ export class EngineRequest {
     this.promptLength = init.promptIds.length;
     this.tokens = [...init.promptIds];
     this.sampling = init.sampling;
-    this.sampler = new Sampler(init.sampling);
+    this.sampler = new Sampler(init.sampling, {
+      eosTokenIds: init.eosTokenIds,
+      promptLength: init.promptIds.length,
+    });
     this.history = this.sampler.usesHistory ? new TokenHistory(init.promptIds) : undefined;
     this.stops = new StopStringMatcher(init.sampling.stop);
     this.text = init.text;

@@ -46,7 +46,16 @@ describe("frame codec", () => {
 
   it("carries each row's sampling to the last stage, and its sampled token back, exactly", () => {
     const sampler = new Sampler(
-      greedySampling({ temperature: 0.7, topK: 9, seed: 3n, repetitionPenalty: 1.1, logprobs: 2 }),
+      greedySampling({
+        temperature: 0.7,
+        topK: 9,
+        seed: 3n,
+        repetitionPenalty: 1.1,
+        logprobs: 2,
+        minTokens: 2,
+        stopTokenIds: [11],
+      }),
+      { eosTokenIds: [2], promptLength: 3 },
     );
     const history = new TokenHistory([5, 6, 6]);
     history.append(9);
@@ -64,6 +73,11 @@ describe("frame codec", () => {
     if (back.kind.case !== "tokens") return;
     assert.deepEqual(sequencesFromWire(back.kind.value.batch!.sequences), seqs);
     assert.equal(sequencesToWire(seqs, false)[0]!.sampling, undefined);
+    assert.deepEqual(
+      [...seqs[0]!.sampling.heldBackIds],
+      [11, 2],
+      "min_tokens not reached: eos and stop ids held",
+    );
 
     const rows = sampleRows(
       Float32Array.from({ length: 16 }, (_, i) => Math.sin(i)),

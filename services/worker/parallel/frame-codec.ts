@@ -52,6 +52,7 @@ function rowSamplingToWire(r: RowSampling): Omit<WireRowSampling, "$typeName"> {
     frequency: r.frequency,
     penaltyIds: Array.from(r.penaltyIds),
     penaltyCounts: Array.from(r.penaltyCounts),
+    heldBackIds: Array.from(r.heldBackIds),
   };
 }
 
@@ -68,6 +69,7 @@ function rowSamplingFromWire(w: WireRowSampling): RowSampling {
     frequency: w.frequency,
     penaltyIds: Int32Array.from(w.penaltyIds),
     penaltyCounts: Int32Array.from(w.penaltyCounts),
+    heldBackIds: Int32Array.from(w.heldBackIds),
   };
 }
 

@@ -84,14 +84,20 @@ async function trace(runner: ModelRunner): Promise<Float32Array[]> {
   return out;
 }
 
-/** Two requests' samplers: greedy with a repetition penalty, and seeded top-p sampling with a frequency penalty. */
+/** Ids the greedy request holds back (min_tokens 8 with these stop ids): its picks must avoid them. */
+const HELD = Array.from({ length: 128 }, (_, id) => id);
+
+/**
+ * Two requests' samplers: greedy with a repetition penalty and min_tokens holding HELD back, and seeded
+ * top-p sampling with a frequency penalty.
+ */
 function samplers(): { sampler: Sampler; history: TokenHistory }[] {
   const prompts = [
     [1, 20, 33, 47, 5, 61, 7, 80, 9],
     [100, 11, 120, 13, 140, 15],
   ];
   const params = [
-    greedySampling({ maxTokens: 8, logprobs: 5, repetitionPenalty: 1.3 }),
+    greedySampling({ maxTokens: 8, logprobs: 5, repetitionPenalty: 1.3, minTokens: 8, stopTokenIds: HELD }),
     greedySampling({
       maxTokens: 8,
       temperature: 0.8,
@@ -101,7 +107,10 @@ function samplers(): { sampler: Sampler; history: TokenHistory }[] {
       logprobs: 3,
     }),
   ];
-  return params.map((p, i) => ({ sampler: new Sampler(p), history: new TokenHistory(prompts[i]!) }));
+  return params.map((p, i) => ({
+    sampler: new Sampler(p, { promptLength: prompts[i]!.length }),
+    history: new TokenHistory(prompts[i]!),
+  }));
 }
 
 /**
@@ -177,6 +186,7 @@ describe("ShardedRunner (in-process group over gRPC)", () => {
         // The last stage samples: the same tokens as sampling the single process's logits here,
         // logprobs within 1e-4 (seeded draws and penalties travel with the rows).
         const sampled = await sampledTrace(runner);
+        for (const rows of sampled) assert.ok(!HELD.includes(rows[0]!.tokenId), "min_tokens holds HELD back");
         for (const [step, rows] of sampled.entries())
           for (const [r, t] of rows.entries()) {
             const want = expectedTokens[step]![r]!;

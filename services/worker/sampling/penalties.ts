@@ -189,12 +189,17 @@ export class PenaltyScratch {
   raw = new Float32Array(0);
   penalized = new Float32Array(0);
 
+  /** Makes room for `n` entries, keeping those already written. */
   reserve(n: number): void {
     if (this.ids.length >= n) return;
     const size = Math.max(n, 2 * this.ids.length, 64);
+    const { ids, raw, penalized } = this;
     this.ids = new Int32Array(size);
     this.raw = new Float32Array(size);
     this.penalized = new Float32Array(size);
+    this.ids.set(ids);
+    this.raw.set(raw);
+    this.penalized.set(penalized);
   }
 }
 

@@ -470,11 +470,14 @@ describe("sampleRow (sampling where the logits are)", () => {
         presencePenalty: pick([0, 0.5]),
         frequencyPenalty: pick([0, -0.4, 0.7]),
         logprobs: pick([0, 3]),
+        minTokens: pick([0, 4]),
+        stopTokenIds: pick([[], [7, 9]]),
         seed: BigInt(trial),
       });
-      const here = new Sampler(p);
-      const there = new Sampler(p);
       const prompt = [3, 9, 9, 27, 81];
+      const context = { eosTokenIds: [1, 9], promptLength: prompt.length };
+      const here = new Sampler(p, context);
+      const there = new Sampler(p, context);
       const historyHere = here.usesHistory ? new TokenHistory(prompt) : undefined;
       const historyThere = there.usesHistory ? new TokenHistory(prompt) : undefined;
       for (let step = 0; step < 8; step++) {
@@ -500,5 +503,84 @@ describe("sampleRow (sampling where the logits are)", () => {
     assert.deepEqual([...withRepetition.penaltyIds], [4, 6, 8]);
     assert.deepEqual([...withRepetition.penaltyCounts], [0, 1, 2]);
     assert.ok(withRepetition.draw > 0 && withRepetition.draw < 1);
+  });
+});
+
+describe("Sampler min_tokens", () => {
+  const EOS = 2;
+  const STOP = 5;
+  const prompt = [7, 8, 9];
+  // eos is the argmax, the stop id the runner-up, 11 the best of the rest.
+  const logits = Float32Array.from({ length: 16 }, (_, id) =>
+    id === EOS ? 9 : id === STOP ? 8 : id === 11 ? 3 : -id / 8,
+  );
+  const context = { eosTokenIds: [EOS], promptLength: prompt.length };
+
+  it("holds eos and stop ids back for the first min_tokens tokens (greedy), then lets eos through", () => {
+    const sampler = new Sampler(greedySampling({ minTokens: 5, stopTokenIds: [STOP] }), context);
+    const picks = Array.from({ length: 7 }, (_, i) => sampler.sample(logits, prompt.length + i).tokenId);
+    assert.deepEqual(picks, [11, 11, 11, 11, 11, EOS, EOS]);
+    const off = new Sampler(greedySampling({ stopTokenIds: [STOP] }), context);
+    assert.equal(off.sample(logits, prompt.length).tokenId, EOS, "min_tokens 0 holds nothing back");
+  });
+
+  it("with ignore_eos holds back only the stop ids", () => {
+    const sampler = new Sampler(
+      greedySampling({ minTokens: 3, stopTokenIds: [EOS + 1, STOP], ignoreEos: true }),
+      context,
+    );
+    assert.equal(sampler.sample(logits, prompt.length).tokenId, EOS);
+    const noEos = logits.slice();
+    noEos[EOS] = -10;
+    assert.equal(sampler.sample(noEos, prompt.length).tokenId, 11, "the stop id stays held back");
+  });
+
+  it("never samples a held-back id, reports raw logprobs and leaves the logits as they were", () => {
+    const sampler = new Sampler(
+      params({ temperature: 1.5, minTokens: 2, stopTokenIds: [STOP], logprobs: 3, presencePenalty: 1 }),
+      context,
+    );
+    const history = historyOf(prompt, []);
+    const before = logits.slice();
+    const { logSumExp } = logitStats(logits);
+    for (let i = 0; i < 200; i++) {
+      const token = sampler.sample(logits, prompt.length + (i % 2), history);
+      assert.notEqual(token.tokenId, EOS);
+      assert.notEqual(token.tokenId, STOP);
+      assert.ok(Math.abs(token.logprob - (logits[token.tokenId]! - logSumExp)) < 1e-9);
+      assert.deepEqual(
+        token.top.map((t) => t.tokenId),
+        [EOS, STOP, 11],
+        "alternatives are those of the raw logits",
+      );
+    }
+    assert.deepEqual(logits, before);
+  });
+
+  it("holds back ids that a penalty also touches, beside a history of many distinct ids", () => {
+    const wide = randomLogits(300, 9n);
+    const many = Array.from({ length: 150 }, (_, i) => i * 2); // the even ids
+    wide[4] = 50; // an even id (penalized by repetition) that is also an eos id
+    wide[151] = 40; // an odd id, untouched by the penalty, that is a stop id
+    const sampler = new Sampler(
+      greedySampling({ minTokens: 1, repetitionPenalty: 1.5, stopTokenIds: [151] }),
+      { eosTokenIds: [4, 299], promptLength: many.length },
+    );
+    const token = sampler.sample(wide, many.length, historyOf(many, []));
+    const expected = new Sampler(greedySampling({ repetitionPenalty: 1.5 })).sample(
+      Float32Array.from(wide, (v, id) => (id === 4 || id === 151 || id === 299 ? -Infinity : v)),
+      many.length,
+      historyOf(many, []),
+    );
+    assert.equal(token.tokenId, expected.tokenId);
+    assert.ok(![4, 151, 299].includes(token.tokenId));
+  });
+
+  it("lists the held-back ids in a row only before min_tokens, and needs the prompt length", () => {
+    const sampler = new Sampler(greedySampling({ minTokens: 2, stopTokenIds: [STOP, EOS] }), context);
+    assert.deepEqual([...sampler.prepare(prompt.length + 1).heldBackIds], [STOP, EOS]);
+    assert.deepEqual([...sampler.prepare(prompt.length + 2).heldBackIds], []);
+    assert.equal(sampleRow(logits.slice(), sampler.prepare(prompt.length)).tokenId, 11);
+    assert.throws(() => new Sampler(greedySampling({ minTokens: 1 })), /prompt length/);
   });
 });

@@ -5,7 +5,8 @@
 // worker, split between a prefill and a decode worker, resumed on another worker after a failure,
 // or sampled by a parallel group's last stage.
 //
-// Order (that of vLLM's v1 sampler): penalties on the raw logits (penalties.ts) -> greedy argmax, or
+// Order (that of vLLM's v1 sampler): penalties on the raw logits (penalties.ts) and, while min_tokens is
+// not reached, the eos and stop ids held back (-Infinity, held-back.ts) -> greedy argmax, or
 // temperature -> min_p -> top_k -> top_p -> draw. min_p keeps the tokens whose tempered probability
 // is >= min_p times the largest one; it commutes with top_k, and top_p then takes its nucleus of the
 // mass that min_p and top_k left (renormalised).
@@ -27,6 +28,7 @@ import { MAX_PENALTY } from "../../inference/sampling-params.ts";
 import type { GeneratedToken, SamplingParams, TokenLogprob } from "../../inference/types.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import { expNonPositive } from "./fast-exp.ts";
+import { heldBackIds, holdBack } from "./held-back.ts";
 import { selectNucleus } from "./nucleus.ts";
 import {
   collectListed,
@@ -118,21 +120,33 @@ export interface RowSampling extends Knobs, Penalties {
   penaltyIds: Int32Array;
   /** How often each of penaltyIds was generated (0: in the prompt only). */
   penaltyCounts: Int32Array;
+  /** Ids that cannot be picked at this position (eos and stop ids before min_tokens); usually empty. */
+  heldBackIds: Int32Array;
 }
 
 /** Picks the token of one row from a RowSampling (made by Sampler.prepare, here or in another process). */
 export function sampleRow(logits: Float32Array, row: RowSampling): GeneratedToken {
-  const touched =
+  let touched =
     row.penaltyIds.length > 0
       ? collectListed(logits, { ids: row.penaltyIds, counts: row.penaltyCounts }, row, penaltyScratch)
       : 0;
+  if (row.heldBackIds.length > 0) touched = holdBack(logits, row.heldBackIds, penaltyScratch, touched);
   return sampleKnobs(logits, row, row.draw, touched);
+}
+
+/** What a Sampler needs beside the request's parameters when min_tokens is on. */
+export interface SamplerContext {
+  /** The model's eos ids (held back with stop_token_ids until min_tokens tokens were generated). */
+  eosTokenIds?: readonly number[] | undefined;
+  /** The request's prompt length: the token at position p is its (p - promptLength)-th generated one. */
+  promptLength?: number | undefined;
 }
 
 /**
  * Samples the tokens of one request. Create one per request, from parameters checked by
- * parseSamplingParams. When `usesHistory` is true (a penalty is on), pass the request's TokenHistory
- * to every `sample` (or `prepare`) call and append each generated token to it.
+ * parseSamplingParams (and, with min_tokens, the model's eos ids and the prompt length). When
+ * `usesHistory` is true (a penalty is on), pass the request's TokenHistory to every `sample` (or
+ * `prepare`) call and append each generated token to it.
  */
 export class Sampler {
   readonly params: SamplingParams;
@@ -145,8 +159,11 @@ export class Sampler {
   readonly #penalties: Penalties;
   /** Whether a token takes a draw: when the temperature is in use, else never. */
   readonly #draws: boolean;
+  /** Ids held back before position #holdUntil (empty when min_tokens is off). */
+  readonly #heldBack: Int32Array;
+  readonly #holdUntil: number;
 
-  constructor(params: SamplingParams) {
+  constructor(params: SamplingParams, context: SamplerContext = {}) {
     const { temperature, topP, topK, logprobs } = params;
     // Missing (undefined) min_p and penalties are read as off: SamplingParams literals written before
     // those fields existed keep working at run time.
@@ -172,6 +189,15 @@ export class Sampler {
     if (!(Number.isInteger(logprobs) && logprobs >= 0)) {
       throw TesseraError.invalidArgument("logprobs", "must be >= 0");
     }
+    const minTokens = params.minTokens ?? 0;
+    if (!(Number.isInteger(minTokens) && minTokens >= 0)) {
+      throw TesseraError.invalidArgument("min_tokens", "must be an integer >= 0");
+    }
+    if (minTokens > 0 && context.promptLength === undefined) {
+      throw new TesseraError(Code.INTERNAL, "sampler: min_tokens needs the request's prompt length");
+    }
+    this.#heldBack = heldBackIds(params, context.eosTokenIds ?? []);
+    this.#holdUntil = (context.promptLength ?? 0) + minTokens;
     this.params = params;
     this.#knobs = { temperature, topK, topP, minP, logprobs };
     this.#penalties = { repetition, presence, frequency };
@@ -189,9 +215,11 @@ export class Sampler {
    */
   sample(logits: Float32Array, position: number, history?: TokenHistory): GeneratedToken {
     const u = this.#drawAt(position);
-    const touched = this.usesHistory
+    let touched = this.usesHistory
       ? this.#history(history).collect(logits, this.#penalties, penaltyScratch)
       : 0;
+    const held = this.#heldAt(position);
+    if (held.length > 0) touched = holdBack(logits, held, penaltyScratch, touched);
     return sampleKnobs(logits, this.#knobs, u, touched);
   }
 
@@ -208,7 +236,13 @@ export class Sampler {
       draw,
       penaltyIds: listed.ids,
       penaltyCounts: listed.counts,
+      heldBackIds: this.#heldAt(position),
     };
+  }
+
+  /** The ids held back at `position`: every eos and stop id while fewer than min_tokens were generated. */
+  #heldAt(position: number): Int32Array {
+    return position < this.#holdUntil ? this.#heldBack : NOTHING_HELD;
   }
 
   #drawAt(position: number): number {
@@ -224,6 +258,7 @@ export class Sampler {
 }
 
 const NO_PENALTIES = { ids: new Int32Array(0), counts: new Int32Array(0) };
+const NOTHING_HELD = new Int32Array(0);
 
 /** A temperature so small that 1/T overflows is greedy in all but name. */
 function isGreedy(temperature: number): boolean {
@@ -275,7 +310,8 @@ function samplePenalized(logits: Float32Array, knobs: Knobs, u: number, n: numbe
     for (let i = 0; i < n; i++) sum += expNonPositive(raw[i]! - rawMax);
     logSumExp = rawMax + Math.log(sum);
 
-    // Penalized maximum, first index on ties; finite, since a finite raw logit stays finite.
+    // Penalized maximum, first index on ties; finite unless every finite logit was held back
+    // (min_tokens), since a penalized finite raw logit stays finite.
     let { max, argmax } = untouched;
     for (let i = 0; i < n; i++) {
       const v = penalized[i]!;
@@ -285,6 +321,12 @@ function samplePenalized(logits: Float32Array, knobs: Knobs, u: number, n: numbe
         argmax = id;
       }
       logits[id] = v;
+    }
+    if (max === Number.NEGATIVE_INFINITY) {
+      throw new TesseraError(
+        Code.INTERNAL,
+        "sampler: every token with a finite logit is held back (min_tokens)",
+      );
     }
     tokenId = choose(logits, max, argmax, knobs, u);
   } finally {

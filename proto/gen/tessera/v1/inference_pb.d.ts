@@ -320,6 +320,16 @@ export declare type SamplingParams = Message<"tessera.v1.SamplingParams"> & {
    * @generated from field: float frequency_penalty = 13;
    */
   frequencyPenalty: number;
+
+  /**
+   * Minimum number of tokens to generate (vLLM's min_tokens; 0 <= min_tokens <= max_tokens, the
+   * effective one when max_tokens is 0; unset = 0 = off): until this many tokens were generated, the
+   * model's eos ids (unless ignore_eos) and stop_token_ids cannot be sampled (their logits are -inf), so
+   * greedy decoding picks the next most likely token. Stop strings still end the generation.
+   *
+   * @generated from field: optional uint32 min_tokens = 14;
+   */
+  minTokens?: number | undefined;
 };
 
 /**

@@ -325,6 +325,13 @@ export declare type RowSampling = Message<"tessera.v1.RowSampling"> & {
    * @generated from field: repeated int32 penalty_counts = 11;
    */
   penaltyCounts: number[];
+
+  /**
+   * Ids that cannot be sampled at this position (the eos and stop ids while min_tokens is not reached).
+   *
+   * @generated from field: repeated int32 held_back_ids = 12;
+   */
+  heldBackIds: number[];
 };
 
 /**
