@@ -7,14 +7,11 @@
 // pipeline-parallel replica (2 stages) does the same.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import path from "node:path";
 import { tinyCheckpoint } from "../checkpoint.ts";
 import { type DevClusterFixture, eventually, startDevClusterFixture } from "../devcluster/kubelet-fixture.ts";
 import { generateIds, localGreedyIds } from "./generate-client.ts";
 import { type OperatorProcess, startOperatorProcess } from "./operator-process.ts";
-
-const root = path.resolve(import.meta.dirname, "../..");
-const example = (name: string) => readFileSync(path.join(root, "examples", name), "utf8");
+import { prepareServingNamespace } from "./serving-namespace.ts";
 
 interface Shard {
   replica: number;
@@ -62,13 +59,7 @@ describe("parallel replicas on the dev cluster, from kubectl apply to Generate (
   before(async () => {
     const modelDir = await tinyCheckpoint();
     [f, expected] = await Promise.all([startDevClusterFixture("v35"), localGreedyIds(modelDir)]);
-    await f.ok("apply", "-f", path.join(root, "crds"));
-    await f.ok(
-      "apply",
-      "-f",
-      f.file("ns.yaml", `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${ns}}\n`),
-    );
-    await f.ok("apply", "-n", ns, "-f", f.file("pool.yaml", example("dev-cluster/worker-pool.yaml")));
+    await prepareServingNamespace(f, ns);
     operator = await startOperatorProcess(await f.operatorKubeconfig());
     // The architecture and dtype reach the workers as TESSERA_ARCHITECTURE / TESSERA_DTYPE.
     const manifest = [

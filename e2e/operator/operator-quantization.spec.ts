@@ -5,16 +5,13 @@
 // model's. Its worker pods carry TESSERA_QUANTIZATION=int4. (That a change of the field rolls the pods
 // is operator/placement/planner.spec.ts: the revision hashes it.)
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { type Served, startServe } from "../../services/cli/child-process.ts";
 import { waitUntilServing } from "../../services/rpc/health-client.ts";
 import { tinyCheckpoint } from "../checkpoint.ts";
 import { type DevClusterFixture, startDevClusterFixture } from "../devcluster/kubelet-fixture.ts";
 import { generateIds, localGreedyIds } from "./generate-client.ts";
 import { type OperatorProcess, startOperatorProcess } from "./operator-process.ts";
-
-const root = path.resolve(import.meta.dirname, "../..");
+import { prepareServingNamespace } from "./serving-namespace.ts";
 
 interface EndpointSlices {
   items: {
@@ -63,14 +60,7 @@ describe("a quantized model on the dev cluster: spec.model.quantization int4 thr
     ]);
     await waitUntilServing(byHand.address, 60_000);
     int4Ids = await generateIds(byHand.address);
-    await f.ok("apply", "-f", path.join(root, "crds"));
-    await f.ok(
-      "apply",
-      "-f",
-      f.file("ns.yaml", `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${ns}}\n`),
-    );
-    const pool = readFileSync(path.join(root, "examples/dev-cluster/worker-pool.yaml"), "utf8");
-    await f.ok("apply", "-n", ns, "-f", f.file("pool.yaml", pool));
+    await prepareServingNamespace(f, ns);
     operator = await startOperatorProcess(await f.operatorKubeconfig());
     const manifest = [
       "apiVersion: serving.tessera.dev/v1alpha1",

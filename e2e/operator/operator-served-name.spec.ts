@@ -8,15 +8,15 @@
 // condition, for workers that serve another name, is in operator/operator.spec.ts: a real worker always
 // serves what it is told.)
 import assert from "node:assert/strict";
-import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { tinyCheckpoint } from "../checkpoint.ts";
 import { type DevClusterFixture, httpGet, startDevClusterFixture } from "../devcluster/kubelet-fixture.ts";
 import { generateIds, localGreedyIds } from "./generate-client.ts";
 import { type OperatorProcess, startOperatorProcess } from "./operator-process.ts";
+import { prepareServingNamespace } from "./serving-namespace.ts";
 
-const root = path.resolve(import.meta.dirname, "../..");
 const FOLDER = "TinyLlama-0.1B-Instruct";
 
 interface EndpointSlices {
@@ -61,14 +61,7 @@ describe("served names on the dev cluster: what the user names the model, not it
     const modelDir = path.join(scratch, FOLDER);
     cpSync(tiny, modelDir, { recursive: true });
     [f, expected] = await Promise.all([startDevClusterFixture("v35"), localGreedyIds(modelDir)]);
-    await f.ok("apply", "-f", path.join(root, "crds"));
-    await f.ok(
-      "apply",
-      "-f",
-      f.file("ns.yaml", `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${ns}}\n`),
-    );
-    const pool = readFileSync(path.join(root, "examples/dev-cluster/worker-pool.yaml"), "utf8");
-    await f.ok("apply", "-n", ns, "-f", f.file("pool.yaml", pool));
+    await prepareServingNamespace(f, ns);
     operator = await startOperatorProcess(await f.operatorKubeconfig());
     // Both models at once: the two come up side by side.
     const models = [

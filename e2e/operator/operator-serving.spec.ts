@@ -26,6 +26,7 @@ import {
 } from "../devcluster/kubelet-fixture.ts";
 import { generate, generateIds, localGreedyIds, MAX_TOKENS, PROMPT } from "./generate-client.ts";
 import { type OperatorProcess, startOperatorProcess } from "./operator-process.ts";
+import { prepareServingNamespace } from "./serving-namespace.ts";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const example = (name: string) => readFileSync(path.join(root, "examples", name), "utf8");
@@ -94,12 +95,7 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
   before(async () => {
     modelDir = await tinyCheckpoint();
     [f, expected] = await Promise.all([startDevClusterFixture("v35"), localGreedyIds(modelDir)]);
-    await f.ok("apply", "-f", path.join(root, "crds"));
-    await f.ok(
-      "apply",
-      "-f",
-      f.file("ns.yaml", `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${ns}}\n`),
-    );
+    await prepareServingNamespace(f, ns, { workerPool: false });
     operator = await startOperatorProcess(await f.operatorKubeconfig());
   });
   after(async () => {

@@ -10,7 +10,7 @@
 // the new certificate's serial, the pods keep their uid and restart count, and requests keep working.
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import tls from "node:tls";
@@ -26,8 +26,8 @@ import { tinyCheckpoint } from "../checkpoint.ts";
 import { type DevClusterFixture, eventually, startDevClusterFixture } from "../devcluster/kubelet-fixture.ts";
 import { generateIds, localGreedyIds } from "../operator/generate-client.ts";
 import { type OperatorProcess, startOperatorProcess } from "../operator/operator-process.ts";
+import { prepareServingNamespace } from "../operator/serving-namespace.ts";
 
-const root = path.resolve(import.meta.dirname, "../..");
 const NS = "tls-e2e";
 const MODEL = "q2";
 const SECRET = "q2-tls";
@@ -142,14 +142,7 @@ describe("TLS between router, workers and shards on the dev cluster (e2e)", func
       testLeaf(ca, "test-client"),
     ]);
     [f, expected, client] = [fixture, ids, clientLeaf];
-    await f.ok("apply", "-f", path.join(root, "crds"));
-    await f.ok(
-      "apply",
-      "-f",
-      f.file("ns.yaml", `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${NS}}\n`),
-    );
-    const pool = readFileSync(path.join(root, "examples/dev-cluster/worker-pool.yaml"), "utf8");
-    await f.ok("apply", "-n", NS, "-f", f.file("pool.yaml", pool));
+    await prepareServingNamespace(f, NS);
     await f.ok("apply", "-n", NS, "-f", f.file("secret.yaml", secretYaml(leaf, ca)));
     // The operator's own certificate, as its Deployment mounts operator.tls.secretName.
     const operatorTls = path.join(scratch, "operator-tls");

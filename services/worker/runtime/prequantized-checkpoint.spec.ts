@@ -11,8 +11,9 @@ import type { WeightSource } from "../graph/graph-names.ts";
 import { type ShardSpec, wholeModel } from "../graph/shard-graph.ts";
 import { type Checkpoint, describeCheckpoint } from "../model/checkpoint.ts";
 import { WeightStore } from "../model/weights.ts";
+import { argmaxRows, localGroup } from "../testdata/local-ranks.ts";
 import { ModelRunner } from "./model-runner.ts";
-import { allocateShardPool, type Reduce, ShardExecutor } from "./shard-executor.ts";
+import { allocateShardPool, ShardExecutor } from "./shard-executor.ts";
 import type { SequenceStep } from "./step-inputs.ts";
 import { joinVocabSlices } from "./vocab-slices.ts";
 
@@ -41,25 +42,6 @@ function executor(checkpoint: Checkpoint, weights: WeightSource, spec: ShardSpec
   });
 }
 
-/** Two in-process ranks' all-reduce: sums once both have given their part. */
-function pairReduce(): Reduce[] {
-  let parts: Float32Array[] = [];
-  let waiting: ((sum: Float32Array) => void)[] = [];
-  return [0, 1].map((rank) => (_segment, partial) => {
-    parts[rank] = partial;
-    return new Promise<Float32Array>((resolve) => {
-      waiting.push(resolve);
-      if (waiting.length < 2) return;
-      const sum = new Float32Array(partial.length);
-      for (const p of parts) for (let i = 0; i < sum.length; i++) sum[i]! += p[i]!;
-      const done = waiting;
-      parts = [];
-      waiting = [];
-      for (const d of done) d(sum.slice());
-    });
-  });
-}
-
 /** A model: one executor, or two tensor-parallel ranks run side by side. */
 type Model = (seqs: SequenceStep[], tokens: Int32Array) => Promise<Float32Array>;
 
@@ -85,7 +67,7 @@ async function load(
   );
   return {
     run: async (seqs, tokens) => {
-      const reduce = pairReduce();
+      const reduce = localGroup(2);
       const outs = await Promise.all(ranks.map((e, rank) => e.run(seqs, { tokens }, reduce[rank]!)));
       return joinVocabSlices(outs, vocabSize);
     },
@@ -94,16 +76,6 @@ async function load(
     },
     graphBytes: ranks.reduce((n, e) => n + e.graphBytes, 0),
   };
-}
-
-function argmaxRows(logits: Float32Array, vocab: number): number[] {
-  const ids: number[] = [];
-  for (let r = 0; r < logits.length / vocab; r++) {
-    let best = 0;
-    for (let i = 1; i < vocab; i++) if (logits[r * vocab + i]! > logits[r * vocab + best]!) best = i;
-    ids.push(best);
-  }
-  return ids;
 }
 
 const VOCAB = 512;

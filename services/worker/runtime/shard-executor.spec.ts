@@ -15,8 +15,9 @@ import type { Checkpoint } from "../model/checkpoint.ts";
 import { describeCheckpoint } from "../model/checkpoint.ts";
 import { evenPart } from "../model/tensor-slice.ts";
 import { WeightStore } from "../model/weights.ts";
+import { argmaxRows, localGroup } from "../testdata/local-ranks.ts";
 import { REFERENCE_DIR, REFERENCE_MODELS } from "../testdata/reference.ts";
-import { allocateShardPool, type Reduce, type ShardEntry, ShardExecutor } from "./shard-executor.ts";
+import { allocateShardPool, type ShardEntry, ShardExecutor } from "./shard-executor.ts";
 import type { SequenceStep } from "./step-inputs.ts";
 import { joinVocabSlices } from "./vocab-slices.ts";
 
@@ -39,26 +40,6 @@ function executor(
   });
 }
 
-/** All-reduce among `size` in-process ranks: sums in rank order once every rank has given its part. */
-function localGroup(size: number): Reduce[] {
-  const rounds = new Map<number, { parts: Float32Array[]; resolve: ((sum: Float32Array) => void)[] }>();
-  const calls = Array.from({ length: size }, () => 0);
-  return calls.map((_, rank) => (_segment, partial) => {
-    const round = calls[rank]!++;
-    const r = rounds.get(round) ?? { parts: [], resolve: [] };
-    rounds.set(round, r);
-    r.parts[rank] = partial;
-    return new Promise<Float32Array>((resolve) => {
-      r.resolve.push(resolve);
-      if (r.resolve.length < size) return;
-      const sum = new Float32Array(partial.length);
-      for (const p of r.parts) for (let i = 0; i < sum.length; i++) sum[i]! += p[i]!;
-      rounds.delete(round);
-      for (const done of r.resolve) done(sum.slice());
-    });
-  });
-}
-
 /** A replica in one process: executors[stage][rank]; the ranks of a stage must agree bit for bit. */
 async function runReplica(
   executors: ShardExecutor[][],
@@ -76,16 +57,6 @@ async function runReplica(
     entry = { hidden: outs[0]! };
   }
   return joinVocabSlices(outs, vocab);
-}
-
-function argmaxRows(logits: Float32Array, vocab: number): number[] {
-  const ids: number[] = [];
-  for (let r = 0; r < logits.length / vocab; r++) {
-    let best = 0;
-    for (let i = 1; i < vocab; i++) if (logits[r * vocab + i]! > logits[r * vocab + best]!) best = i;
-    ids.push(best);
-  }
-  return ids;
 }
 
 const LAYOUTS = [
