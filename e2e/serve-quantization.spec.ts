@@ -71,7 +71,7 @@ describe("tessera serve --quantization (e2e)", () => {
     assert.ok(loaded, JSON.stringify(served.logs));
     assert.equal(loaded["quantization"], "int4 block 32 symmetric");
     const checkpointMiB = fs.statSync(path.join(TRAINED_LLAMA_DIR, "model.safetensors")).size / 2 ** 20;
-    const weightMiB = Number(loaded["weightMiB"]);
+    const weightMiB = Number(loaded["weightBytes"]) / 2 ** 20;
     // Measured 2.1 MiB (unquantized: 4.2) of a 4.1 MiB checkpoint: the layers' matrices at 5 bits a weight (4 + a float32 scale per 32),
     // the float16 embedding table kept whole for the lookup, beside its int4 copy as the tied lm_head.
     assert.ok(weightMiB > 0 && weightMiB < 0.7 * checkpointMiB, `${weightMiB} of ${checkpointMiB} MiB`);

@@ -175,7 +175,6 @@ export class Engine {
         attentionTimingsMs: runner.attentionTimings,
         quantization: quantizationLabel(options.quantization),
         ...(options.quantization && { quantized: QUANTIZED_WEIGHTS }),
-        ...(runner.graphBytes !== undefined && { weightMiB: mebibytes(runner.graphBytes) }),
       },
       "model loaded",
     );
@@ -283,9 +282,4 @@ export function validatePrompt(promptIds: number[], model: ModelDescription): vo
       `${promptIds.length} tokens do not fit the model's context of ${model.maxContext} (at least one must be generated)`,
     );
   }
-}
-
-/** Bytes in MiB to one decimal, for logs. */
-export function mebibytes(bytes: number): number {
-  return Math.round((bytes / 2 ** 20) * 10) / 10;
 }

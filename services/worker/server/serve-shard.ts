@@ -7,7 +7,6 @@ import type { Server as HttpServer } from "node:http";
 import { hostPort, listening } from "../../kernel/listen-failure.ts";
 import type { Logger } from "../../kernel/log.ts";
 import { listeningPort, Metrics } from "../../kernel/telemetry/metrics.ts";
-import { mebibytes } from "../engine/engine.ts";
 import { parseEngineConfig, poolBlocks } from "../engine/engine-config.ts";
 import { quantizationLabel } from "../model/quantize-blocks.ts";
 import { ShardMember } from "../parallel/shard-member.ts";
@@ -53,7 +52,7 @@ export async function serveShardMember(
   member.member.ready.then(
     (ready) =>
       log.info(
-        { quantization: quantizationLabel(config.quantization), weightMiB: mebibytes(ready.graphBytes) },
+        { quantization: quantizationLabel(config.quantization), weightBytes: ready.graphBytes },
         "shard loaded",
       ),
     () => {},
