@@ -37,7 +37,23 @@ export interface SamplingParams {
   minTokens: number;
   /** Number of top alternatives returned per token, 0..20. */
   logprobs: number;
+  /**
+   * Output constrained by a grammar (structured outputs, tool calls): tokens that would leave the
+   * grammar are masked out where sampling happens. Unset = unconstrained.
+   */
+  structured?: StructuredOutput;
 }
+
+/**
+ * What a constrained request's output must match: OpenAI's response_format (json_object, json_schema
+ * with strict) and vLLM's guided_json / guided_regex / guided_choice / guided_grammar.
+ */
+export type StructuredOutput =
+  | { kind: "json_object" }
+  | { kind: "json_schema"; schema: unknown; strict: boolean }
+  | { kind: "regex"; pattern: string }
+  | { kind: "choice"; choices: string[] }
+  | { kind: "grammar"; grammar: string };
 
 export interface TokenLogprob {
   tokenId: number;
