@@ -314,7 +314,7 @@ function print(node: Node): string {
     case "char":
       return literal([node.cp]);
     case "class":
-      return `[${node.negated ? "^" : ""}${node.ranges.map(([lo, hi]) => (lo === hi ? escape(lo) : `${escape(lo)}-${escape(hi)}`)).join("")}]`;
+      return `[${node.negated ? "^" : ""}${node.ranges.map(([lo, hi]) => (lo === hi ? ebnfChar(lo) : `${ebnfChar(lo)}-${ebnfChar(hi)}`)).join("")}]`;
     case "repeat": {
       const inner = print(node.node);
       const operand = /^(\(.*\)|\[.*\]|"(?:[^"\\]|\\.)*")$/s.test(inner) ? inner : `(${inner})`;
@@ -330,11 +330,11 @@ function print(node: Node): string {
 }
 
 function literal(cps: readonly number[]): string {
-  return `"${cps.map(escape).join("")}"`;
+  return `"${cps.map(ebnfChar).join("")}"`;
 }
 
 /** A code point inside an EBNF string or class: letters, digits and spaces as they are, the rest escaped. */
-function escape(cp: number): string {
+function ebnfChar(cp: number): string {
   if ((cp >= 0x30 && cp <= 0x39) || (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x61 && cp <= 0x7a) || cp === 0x20)
     return String.fromCodePoint(cp);
   if (cp <= 0xffff) return `\\u${cp.toString(16).padStart(4, "0")}`;
