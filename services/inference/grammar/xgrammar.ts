@@ -14,6 +14,11 @@ import type * as XGrammar from "@mlc-ai/web-xgrammar";
 
 export type XGrammarModule = typeof XGrammar;
 
+/** What fillNextTokenBitmask uses of the binding that the package keeps to itself. */
+interface Binding {
+  vecIntToView(vector: unknown): Int32Array;
+}
+
 let loaded: XGrammarModule | undefined;
 /** The last message the engine printed before it failed (its errors reach JS as a bare "Aborted()"). */
 let lastError = "";
@@ -26,7 +31,9 @@ export function xgrammar(): XGrammarModule {
   const source = readFileSync(file, "utf8")
     .replace("binding = await Module();", "binding = await Module(__moduleArg);")
     // Its Emscripten loader imports `module` dynamically, which a compiled function cannot: handed in.
-    .replace("await import('module')", "__nodeModule");
+    .replace("await import('module')", "__nodeModule")
+    // The binding itself, for the synchronous mask fill (fillNextTokenBitmask below).
+    .replace("exports.default = index;", "exports.default = index; exports.__binding = () => binding;");
   const module = { exports: {} as XGrammarModule };
   const run = vm.compileFunction(
     source,
@@ -56,5 +63,26 @@ export async function explained<T>(call: () => Promise<T>): Promise<{ value: T }
   } catch (err) {
     const printed = lastError.replace(/^\[FATAL\]\s*\S+:\d+:\s*/, "").trim();
     return { error: printed || (err instanceof Error ? err.message : String(err)) };
+  }
+}
+
+/**
+ * Fills `out` with the matcher's mask for its next token, synchronously: the package's
+ * getNextTokenBitmask is async only to await the binding's start, which any matcher already implies, and
+ * a step's masks are filled while the model runs, with no await in between.
+ */
+export function fillNextTokenBitmask(
+  matcher: XGrammar.GrammarMatcher,
+  vocabSize: number,
+  out: Int32Array,
+): void {
+  const binding = (xgrammar() as unknown as { __binding(): Binding }).__binding();
+  const handle = (matcher as unknown as { handle: { GetNextTokenBitmask(n: number): { delete(): void } } })
+    .handle;
+  const vector = handle.GetNextTokenBitmask(vocabSize);
+  try {
+    out.set(binding.vecIntToView(vector));
+  } finally {
+    vector.delete();
   }
 }
