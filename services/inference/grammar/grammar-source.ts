@@ -46,13 +46,25 @@ export function grammarKey(source: GrammarSource): string {
     : `json\u0000${source.strict}\u0000${source.schema}`;
 }
 
+/** Verdicts of grammarProblem by grammar key (an application sends the same few schemas again and again). */
+const checked = new Map<string, string | undefined>();
+const MAX_CHECKED = 256;
+
 /** Why the constraint is not a grammar xgrammar accepts (its own message), or undefined when it is. */
 export async function grammarProblem(s: StructuredOutput): Promise<string | undefined> {
   const source = grammarSource(s);
   if ("error" in source) return source.error;
+  const key = grammarKey(source.value);
+  if (checked.has(key)) return checked.get(key);
+  const problem = await buildProblem(source.value);
+  checked.set(key, problem);
+  if (checked.size > MAX_CHECKED) checked.delete(checked.keys().next().value!);
+  return problem;
+}
+
+async function buildProblem(src: GrammarSource): Promise<string | undefined> {
   const xg = xgrammar();
   const { anyWhitespace, indent, separators } = JSON_LAYOUT;
-  const src = source.value;
   const built = await explained(() =>
     src.type === "ebnf"
       ? xg.Grammar.fromEBNF(src.ebnf)
