@@ -1,7 +1,7 @@
 // A regular expression (vLLM's guided_regex) and a list of choices (guided_choice) as EBNF grammars
 // for xgrammar, whose web build compiles JSON schemas and EBNF but not regexes. The regex is matched
 // against the whole output (a leading ^ and trailing $ change nothing); its syntax is the common subset
-// of JavaScript's and Python's: literals, escapes (\d \w \s and their negations, \n \t \r \f \v \0,
+// of JavaScript's and Python's: literals, escapes (\d \w \s, ASCII only, and their negations, \n \t \r \f \v \0,
 // \xHH, \uHHHH), `.` (any character but a newline), classes with ranges and negation, groups
 // (capturing, non-capturing, named), alternation, and the quantifiers * + ? {n} {n,} {n,m} (lazy ones
 // too: a lazy quantifier matches the same strings). Lookaround, backreferences, word boundaries and
