@@ -9,7 +9,7 @@
 // no extra properties).
 import type { StructuredOutput } from "../types.ts";
 import { choicesToEbnf, regexToEbnf } from "./regex-ebnf.ts";
-import { explained, xgrammar } from "./xgrammar.ts";
+import { explained, xgrammarReady } from "./xgrammar.ts";
 
 export type GrammarSource =
   | { type: "json_schema"; schema: string; strict: boolean }
@@ -63,7 +63,7 @@ export async function grammarProblem(s: StructuredOutput): Promise<string | unde
 }
 
 async function buildProblem(src: GrammarSource): Promise<string | undefined> {
-  const xg = xgrammar();
+  const xg = await xgrammarReady();
   const { anyWhitespace, indent, separators } = JSON_LAYOUT;
   const built = await explained(() =>
     src.type === "ebnf"

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { choicesToEbnf, regexToEbnf } from "./regex-ebnf.ts";
-import { xgrammar } from "./xgrammar.ts";
+import { xgrammarReady } from "./xgrammar.ts";
 
 /** Whether xgrammar's grammar for `pattern` accepts `text` in full. */
 async function accepts(ebnf: string, text: string): Promise<boolean> {
-  const xg = xgrammar();
+  const xg = await xgrammarReady();
   const grammar = await xg.Grammar.fromEBNF(ebnf);
   try {
     return await xg.Testings.isGrammarAcceptString(grammar, text);

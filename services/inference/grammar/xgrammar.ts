@@ -23,7 +23,23 @@ let loaded: XGrammarModule | undefined;
 /** The last message the engine printed before it failed (its errors reach JS as a bare "Aborted()"). */
 let lastError = "";
 
-/** The xgrammar module (its WebAssembly binding initializes on first use, asynchronously). */
+let started: Promise<XGrammarModule> | undefined;
+
+/**
+ * The xgrammar module, its WebAssembly binding started. Every caller goes through here first: the
+ * package starts the binding on each call that finds it missing, so two first calls at once would start
+ * it twice ("Cannot register public name 'JSONFormat' twice").
+ */
+export function xgrammarReady(): Promise<XGrammarModule> {
+  started ??= (async () => {
+    const xg = xgrammar();
+    (await xg.Grammar.fromEBNF('root ::= "a"')).dispose();
+    return xg;
+  })();
+  return started;
+}
+
+/** The xgrammar module as loaded: call xgrammarReady() once before using it. */
 export function xgrammar(): XGrammarModule {
   if (loaded) return loaded;
   const require = createRequire(import.meta.url);
@@ -57,6 +73,7 @@ export function xgrammar(): XGrammarModule {
  * column 10: Rule \"bad\" is not defined"), without the C++ source location.
  */
 export async function explained<T>(call: () => Promise<T>): Promise<{ value: T } | { error: string }> {
+  await xgrammarReady();
   lastError = "";
   try {
     return { value: await call() };

@@ -9,7 +9,7 @@ import {
   grammarSource,
   JSON_LAYOUT,
 } from "../../inference/grammar/grammar-source.ts";
-import { explained, xgrammar } from "../../inference/grammar/xgrammar.ts";
+import { explained, xgrammarReady } from "../../inference/grammar/xgrammar.ts";
 import type { StructuredOutput } from "../../inference/types.ts";
 import { TesseraError } from "../../kernel/errors.ts";
 import { Constraint } from "./constraint.ts";
@@ -41,7 +41,7 @@ export class Grammars {
    */
   async open(s: StructuredOutput, matched: readonly number[] = []): Promise<Constraint> {
     const compiled = await this.compile(s);
-    const matcher = await xgrammar().GrammarMatcher.createGrammarMatcher(compiled, [
+    const matcher = await (await xgrammarReady()).GrammarMatcher.createGrammarMatcher(compiled, [
       ...this.options.eosTokenIds,
     ]);
     const constraint = new Constraint(matcher, this.options.vocabSize, this.options.eosTokenIds);
@@ -96,7 +96,7 @@ export class Grammars {
     this.#compiler ??= (async () => {
       const { modelDir, vocabSize, eosTokenIds } = this.options;
       const vocab = readVocabulary(modelDir);
-      const xg = xgrammar();
+      const xg = await xgrammarReady();
       const info = await xg.TokenizerInfo.createTokenizerInfo(
         vocab.tokens,
         vocab.type,

@@ -34,7 +34,7 @@ const SCHEMAS: Record<string, unknown>[] = [
       // A pattern keeps the random model's strings short and ASCII: xgrammar lets a string take
       // byte tokens that make an overlong UTF-8 sequence, which decodes to U+FFFD (see README).
       name: { type: "string", pattern: "^[a-z]{1,6}$" },
-      age: { type: "integer", minimum: 0, maximum: 120 },
+      age: { type: "integer", minimum: 0, maximum: 99 },
       ok: { type: "boolean" },
     },
     required: ["name", "age", "ok"],

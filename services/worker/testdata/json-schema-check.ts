@@ -2,14 +2,30 @@
 // const, properties, required, additionalProperties false, items, minItems/maxItems, minLength/maxLength,
 // pattern,
 // minimum/maximum). Returns the first problem, or undefined when the value is valid.
-type Schema = Record<string, unknown>;
+interface Schema {
+  type?: string;
+  enum?: unknown[];
+  const?: unknown;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  additionalProperties?: unknown;
+  items?: Schema;
+  minItems?: number;
+  maxItems?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  minimum?: number;
+  maximum?: number;
+}
 
-export function schemaProblem(schema: Schema, value: unknown, at = "$"): string | undefined {
-  if (schema.enum && !(schema.enum as unknown[]).some((e) => JSON.stringify(e) === JSON.stringify(value)))
+export function schemaProblem(loose: Record<string, unknown>, value: unknown, at = "$"): string | undefined {
+  const schema = loose as Schema;
+  if (schema.enum && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(value)))
     return `${at}: ${JSON.stringify(value)} is not in the enum`;
   if ("const" in schema && JSON.stringify(schema.const) !== JSON.stringify(value))
     return `${at}: not the const`;
-  const type = schema.type as string | undefined;
+  const type = schema.type;
   if (type !== undefined && !hasType(type, value)) return `${at}: ${JSON.stringify(value)} is not ${type}`;
   if (typeof value === "number") {
     if (typeof schema.minimum === "number" && value < schema.minimum) return `${at}: below the minimum`;
@@ -26,21 +42,21 @@ export function schemaProblem(schema: Schema, value: unknown, at = "$"): string 
     if (typeof schema.minItems === "number" && value.length < schema.minItems) return `${at}: too few items`;
     if (typeof schema.maxItems === "number" && value.length > schema.maxItems) return `${at}: too many items`;
     for (const [i, item] of value.entries()) {
-      const problem = schema.items && schemaProblem(schema.items as Schema, item, `${at}[${i}]`);
+      const problem =
+        schema.items && schemaProblem(schema.items as Record<string, unknown>, item, `${at}[${i}]`);
       if (problem) return problem;
     }
   }
   if (typeof value === "object" && value !== null && !Array.isArray(value)) {
-    const properties = (schema.properties ?? {}) as Record<string, Schema>;
-    for (const name of (schema.required ?? []) as string[])
-      if (!(name in value)) return `${at}: misses required ${name}`;
+    const properties = schema.properties ?? {};
+    for (const name of schema.required ?? []) if (!(name in value)) return `${at}: misses required ${name}`;
     for (const [name, v] of Object.entries(value)) {
       const sub = properties[name];
       if (sub === undefined) {
         if (schema.additionalProperties === false) return `${at}: unexpected property ${name}`;
         continue;
       }
-      const problem = schemaProblem(sub, v, `${at}.${name}`);
+      const problem = schemaProblem(sub as Record<string, unknown>, v, `${at}.${name}`);
       if (problem) return problem;
     }
   }
