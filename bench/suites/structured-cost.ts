@@ -5,9 +5,10 @@
 // the same 16 rows at every step. Each round times both sides back to back (alternating which goes
 // first); the best round of each counts. The grammar is compiled before the rounds (one request), and
 // that compile time is reported on its own: it is paid once per schema, not per token.
-import type { Engine } from "../../services/worker/engine/engine.ts";
+
 import { greedySampling } from "../../services/inference/sampling-params.ts";
 import type { SamplingParams, StructuredOutput } from "../../services/inference/types.ts";
+import type { Engine } from "../../services/worker/engine/engine.ts";
 
 export const COST_SCHEMA = {
   type: "object",
@@ -57,7 +58,11 @@ async function ttft(engine: Engine, promptIds: number[], sampling: SamplingParam
   return Number.NaN;
 }
 
-export async function structuredCost(engine: Engine, prompts: number[][], rounds = 3): Promise<StructuredCost> {
+export async function structuredCost(
+  engine: Engine,
+  prompts: number[][],
+  rounds = 3,
+): Promise<StructuredCost> {
   const plain = greedySampling({ maxTokens: 64, ignoreEos: true });
   const constrained: SamplingParams = { ...plain, structured: STRUCTURED };
   const unconstrainedTtftMs = await ttft(engine, prompts[0]!, { ...plain, maxTokens: 1 });
