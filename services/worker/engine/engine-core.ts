@@ -156,7 +156,8 @@ export class EngineCore {
       try {
         const { constraint } = request;
         // A complete grammar allows only eos: the request ends here, spending no token on it.
-        if (constraint && (constraint.mask(), constraint.complete)) {
+        constraint?.mask();
+        if (constraint?.complete) {
           this.finish(request, "stop");
           continue;
         }

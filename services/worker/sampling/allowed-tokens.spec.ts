@@ -23,9 +23,8 @@ describe("allowed-token masks", () => {
   it("masks every id the bitmask does not allow, and the ids past its end (padding rows)", () => {
     const logits = new Float32Array(80).fill(1);
     maskDisallowed(logits, maskOf([3, 40], 64));
-    logits.forEach((v, id) =>
-      assert.equal(v, id === 3 || id === 40 ? 1 : Number.NEGATIVE_INFINITY, `id ${id}`),
-    );
+    for (const [id, v] of logits.entries())
+      assert.equal(v, id === 3 || id === 40 ? 1 : Number.NEGATIVE_INFINITY, `id ${id}`);
     assert.throws(() => maskDisallowed(new Float32Array(8), maskOf([], 8)), /allows no token/);
   });
 
