@@ -26,9 +26,16 @@ export interface GrammarsOptions {
   eosTokenIds: readonly number[];
 }
 
+interface Prepared {
+  compiler: GrammarCompiler;
+  info: TokenizerInfo;
+  /** Ids a mask covers: the model's rows, or the tokenizer's ids where it has more. */
+  maskSize: number;
+}
+
 export class Grammars {
   readonly options: GrammarsOptions;
-  #compiler: Promise<{ compiler: GrammarCompiler; info: TokenizerInfo }> | undefined;
+  #compiler: Promise<Prepared> | undefined;
   readonly #compiled = new Map<string, Promise<CompiledGrammar>>();
 
   constructor(options: GrammarsOptions) {
@@ -41,10 +48,10 @@ export class Grammars {
    */
   async open(s: StructuredOutput, matched: readonly number[] = []): Promise<Constraint> {
     const compiled = await this.compile(s);
-    const matcher = await (await xgrammarReady()).GrammarMatcher.createGrammarMatcher(compiled, [
-      ...this.options.eosTokenIds,
-    ]);
-    const constraint = new Constraint(matcher, this.options.vocabSize, this.options.eosTokenIds);
+    const { maskSize } = await this.#prepared();
+    const xg = await xgrammarReady();
+    const matcher = await xg.GrammarMatcher.createGrammarMatcher(compiled, [...this.options.eosTokenIds]);
+    const constraint = new Constraint(matcher, maskSize, this.options.eosTokenIds);
     for (const id of matched) {
       if (!constraint.accept(id)) {
         constraint.dispose();
@@ -92,19 +99,20 @@ export class Grammars {
     return compiled.value;
   }
 
-  #prepared(): Promise<{ compiler: GrammarCompiler; info: TokenizerInfo }> {
+  #prepared(): Promise<Prepared> {
     this.#compiler ??= (async () => {
       const { modelDir, vocabSize, eosTokenIds } = this.options;
       const vocab = readVocabulary(modelDir);
       const xg = await xgrammarReady();
+      const maskSize = Math.max(vocabSize, vocab.tokens.length);
       const info = await xg.TokenizerInfo.createTokenizerInfo(
         vocab.tokens,
         vocab.type,
         vocab.prependSpace,
-        Math.max(vocabSize, vocab.tokens.length),
+        maskSize,
         [...eosTokenIds],
       );
-      return { compiler: await xg.GrammarCompiler.createGrammarCompiler(info), info };
+      return { compiler: await xg.GrammarCompiler.createGrammarCompiler(info), info, maskSize };
     })();
     return this.#compiler;
   }
