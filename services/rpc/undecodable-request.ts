@@ -5,6 +5,7 @@
 // the server interceptor below answers it before any handler sees it. Every server that serves a
 // grpcServiceDefinition lists `refuseUndecodableRequests` in its interceptors.
 import { Metadata, ServerInterceptingCall, type ServerInterceptor, status } from "@grpc/grpc-js";
+import { statusDetails } from "./status-details.ts";
 
 export class UndecodableRequest {
   readonly typeName: string;
@@ -34,7 +35,7 @@ export const refuseUndecodableRequests: ServerInterceptor = (_method, call) => {
             refused = true;
             call.sendStatus({
               code: status.INVALID_ARGUMENT,
-              details: `request: not a valid ${message.typeName}: ${message.reason}`,
+              details: statusDetails(`request: not a valid ${message.typeName}: ${message.reason}`),
               metadata: new Metadata(),
             });
           } else if (!refused) pass(message);
