@@ -78,7 +78,8 @@ const anyChat = fc.record(
   },
   { requiredKeys: ["messages"] },
 );
-const text = fc.string({ unit: "grapheme", minLength: 1, maxLength: 40 });
+// Short: a grapheme may be several byte-level tokens, and a valid prompt must fit 512 tokens.
+const text = fc.string({ unit: "grapheme", minLength: 1, maxLength: 12 });
 const validChat = fc.record({
   messages: fc.array(fc.tuple(text, text), { maxLength: 2 }).chain((turns) =>
     text.map((last) => [

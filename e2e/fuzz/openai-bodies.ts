@@ -10,7 +10,8 @@ export type Body = Record<string, unknown>;
 
 const VOCAB = 512;
 const tokenId = fc.integer({ min: 0, max: VOCAB - 1 });
-const text = fc.string({ unit: "grapheme", maxLength: 40 });
+// Short: a grapheme may be several byte-level tokens, and a valid prompt must fit 512 tokens.
+const text = fc.string({ unit: "grapheme", maxLength: 12 });
 const stopString = fc.string({ unit: "grapheme", minLength: 1, maxLength: 8 });
 
 /** Valid values of the fields both routes take (max_tokens small, to keep each case quick). */
@@ -42,8 +43,8 @@ const common = {
 
 const completionOnly = {
   prompt: fc.oneof(
-    fc.string({ unit: "grapheme", minLength: 1, maxLength: 60 }),
-    fc.tuple(fc.string({ unit: "grapheme", minLength: 1, maxLength: 60 })),
+    fc.string({ unit: "grapheme", minLength: 1, maxLength: 30 }),
+    fc.tuple(fc.string({ unit: "grapheme", minLength: 1, maxLength: 30 })),
     fc.array(tokenId, { minLength: 1, maxLength: 60 }),
     fc.tuple(fc.array(tokenId, { minLength: 1, maxLength: 60 })),
   ),

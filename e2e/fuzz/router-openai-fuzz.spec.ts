@@ -44,9 +44,13 @@ describe("fuzzing the router's OpenAI HTTP door (e2e)", function () {
   });
 
   // Defects fuzzing found, kept as regressions: the core named the prompt as gRPC spells it (`text`,
-  // `token_ids[0]`), and a chat too long for the context as `prompt`.
+  // `token_ids[0]`), and a chat too long for the context as `prompt`; a top_k or repetition_penalty
+  // too large for the proto's int32 / float failed the worker call, and the relay stream it shared
+  // with the good requests (503 for them too).
   const regressions: Record<string, [Body][]> = {
     completion: [
+      [{ prompt: "a", repetition_penalty: 1e308 }],
+      [{ prompt: "a", top_k: 2 ** 40 }],
       [{ prompt: "" }],
       [{ prompt: [600] }],
       [{ prompt: [[1, 2, 9999]] }],
