@@ -92,6 +92,28 @@ describe("fuzzing the router's OpenAI HTTP door (e2e)", function () {
     });
   }
 
+  it("answers random and valid bodies sent at once, each on its own (one never fails another)", async () => {
+    const oneCase = fc.oneof(
+      ...routes.flatMap((route) => [
+        fc.record({ route: fc.constant(route), body: route.fuzz, valid: fc.constant(false) }),
+        fc.record({ route: fc.constant(route), body: route.valid, valid: fc.constant(true) }),
+      ]),
+    );
+    await assertProperty(
+      fc.asyncProperty(fc.array(oneCase, { minLength: 2, maxLength: 6 }), async (cases) => {
+        const answers = await Promise.all(
+          cases.map(({ route, body }) => post(`${router.httpUrl}${route.path}`, toJsonText(body))),
+        );
+        for (const [i, { route, body, valid }] of cases.entries()) {
+          const answer = answers[i]!;
+          if (valid || answer.status === 200) assertCompleted(answer, route.kind);
+          else assertRefusal(answer, body, route.required);
+        }
+      }),
+      fuzzParams(25),
+    );
+  });
+
   it("refuses bodies that are not a JSON object (400 naming the body), whatever the content type", async () => {
     const notAnObject = fc.oneof(
       fc.string({ unit: "binary", maxLength: 200 }),
