@@ -140,6 +140,12 @@ describe("parseSamplingParams", () => {
     assert.equal(errorOf({ minP: -0.01 }), "min_p: must be in [0, 1]");
     assert.equal(errorOf({ minP: 1.01 }), "min_p: must be in [0, 1]");
     assert.equal(errorOf({ repetitionPenalty: -1 }), "repetition_penalty: must be > 0");
+    // Values the proto's int32 / float cannot carry to a worker (found by fuzzing).
+    assert.equal(errorOf({ topK: 2 ** 31 }), "top_k: must be <= 2147483647");
+    assert.equal(
+      errorOf({ repetitionPenalty: 1e308 }),
+      "repetition_penalty: must be <= 3.4028234663852886e+38",
+    );
     assert.equal(errorOf({ presencePenalty: 2.01 }), "presence_penalty: must be in [-2, 2]");
     assert.equal(errorOf({ presencePenalty: -2.5 }), "presence_penalty: must be in [-2, 2]");
     assert.equal(errorOf({ frequencyPenalty: 3 }), "frequency_penalty: must be in [-2, 2]");

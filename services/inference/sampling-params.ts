@@ -18,6 +18,13 @@ export const MAX_STOP_STRINGS = 16;
 /** Longest stop string, in UTF-16 code units: holding back text costs O(length^2) per delta. */
 export const MAX_STOP_STRING_LENGTH = 256;
 const MAX_SEED = (1n << 64n) - 1n;
+/**
+ * The proto's int32 top_k and float repetition_penalty (the router sends them on to a worker): a
+ * larger value cannot be encoded, and failed the worker call (and the relay stream it shared with
+ * other requests) instead of being refused (found by fuzzing the OpenAI door).
+ */
+const INT32_MAX = 2 ** 31 - 1;
+const FLOAT32_MAX = 3.4028234663852886e38;
 /** presence_penalty and frequency_penalty lie in [-MAX_PENALTY, MAX_PENALTY] (as in OpenAI's API and vLLM). */
 export const MAX_PENALTY = 2;
 
@@ -142,6 +149,7 @@ export function parseSamplingParams(
   const topKProblem = notNumber(topK, true);
   if (topKProblem) return invalid("top_k", topKProblem);
   if (topK < 0) return invalid("top_k", "must be >= 0");
+  if (topK > INT32_MAX) return invalid("top_k", `must be <= ${INT32_MAX}`);
 
   const minP = raw.minP ?? defaults.minP ?? 0;
   const minPProblem = notNumber(minP, false);
@@ -152,6 +160,7 @@ export function parseSamplingParams(
   const repetitionProblem = notNumber(repetitionPenalty, false);
   if (repetitionProblem) return invalid("repetition_penalty", repetitionProblem);
   if (repetitionPenalty < 0) return invalid("repetition_penalty", "must be > 0");
+  if (repetitionPenalty > FLOAT32_MAX) return invalid("repetition_penalty", `must be <= ${FLOAT32_MAX}`);
 
   const presencePenalty = raw.presencePenalty ?? 0;
   const presenceProblem = notNumber(presencePenalty, false);

@@ -1,7 +1,7 @@
 // A tessera.v1.Inference Generate call, as a RouterRequest: the prompt (text, token ids, or a chat
 // that the router renders with the model's template) and sampling fields from the message; the API key
 // (`authorization: Bearer KEY`), the session key (routing.sessionHeader, by default `x-session-id`)
-// and the deadline from the call.
+// and the deadline from the call. priority and kv, which only a worker takes, are refused.
 import { randomUUID } from "node:crypto";
 import type { Metadata } from "@grpc/grpc-js";
 import type { GenerateRequest } from "../../../proto/gen/tessera/v1/inference_pb.js";
@@ -18,6 +18,12 @@ export function fromGrpc(
 ): Result<RouterRequest> {
   const prompt = promptOf(message.prompt);
   if (prompt.error) return prompt;
+  // Fields of a worker's request the router cannot honour for a client, refused rather than dropped:
+  // it keeps no queue of its own to order by priority, and it sets kv itself (disaggregated serving).
+  if (message.priority !== 0)
+    return { error: TesseraError.invalidArgument("priority", "is not honoured by the router; leave it 0") };
+  if (message.kv !== undefined)
+    return { error: TesseraError.invalidArgument("kv", "is set by the router itself; leave it unset") };
   const { $typeName: _, structured: wire, ...fields } = message.sampling ?? { $typeName: "" };
   const structured = structuredFromMessage(wire);
   if (structured.error) return structured;

@@ -17,6 +17,7 @@ import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
 import type { GrpcHandlers } from "../../rpc/grpc-service.ts";
 import { CANCELLED_BY_CLIENT, type InFlight } from "../../rpc/in-flight.ts";
+import { statusDetails } from "../../rpc/status-details.ts";
 import type { Router } from "../core/router.ts";
 import type { RouterEvent } from "../core/router-events.ts";
 import { endpointsHeader, pathHeader } from "../core/serving-path.ts";
@@ -144,7 +145,7 @@ function toResponse(event: RouterEvent, requestId: string): GenerateResponse {
 export function toStatus(error: TesseraError): { code: Code; details: string; metadata: Metadata } {
   const metadata = new Metadata();
   if (error.retryAfterMs !== undefined) metadata.set("grpc-retry-pushback-ms", String(error.retryAfterMs));
-  return { code: error.code, details: error.message, metadata };
+  return { code: error.code, details: statusDetails(error.message), metadata };
 }
 
 function unary<Req, Res>(

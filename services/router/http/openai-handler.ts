@@ -10,6 +10,7 @@ import type { RouterEvent } from "../core/router-events.ts";
 import { endpointsHeader, pathHeader } from "../core/serving-path.ts";
 import { bearer } from "../grpc/grpc-request.ts";
 import { errorBody, sendError, sendJson } from "./http-errors.ts";
+import { promptErrorAs } from "./openai-prompt-field.ts";
 import { OPENAI_SAMPLING_DEFAULTS, parseChatRequest, parseCompletionRequest } from "./openai-request.ts";
 import {
   chunkBody,
@@ -36,7 +37,7 @@ export async function handleGenerate(
   if (parsed.error) throw parsed.error;
   const request = parsed.value;
   const requestId = header(req, "x-request-id") ?? randomUUID();
-  const generation = await router.generate(
+  const generating = router.generate(
     {
       requestId,
       model: request.model,
@@ -50,6 +51,7 @@ export async function handleGenerate(
     },
     signal,
   );
+  const generation = await generating.catch(promptErrorAs(kind === "chat" ? "messages" : "prompt"));
   const model = router.models.resolve(generation.model).value!;
   const ctx: ResponseContext = {
     kind,

@@ -113,9 +113,10 @@ describe("OpenAI request bodies", () => {
     });
     assert.equal(parsed.sampling.maxTokens, 9);
     assert.equal(parsed.logprobs, 3);
-    assert.equal(
-      parseChatRequest({ messages: [{ role: "user", content: "x" }], top_logprobs: 3 }).value?.logprobs,
-      undefined,
+    // top_logprobs alone is refused rather than ignored (as vLLM does).
+    assert.match(
+      parseChatRequest({ messages: [{ role: "user", content: "x" }], top_logprobs: 3 }).error?.message ?? "",
+      /^top_logprobs: /,
     );
   });
 

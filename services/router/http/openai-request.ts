@@ -1,9 +1,11 @@
 // OpenAI-compatible request bodies (/v1/completions, /v1/chat/completions) as RouterRequests. A field
 // Tessera does not know is refused with 400 naming it (`unknown_field: not a parameter of
 // /v1/completions`), as OpenAI's own API refuses unrecognized arguments, so nothing a client sends is
-// silently dropped; fields Tessera cannot honour (n > 1, echo, tools, a non-empty logit_bias...) are
-// refused naming the parameter. OpenAI fields that change nothing in the output (user, metadata,
-// service_tier, prompt_cache_key, safety_identifier; parallel_tool_calls without tools) are accepted.
+// silently dropped (nor inside messages, content parts or stream_options; stream_options without
+// stream and top_logprobs without logprobs are refused too); fields Tessera cannot honour (n > 1,
+// echo, tools, a non-empty logit_bias...) are refused naming the parameter. OpenAI fields that
+// change nothing in the output (user, metadata, service_tier, prompt_cache_key, safety_identifier;
+// parallel_tool_calls without tools) are accepted.
 // A sampling field the body leaves out (or null) stays unset, so it takes the model's default (its
 // generation_config.json, as vLLM does), else OpenAI's (OPENAI_SAMPLING_DEFAULTS: temperature 1;
 // max_tokens 16; the rest off); vLLM's extra fields (top_k, min_p, repetition_penalty, ignore_eos,
@@ -42,7 +44,7 @@ const common = {
   max_tokens: nullable(z.int().min(1)),
   n: nullable(z.literal(1, "only 1 is supported")),
   stream: nullable(z.boolean()),
-  stream_options: nullable(z.looseObject({ include_usage: nullable(z.boolean()) })),
+  stream_options: nullable(z.strictObject({ include_usage: nullable(z.boolean()) })),
   skip_special_tokens: nullable(z.boolean()),
   min_tokens: nullable(z.int().min(0)),
   logit_bias: nullable(
@@ -102,11 +104,11 @@ const completionSchema = z.strictObject({
   suffix: nullable(z.null({ error: "suffix is not supported" })),
 });
 
-const contentPart = z.looseObject({
+const contentPart = z.strictObject({
   type: z.literal("text", "only text content is supported"),
   text: z.string(),
 });
-const messageSchema = z.looseObject({
+const messageSchema = z.strictObject({
   role: z.string().min(1),
   content: z.union([z.string(), z.array(contentPart), z.null()]).optional(),
 });
@@ -221,6 +223,7 @@ export function parseCompletionRequest(raw: unknown): Result<OpenAiRequest> {
   const parsed = completionSchema.safeParse(raw);
   if (!parsed.success) return invalid(parsed.error, "/v1/completions");
   const body = parsed.data;
+  if (body.stream_options && body.stream !== true) return unpaired("stream_options", "stream");
   const prompt = body.prompt;
   const first = Array.isArray(prompt) ? prompt[0] : prompt;
   const routerPrompt: RouterPrompt =
@@ -234,6 +237,8 @@ export function parseChatRequest(raw: unknown): Result<OpenAiRequest> {
   const parsed = chatSchema.safeParse(raw);
   if (!parsed.success) return invalid(parsed.error, "/v1/chat/completions");
   const body = parsed.data;
+  if (body.stream_options && body.stream !== true) return unpaired("stream_options", "stream");
+  if (body.top_logprobs !== undefined && body.logprobs !== true) return unpaired("top_logprobs", "logprobs");
   // Text parts are joined with newlines, as vLLM does.
   const messages = body.messages.map((m) => ({
     role: m.role,
@@ -287,4 +292,9 @@ function invalid(error: z.ZodError, route: string): { error: TesseraError } {
   }
   const field = issue?.path.map(String).join(".") || "body";
   return { error: TesseraError.invalidArgument(field, issue?.message ?? "invalid") };
+}
+
+/** A field that means something only beside another (as OpenAI and vLLM refuse it alone). */
+function unpaired(field: string, needs: string): { error: TesseraError } {
+  return { error: TesseraError.invalidArgument(field, `is only allowed with ${needs}: true`) };
 }

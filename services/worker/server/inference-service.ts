@@ -20,6 +20,7 @@ import type { Logger } from "../../kernel/log.ts";
 import { phaseSpans } from "../../kernel/telemetry/phase-spans.ts";
 import type { GrpcHandlers } from "../../rpc/grpc-service.ts";
 import { CANCELLED_BY_CLIENT, type InFlight } from "../../rpc/in-flight.ts";
+import { statusDetails } from "../../rpc/status-details.ts";
 import { toGenerateResponse } from "./generate-response.ts";
 import type { RpcMetrics } from "./rpc-metrics.ts";
 
@@ -225,7 +226,7 @@ function unavailable(): TesseraError {
 }
 
 function toStatus(error: TesseraError): { code: Code; details: string } {
-  return { code: error.code, details: error.message };
+  return { code: error.code, details: statusDetails(error.message) };
 }
 
 /** Writes one message, waiting while the client is slower than the engine (until aborted). */
