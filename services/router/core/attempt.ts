@@ -174,8 +174,16 @@ export function attempt(
 
 /** The validated parameters as the proto message (every field explicit, so the worker applies no default). */
 export function samplingMessage(s: SamplingParams) {
-  const { seed, ...rest } = s;
-  return create(SamplingParamsSchema, { ...rest, ...(seed === undefined ? {} : { seed }) });
+  const { seed, logitBias, promptLogprobs, n, bestOf, echo, ...rest } = s;
+  return create(SamplingParamsSchema, {
+    ...rest,
+    ...(seed === undefined ? {} : { seed }),
+    ...(logitBias && { logitBias: Object.fromEntries(logitBias) }),
+    ...(promptLogprobs !== undefined && { promptLogprobs }),
+    ...(n !== undefined && { n }),
+    ...(bestOf !== undefined && { bestOf }),
+    // echo is the router's: it writes the prompt's text itself (choices.ts).
+  });
 }
 
 function fromGrpc(err: ServiceError, endpoint: string): TesseraError {

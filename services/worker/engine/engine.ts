@@ -26,6 +26,7 @@ import { KvShare, splitBlocks } from "./kv-share.ts";
 import { RemoteKv, type RemoteKvOptions } from "./remote-kv.ts";
 import { EngineRequest } from "./request.ts";
 import { Scheduler } from "./scheduler.ts";
+import { mergeSequences } from "./sequence-events.ts";
 import { VirtualEngines } from "./virtual-engines.ts";
 
 export interface EngineOptions {
@@ -191,16 +192,52 @@ export class Engine {
     });
   }
 
-  /** Streams the completion of one request; throws INVALID_ARGUMENT before any event for a bad prompt. */
+  /**
+   * Streams the completion of one request; throws INVALID_ARGUMENT before any event for a bad prompt.
+   * With n or best_of > 1 its sequences fork from one prefill (fork.ts) and stream as one (each event
+   * tagged with its index, sequence-events.ts).
+   */
   generate(request: GenerateRequest, signal?: AbortSignal): AsyncIterable<GenerateEvent> {
     validatePrompt(request.promptIds, this.description);
     if (signal?.aborted) throw new TesseraError(Code.CANCELLED, `request ${request.requestId} was cancelled`);
+    const { sampling } = request;
+    const n = sampling.n ?? 1;
+    const count = Math.max(n, sampling.bestOf ?? n);
+    const sequences = Array.from({ length: count }, (_, index) => this.sequence(request, index));
+    const cancel = () => {
+      for (const r of sequences) r.cancelRequested = true;
+    };
+    signal?.addEventListener("abort", cancel);
+    const r = sequences[0]!;
+    r.forks = sequences.slice(1);
+    r.awaitKvWrites = request.kv?.awaitWrites === true;
+    if (this.remote?.options.readThrough || (request.kv?.expectedRemoteBlocks ?? 0) > 0) {
+      void this.fetchThenSubmit(r, request.kv?.expectedRemoteBlocks ?? 0);
+    } else {
+      this.engines.submit(r);
+    }
+    if (count === 1) return r.events;
+    return mergeSequences(
+      sequences.map((s) => s.events),
+      n,
+      cancel,
+    );
+  }
+
+  /** Sequence `index` of a request: with a seed, sequence i draws with seed + i (mod 2^64), as vLLM does. */
+  private sequence(request: GenerateRequest, index: number): EngineRequest {
+    const { seed } = request.sampling;
+    const sampling =
+      index === 0 || seed === undefined
+        ? request.sampling
+        : { ...request.sampling, seed: BigInt.asUintN(64, seed + BigInt(index)) };
     const r: EngineRequest = new EngineRequest({
-      id: request.requestId,
+      id: index === 0 ? request.requestId : `${request.requestId}/${index}`,
+      index,
       order: this.nextOrder++,
       priority: request.priority ?? 0,
       promptIds: request.promptIds,
-      sampling: request.sampling,
+      sampling,
       eosTokenIds: this.eosTokenIds,
       text: this.tokenizer.textStream(),
       deadline: request.deadline,
@@ -208,18 +245,14 @@ export class Engine {
       onCancel: () => {
         r.cancelRequested = true;
       },
-      trace: request.trace,
+      ...(index === 0 && { trace: request.trace }),
     });
-    signal?.addEventListener("abort", () => {
-      r.cancelRequested = true;
-    });
-    r.awaitKvWrites = request.kv?.awaitWrites === true;
-    if (this.remote?.options.readThrough || (request.kv?.expectedRemoteBlocks ?? 0) > 0) {
-      void this.fetchThenSubmit(r, request.kv?.expectedRemoteBlocks ?? 0);
-    } else {
-      this.engines.submit(r);
-    }
-    return r.events;
+    return r;
+  }
+
+  /** Prompt tokens computed since start, over every scheduling loop (not those taken from a cache or a fork). */
+  get numPromptTokensComputed(): number {
+    return this.engines.numPromptTokensComputed;
   }
 
   /** Imports the prefix blocks the remote tier holds, then queues the request. */

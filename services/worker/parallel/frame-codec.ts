@@ -24,6 +24,7 @@ export function sequencesToWire(
     blockTable: s.blockTable,
     needsLogits: s.needsLogits,
     promptLength: s.promptLength ?? 0,
+    promptLogits: s.promptLogits === true,
     ...(withSampling && s.sampling && { sampling: rowSamplingToWire(s.sampling) }),
   }));
 }
@@ -35,6 +36,7 @@ export function sequencesFromWire(seqs: readonly WireSequence[]): SequenceStep[]
     blockTable: [...s.blockTable],
     needsLogits: s.needsLogits,
     ...(s.promptLength > 0 && { promptLength: s.promptLength }),
+    ...(s.promptLogits && { promptLogits: true }),
     ...(s.sampling && { sampling: rowSamplingFromWire(s.sampling) }),
   }));
 }
@@ -53,6 +55,8 @@ function rowSamplingToWire(r: RowSampling): Omit<WireRowSampling, "$typeName"> {
     penaltyIds: Array.from(r.penaltyIds),
     penaltyCounts: Array.from(r.penaltyCounts),
     heldBackIds: Array.from(r.heldBackIds),
+    biasIds: Array.from(r.biasIds),
+    biasValues: Array.from(r.biasValues),
   };
 }
 
@@ -70,6 +74,8 @@ function rowSamplingFromWire(w: WireRowSampling): RowSampling {
     penaltyIds: Int32Array.from(w.penaltyIds),
     penaltyCounts: Int32Array.from(w.penaltyCounts),
     heldBackIds: Int32Array.from(w.heldBackIds),
+    biasIds: Int32Array.from(w.biasIds),
+    biasValues: Float32Array.from(w.biasValues),
   };
 }
 

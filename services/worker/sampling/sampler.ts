@@ -29,6 +29,7 @@ import type { GeneratedToken, SamplingParams, TokenLogprob } from "../../inferen
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import { expNonPositive } from "./fast-exp.ts";
 import { heldBackIds, holdBack } from "./held-back.ts";
+import { addBias, type LogitBias, logitBiasArrays } from "./logit-bias.ts";
 import { selectNucleus } from "./nucleus.ts";
 import {
   collectListed,
@@ -122,6 +123,9 @@ export interface RowSampling extends Knobs, Penalties {
   penaltyCounts: Int32Array;
   /** Ids that cannot be picked at this position (eos and stop ids before min_tokens); usually empty. */
   heldBackIds: Int32Array;
+  /** logit_bias (logit-bias.ts): ids and the bias added to each; usually empty. */
+  biasIds: Int32Array;
+  biasValues: Float32Array;
 }
 
 /** Picks the token of one row from a RowSampling (made by Sampler.prepare, here or in another process). */
@@ -130,6 +134,8 @@ export function sampleRow(logits: Float32Array, row: RowSampling): GeneratedToke
     row.penaltyIds.length > 0
       ? collectListed(logits, { ids: row.penaltyIds, counts: row.penaltyCounts }, row, penaltyScratch)
       : 0;
+  if (row.biasIds.length > 0)
+    touched = addBias(logits, { ids: row.biasIds, values: row.biasValues }, penaltyScratch, touched);
   if (row.heldBackIds.length > 0) touched = holdBack(logits, row.heldBackIds, penaltyScratch, touched);
   return sampleKnobs(logits, row, row.draw, touched);
 }
@@ -162,6 +168,7 @@ export class Sampler {
   /** Ids held back before position #holdUntil (empty when min_tokens is off). */
   readonly #heldBack: Int32Array;
   readonly #holdUntil: number;
+  readonly #bias: LogitBias;
 
   constructor(params: SamplingParams, context: SamplerContext = {}) {
     const { temperature, topP, topK, logprobs } = params;
@@ -198,6 +205,7 @@ export class Sampler {
     }
     this.#heldBack = heldBackIds(params, context.eosTokenIds ?? []);
     this.#holdUntil = (context.promptLength ?? 0) + minTokens;
+    this.#bias = logitBiasArrays(params.logitBias);
     this.params = params;
     this.#knobs = { temperature, topK, topP, minP, logprobs };
     this.#penalties = { repetition, presence, frequency };
@@ -218,6 +226,7 @@ export class Sampler {
     let touched = this.usesHistory
       ? this.#history(history).collect(logits, this.#penalties, penaltyScratch)
       : 0;
+    if (this.#bias.ids.length > 0) touched = addBias(logits, this.#bias, penaltyScratch, touched);
     const held = this.#heldAt(position);
     if (held.length > 0) touched = holdBack(logits, held, penaltyScratch, touched);
     return sampleKnobs(logits, this.#knobs, u, touched);
@@ -237,6 +246,8 @@ export class Sampler {
       penaltyIds: listed.ids,
       penaltyCounts: listed.counts,
       heldBackIds: this.#heldAt(position),
+      biasIds: this.#bias.ids,
+      biasValues: this.#bias.values,
     };
   }
 
