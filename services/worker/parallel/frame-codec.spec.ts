@@ -79,11 +79,11 @@ describe("frame codec", () => {
     assert.deepEqual(sequencesFromWire(back.kind.value.batch!.sequences), seqs);
     assert.equal(sequencesToWire(seqs, false)[0]!.sampling, undefined);
     assert.deepEqual(
-      [...seqs[0]!.sampling.heldBackIds],
+      [...seqs[0]!.sampling!.heldBackIds],
       [11, 2],
       "min_tokens not reached: eos and stop ids held",
     );
-    assert.deepEqual([...seqs[0]!.sampling.biasIds], [7, 12], "logit_bias reaches the last stage");
+    assert.deepEqual([...seqs[0]!.sampling!.biasIds], [7, 12], "logit_bias reaches the last stage");
 
     const rows = sampleRows(
       Float32Array.from({ length: 16 }, (_, i) => Math.sin(i)),
