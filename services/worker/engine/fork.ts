@@ -33,6 +33,7 @@ export function forkSequences(
   for (const child of forks) {
     if (!kv.allocate(child.kv, length, shared)) continue;
     child.numComputedTokens = length;
+    child.forked = true;
     child.status = RequestStatus.WAITING;
     child.timings.submitted = parent.timings.submitted;
     child.timings.firstScheduled = parent.timings.firstScheduled;

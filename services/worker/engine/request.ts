@@ -35,6 +35,8 @@ export class EngineRequest {
    * fork from it (engine-core.ts), sharing its prompt blocks, so the prompt is computed once.
    */
   forks: EngineRequest[] = [];
+  /** It forked from another sequence of its request, which computed its prompt. */
+  forked = false;
   /**
    * With prompt logprobs: each prompt token's entry, by position, filled as the prompt is computed
    * (such a request takes nothing from the prefix cache, so every position is computed here).
