@@ -2,8 +2,8 @@
 e2e/router/router-sampling-params.spec.ts: n, best_of, logit_bias, echo and prompt_logprobs. Reads one
 JSON request on stdin:
 
-    {"base_url": "http://127.0.0.1:PORT/v1", "model": "...", "step": "n4" | "rest",
-     "prompt": "...", "forced_id": 77, "vocab_size": 512}
+    {"base_url": "http://127.0.0.1:PORT/v1", "model": "...", "step": "n4" | "rest" | "cases",
+     "prompt": "...", "forced_id": 77, "vocab_size": 512, "cases": [{completion fields}, ...]}
 
 and prints one JSON object with what each call returned (the spec checks it). Step "n4" makes only the
 n=4 completion, so the spec can read the worker's prompt-token counters around it.
@@ -26,6 +26,18 @@ def main():
     request = json.load(sys.stdin)
     client = openai.OpenAI(base_url=request["base_url"], api_key="none", max_retries=0)
     model, prompt = request["model"], request["prompt"]
+    if request["step"] == "cases":
+        # Each case: OpenAI fields, and vLLM's under "extra_body" as the Python client sends them.
+        answers = []
+        for case in request["cases"]:
+            c = client.completions.create(model=model, prompt=prompt, **case)
+            answers.append({
+                "text": c.choices[0].text,
+                "finish_reason": c.choices[0].finish_reason,
+                "completion_tokens": c.usage.completion_tokens,
+            })
+        print(json.dumps({"cases": answers}))
+        return
     sampled = {"temperature": 1, "seed": 7, "max_tokens": 8, "extra_body": {"ignore_eos": True}}
     out = {}
     if request["step"] == "n4":

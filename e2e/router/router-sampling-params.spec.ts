@@ -196,4 +196,78 @@ describe("n, best_of, logit_bias, echo and prompt_logprobs through tessera route
     });
     assert.match(bad.error?.details ?? "", /^logit_bias: /);
   });
+
+  it("min_tokens, stop_token_ids, ignore_eos and skip_special_tokens: the same over OpenAI (Python) and gRPC", async () => {
+    const bos = 1;
+    const eos = 2;
+    // Each case forces one id with logit_bias, so what the stopping fields do is certain.
+    const cases = [
+      { name: "a special token stays in the text", bias: bos, maxTokens: 3, vllm: {} },
+      {
+        name: "skip_special_tokens leaves it out",
+        bias: bos,
+        maxTokens: 3,
+        vllm: { skip_special_tokens: true },
+      },
+      { name: "eos ends the generation", bias: eos, maxTokens: 3, vllm: {} },
+      { name: "ignore_eos goes on past it", bias: eos, maxTokens: 3, vllm: { ignore_eos: true } },
+      { name: "a stop id ends it", bias: FORCED, maxTokens: 6, vllm: { stop_token_ids: [FORCED] } },
+      {
+        name: "min_tokens holds the stop id back",
+        bias: FORCED,
+        maxTokens: 6,
+        vllm: { stop_token_ids: [FORCED], min_tokens: 3 },
+      },
+    ];
+    const expected = [
+      { text: tokenizer.decode([bos, bos, bos]), finish_reason: "length", completion_tokens: 3 },
+      { text: "", finish_reason: "length", completion_tokens: 3 },
+      { text: "", finish_reason: "stop", completion_tokens: 1 },
+      { text: tokenizer.decode([eos, eos, eos]), finish_reason: "length", completion_tokens: 3 },
+      { text: "", finish_reason: "stop", completion_tokens: 1 },
+      // Held back, the forced id gives way to the next most likely tokens, then comes.
+      { finish_reason: "stop", completion_tokens: 4 },
+    ];
+    const { cases: viaHttp } = await runPython({
+      base_url: `${router.httpUrl}/v1`,
+      model: MODEL,
+      step: "cases",
+      prompt,
+      cases: cases.map((c) => ({
+        max_tokens: c.maxTokens,
+        temperature: 0,
+        logit_bias: { [c.bias]: 100 },
+        extra_body: c.vllm,
+      })),
+    });
+    const reasons: Record<number, string> = { 1: "stop", 2: "length", 3: "stop" };
+    for (const [i, c] of cases.entries()) {
+      assert.deepEqual({ ...viaHttp[i], ...expected[i] }, viaHttp[i], `${c.name} (OpenAI)`);
+      const v = c.vllm as Record<string, unknown>;
+      const viaGrpc = await generate(grpc, {
+        model: MODEL,
+        prompt: { case: "text", value: prompt },
+        sampling: {
+          maxTokens: c.maxTokens,
+          temperature: 0,
+          logitBias: { [c.bias]: 100 },
+          ...(v["skip_special_tokens"] !== undefined && { skipSpecialTokens: true }),
+          ...(v["ignore_eos"] !== undefined && { ignoreEos: true }),
+          ...(v["stop_token_ids"] !== undefined && { stopTokenIds: [FORCED] }),
+          ...(v["min_tokens"] !== undefined && { minTokens: 3 }),
+        },
+      });
+      assert.equal(viaGrpc.error, undefined);
+      const last = viaGrpc.messages.at(-1)!;
+      assert.deepEqual(
+        {
+          text: viaGrpc.messages.map((m) => m.textDelta).join(""),
+          finish_reason: reasons[last.finishReason],
+          completion_tokens: last.usage?.completionTokens,
+        },
+        viaHttp[i],
+        `${c.name} (gRPC)`,
+      );
+    }
+  });
 });

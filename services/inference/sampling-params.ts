@@ -46,6 +46,7 @@ export interface RawSamplingParams {
   n?: number | undefined;
   bestOf?: number | undefined;
   echo?: boolean | undefined;
+  skipSpecialTokens?: boolean | undefined;
 }
 
 /**
@@ -250,6 +251,8 @@ export function parseSamplingParams(
     return invalid("best_of", `must be in n..${MAX_SEQUENCES} (n is ${n})`);
   const echo = raw.echo ?? false;
   if (typeof echo !== "boolean") return invalid("echo", "must be a boolean");
+  const skipSpecialTokens = raw.skipSpecialTokens ?? false;
+  if (typeof skipSpecialTokens !== "boolean") return invalid("skip_special_tokens", "must be a boolean");
 
   return {
     value: {
@@ -272,6 +275,7 @@ export function parseSamplingParams(
       ...(n > 1 && { n }),
       ...(bestOf > n && { bestOf }),
       ...(echo && { echo }),
+      ...(skipSpecialTokens && { skipSpecialTokens }),
     },
   };
 }

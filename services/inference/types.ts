@@ -47,6 +47,8 @@ export interface SamplingParams {
   bestOf?: number | undefined;
   /** Prepend the prompt's text (and, with logprobs, its tokens' logprobs) to each sequence (completions' echo). */
   echo?: boolean | undefined;
+  /** Leave special tokens out of the text (vLLM's skip_special_tokens); default false. */
+  skipSpecialTokens?: boolean | undefined;
   /**
    * Output constrained by a grammar (structured outputs, tool calls): tokens that would leave the
    * grammar are masked out where sampling happens. Unset = unconstrained.

@@ -174,7 +174,7 @@ export function attempt(
 
 /** The validated parameters as the proto message (every field explicit, so the worker applies no default). */
 export function samplingMessage(s: SamplingParams) {
-  const { seed, logitBias, promptLogprobs, n, bestOf, echo, ...rest } = s;
+  const { seed, logitBias, promptLogprobs, n, bestOf, echo, skipSpecialTokens, ...rest } = s;
   return create(SamplingParamsSchema, {
     ...rest,
     ...(seed === undefined ? {} : { seed }),
@@ -182,7 +182,7 @@ export function samplingMessage(s: SamplingParams) {
     ...(promptLogprobs !== undefined && { promptLogprobs }),
     ...(n !== undefined && { n }),
     ...(bestOf !== undefined && { bestOf }),
-    // echo is the router's: it writes the prompt's text itself (choices.ts).
+    // echo and skip_special_tokens are the router's: it writes the text itself (choices.ts, detokenizer.ts).
   });
 }
 

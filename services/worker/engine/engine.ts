@@ -239,7 +239,7 @@ export class Engine {
       promptIds: request.promptIds,
       sampling,
       eosTokenIds: this.eosTokenIds,
-      text: this.tokenizer.textStream(),
+      text: this.tokenizer.textStream({ skipSpecialTokens: sampling.skipSpecialTokens === true }),
       deadline: request.deadline,
       now: Date.now(),
       onCancel: () => {

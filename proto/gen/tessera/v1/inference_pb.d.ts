@@ -372,6 +372,15 @@ export declare type SamplingParams = Message<"tessera.v1.SamplingParams"> & {
    * @generated from field: bool echo = 20;
    */
   echo: boolean;
+
+  /**
+   * Leave the tokenizer's special tokens (bos, eos with ignore_eos, <|im_end|>...) out of the text
+   * (vLLM's skip_special_tokens; unset = false here: they stay, as the OpenAI door's default). Token ids
+   * and logprobs still list them.
+   *
+   * @generated from field: optional bool skip_special_tokens = 21;
+   */
+  skipSpecialTokens?: boolean | undefined;
 };
 
 /**
