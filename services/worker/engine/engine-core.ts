@@ -82,7 +82,11 @@ export class EngineCore {
         this.reap();
         if (!scheduler.hasWork) break;
         const out = scheduler.schedule();
-        for (const r of out.rejected) r.events.fail(r.error);
+        for (const r of out.rejected) {
+          r.events.fail(r.error);
+          // Its other sequences were waiting for its prefill: they fail with it.
+          for (const child of r.forks.splice(0)) child.events.fail(r.error);
+        }
         for (const s of out.scheduled) this.unpin(s.request);
         this.metrics?.step(out.numBatchedTokens, out.preempted.length);
         if (out.scheduled.length === 0) {
@@ -187,7 +191,7 @@ export class EngineCore {
         reason = appendToken(request, token, this.limits);
         // After the parent's first token (so sequence 0 opens the stream), before it can finish.
         if (request.forks.length > 0)
-          this.fork(request, logits.subarray(at * vocabSize, (at + 1) * vocabSize));
+          this.fork(request, logits.subarray(at * vocabSize, (at + 1) * vocabSize), now);
       } catch (err) {
         this.fail(request, TesseraError.from(err));
         continue;
@@ -219,7 +223,7 @@ export class EngineCore {
    * The parent's prompt is computed: its waiting sequences take its blocks and their first token from
    * its row (each by its own seed), then run as requests of their own.
    */
-  private fork(parent: EngineRequest, row: Float32Array): void {
+  private fork(parent: EngineRequest, row: Float32Array, now: number): void {
     const forks = parent.forks;
     parent.forks = [];
     const copy = forkSequences(parent, forks, this.kv, this.runner);
@@ -233,6 +237,9 @@ export class EngineCore {
       let reason: FinishReason | undefined;
       try {
         const token = child.sampler.sample(row, child.numTokens, child.history);
+        this.metrics?.token(child, now);
+        child.timings.firstToken ??= now;
+        child.timings.lastToken = now;
         reason = appendToken(child, token, this.limits);
       } catch (err) {
         this.fail(child, TesseraError.from(err));

@@ -161,3 +161,23 @@ describe("Engine: prompt logprobs are never skipped by a prefix-cache hit", func
     assert.ok(got.prompt!.slice(1).every((e) => e.logprob !== undefined && e.logprob <= 0));
   });
 });
+
+describe("Engine: a request of several sequences that cannot run", function () {
+  this.timeout(120_000);
+  let engine: Engine;
+  before(async () => {
+    engine = await Engine.load(path.join(REFERENCE_DIR, "tiny-llama"), {
+      threads: 1,
+      engine: { blockSize: 4, kvCacheBlocks: 2 },
+    });
+  });
+  after(() => engine.close());
+
+  it("fails the request (not hangs) when its prompt can never fit the KV pool", async () => {
+    const prompt = referenceCases("tiny-llama")[0]!.prompt_ids.slice(0, 12);
+    await assert.rejects(
+      collect(engine.generate(request(prompt, { n: 3, temperature: 1, seed: 1n }))),
+      /KV blocks/,
+    );
+  });
+});

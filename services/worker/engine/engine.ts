@@ -268,6 +268,7 @@ export class Engine {
       const error = TesseraError.from(err);
       r.trace?.phase("kv_transfer.read", started, Date.now(), { "tessera.kv.error": error.message });
       r.events.fail(error);
+      for (const child of r.forks.splice(0)) child.events.fail(error);
       return;
     }
     r.trace?.phase("kv_transfer.read", started, Date.now(), {

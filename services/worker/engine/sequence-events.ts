@@ -24,7 +24,9 @@ export function mergeSequences(
         else out.push({ ...event, index });
       }
     } catch (err) {
+      // One sequence failed: the request fails, and its other sequences stop.
       out.fail(err);
+      cancel();
       return;
     }
     if (--open > 0) return;
