@@ -27,6 +27,10 @@ const INT32_MAX = 2 ** 31 - 1;
 const FLOAT32_MAX = 3.4028234663852886e38;
 /** presence_penalty and frequency_penalty lie in [-MAX_PENALTY, MAX_PENALTY] (as in OpenAI's API and vLLM). */
 export const MAX_PENALTY = 2;
+/** logit_bias values lie in [-MAX_LOGIT_BIAS, MAX_LOGIT_BIAS] (OpenAI's range). */
+export const MAX_LOGIT_BIAS = 100;
+/** Most sequences one request may ask for (n, best_of): they share one prefill but each takes a KV tail. */
+export const MAX_SEQUENCES = 16;
 
 /** Sampling parameters as they arrive (proto3 message or CLI flags); every field optional. */
 export interface RawSamplingParams {
@@ -47,6 +51,13 @@ export interface RawSamplingParams {
   /** Structured output (already in the engine's shape: front doors convert theirs). */
   structured?: StructuredOutput | undefined;
   structuredMatchedTokens?: number | undefined;
+  /** Token id (a number, or its decimal string as OpenAI's JSON keys are) -> bias. */
+  logitBias?: Readonly<Record<string | number, number>> | ReadonlyMap<number, number> | undefined;
+  promptLogprobs?: number | undefined;
+  n?: number | undefined;
+  bestOf?: number | undefined;
+  echo?: boolean | undefined;
+  skipSpecialTokens?: boolean | undefined;
 }
 
 /**
@@ -239,6 +250,33 @@ export function parseSamplingParams(
     return invalid("structured.matched_tokens", "must be an integer >= 0");
   if (matched > 0 && structured === undefined)
     return invalid("structured.matched_tokens", "needs a constraint");
+  const logitBias = parseLogitBias(raw.logitBias, limits.vocabSize);
+  if (logitBias.error) return logitBias;
+
+  // echo with logprobs returns the prompt tokens' logprobs too (OpenAI's echo): as prompt_logprobs.
+  let promptLogprobs: number | undefined =
+    raw.echo === true && logprobs > 0 && raw.promptLogprobs === undefined ? logprobs : undefined;
+  if (raw.promptLogprobs !== undefined) {
+    promptLogprobs = raw.promptLogprobs;
+    const problem = notNumber(promptLogprobs, true);
+    if (problem) return invalid("prompt_logprobs", problem);
+    if (promptLogprobs < 0 || promptLogprobs > MAX_LOGPROBS)
+      return invalid("prompt_logprobs", `must be in 0..${MAX_LOGPROBS}`);
+  }
+
+  const n = raw.n || 1;
+  const nProblem = notNumber(n, true);
+  if (nProblem) return invalid("n", nProblem);
+  if (n < 1 || n > MAX_SEQUENCES) return invalid("n", `must be in 1..${MAX_SEQUENCES}`);
+  const bestOf = raw.bestOf || n;
+  const bestOfProblem = notNumber(bestOf, true);
+  if (bestOfProblem) return invalid("best_of", bestOfProblem);
+  if (bestOf < n || bestOf > MAX_SEQUENCES)
+    return invalid("best_of", `must be in n..${MAX_SEQUENCES} (n is ${n})`);
+  const echo = raw.echo ?? false;
+  if (typeof echo !== "boolean") return invalid("echo", "must be a boolean");
+  const skipSpecialTokens = raw.skipSpecialTokens ?? false;
+  if (typeof skipSpecialTokens !== "boolean") return invalid("skip_special_tokens", "must be a boolean");
 
   return {
     value: {
@@ -258,6 +296,38 @@ export function parseSamplingParams(
       logprobs,
       ...(structured && { structured }),
       ...(matched > 0 && { structuredMatchedTokens: matched }),
+      ...(logitBias.value && { logitBias: logitBias.value }),
+      ...(promptLogprobs !== undefined && { promptLogprobs }),
+      ...(n > 1 && { n }),
+      ...(bestOf > n && { bestOf }),
+      ...(echo && { echo }),
+      ...(skipSpecialTokens && { skipSpecialTokens }),
     },
   };
+}
+
+/** The bias of each id (unset when there is none), checked against the vocabulary and OpenAI's range. */
+function parseLogitBias(
+  raw: RawSamplingParams["logitBias"],
+  vocabSize: number,
+): Result<Map<number, number> | undefined> {
+  if (raw === undefined) return { value: undefined };
+  if (typeof raw !== "object" || raw === null) return invalid("logit_bias", "must map token ids to biases");
+  const entries = raw instanceof Map ? [...raw] : Object.entries(raw);
+  const bias = new Map<number, number>();
+  for (const [key, value] of entries) {
+    const id = typeof key === "number" ? key : /^\d+$/.test(key) ? Number(key) : Number.NaN;
+    if (!(Number.isSafeInteger(id) && id >= 0 && id < vocabSize))
+      return invalid(
+        "logit_bias",
+        `key ${JSON.stringify(String(key))} is not a token id of the vocabulary (0..${vocabSize - 1})`,
+      );
+    if (typeof value !== "number" || !Number.isFinite(value) || Math.abs(value) > MAX_LOGIT_BIAS)
+      return invalid(
+        "logit_bias",
+        `the bias of ${id} must be a number in [-${MAX_LOGIT_BIAS}, ${MAX_LOGIT_BIAS}]`,
+      );
+    if (value !== 0) bias.set(id, value);
+  }
+  return { value: bias.size > 0 ? bias : undefined };
 }

@@ -175,11 +175,27 @@ export function attempt(
 
 /** The validated parameters as the proto message (every field explicit, so the worker applies no default). */
 export function samplingMessage(s: SamplingParams) {
-  const { seed, structured, structuredMatchedTokens, ...rest } = s;
+  const {
+    seed,
+    structured,
+    structuredMatchedTokens,
+    logitBias,
+    promptLogprobs,
+    n,
+    bestOf,
+    echo,
+    skipSpecialTokens,
+    ...rest
+  } = s;
   return create(SamplingParamsSchema, {
     ...rest,
     ...(seed === undefined ? {} : { seed }),
     ...(structured && { structured: structuredToMessage(structured, structuredMatchedTokens) }),
+    ...(logitBias && { logitBias: Object.fromEntries(logitBias) }),
+    ...(promptLogprobs !== undefined && { promptLogprobs }),
+    ...(n !== undefined && { n }),
+    ...(bestOf !== undefined && { bestOf }),
+    // echo and skip_special_tokens are the router's: it writes the text itself (choices.ts, detokenizer.ts).
   });
 }
 

@@ -41,7 +41,15 @@ export interface SegmentRequest {
  * only on the seed (the same in every segment) and the token's position.
  */
 export function resumable(sampling: SamplingParams): boolean {
-  return sampling.presencePenalty === 0 && sampling.frequencyPenalty === 0;
+  // Several sequences share one worker's prompt blocks, and prompt logprobs are computed where the
+  // prompt is: such requests stay whole on one worker.
+  const single = (sampling.n ?? 1) === 1 && (sampling.bestOf ?? 1) <= 1;
+  return (
+    single &&
+    sampling.promptLogprobs === undefined &&
+    sampling.presencePenalty === 0 &&
+    sampling.frequencyPenalty === 0
+  );
 }
 
 export class Continuation {

@@ -100,7 +100,8 @@ export class Router {
         throw this.#rejected(TesseraError.invalidArgument(field, problem), "invalid");
       }
     }
-    const cost = promptIds.length + sampling.maxTokens;
+    // Each sequence (n, best_of) may generate max_tokens; the prompt is computed once.
+    const cost = promptIds.length + sampling.maxTokens * Math.max(sampling.n ?? 1, sampling.bestOf ?? 1);
     if (caller) {
       const charged = chargeCaller(caller, cost);
       if (charged.error) throw this.#rejected(charged.error, "rate_limited");

@@ -25,7 +25,8 @@ import type { Logger } from "../../kernel/log.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
 import { AttemptError, attempt, isEndpointFailure } from "./attempt.ts";
-import { Continuation, resumable, type SegmentKind } from "./continuation.ts";
+import { Choices } from "./choices.ts";
+import { resumable, type SegmentKind } from "./continuation.ts";
 import {
   DECODE_POOL,
   type EndpointSelector,
@@ -61,7 +62,7 @@ export function upstream(prepared: PreparedRequest, options: UpstreamOptions): P
   const model = prepared.model.id;
   const { selector, metrics, log } = options;
   return async (flight, signal) => {
-    const output = new Continuation(prepared);
+    const output = new Choices(prepared);
     const split = resumable(prepared.sampling);
     const route = selector.route(model, split);
     const served = flight.served;

@@ -39,6 +39,8 @@ export function fromGrpc(
       sessionKey: header(metadata, sessionHeader),
       apiKey: bearer(header(metadata, "authorization")) ?? header(metadata, "x-api-key"),
       deadline: Number.isFinite(at) ? at : undefined,
+      // The router writes the text: it leaves special tokens out itself (the OpenAI door's field too).
+      skipSpecialTokens: message.sampling?.skipSpecialTokens,
     },
   };
 }

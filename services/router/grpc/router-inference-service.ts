@@ -124,13 +124,20 @@ function toResponse(event: RouterEvent, requestId: string): GenerateResponse {
     requestId,
     textDelta: event.text,
     kvWritesFailed: false,
+    index: event.index ?? 0,
   } as const;
   if (event.type === "tokens")
-    return { ...response, tokens: event.tokens, finishReason: FinishReason.UNSPECIFIED };
+    return {
+      ...response,
+      tokens: event.tokens,
+      finishReason: FinishReason.UNSPECIFIED,
+      promptLogprobs: event.promptTokens ?? [],
+    };
   const { promptTokens, completionTokens } = event.usage;
   return {
     ...response,
     tokens: [],
+    promptLogprobs: [],
     finishReason: event.reason,
     usage: {
       $typeName: "tessera.v1.Usage",

@@ -15,17 +15,7 @@ import { parseChatRequest, parseCompletionRequest } from "./openai-request.ts";
  * prompt_logprobs): refused on this branch. When one lands, move its probes below from "refused" to
  * "honoured" (the values are the ones those features take) and delete it from this list.
  */
-const BEING_BUILT = [
-  "tools",
-  "tool_choice",
-  "tool_calls",
-  "tool_call_id",
-  "n",
-  "best_of",
-  "logit_bias",
-  "echo",
-  "prompt_logprobs",
-];
+const BEING_BUILT = ["tools", "tool_choice", "tool_calls", "tool_call_id"];
 
 type Verdict = "honoured" | "refused" | "inert";
 /** A value to send, what it must do, and the other fields it needs beside it. */
@@ -46,8 +36,8 @@ const SAMPLING: Record<string, Probe[]> = {
   temperature: [[0.5, "honoured"]],
   top_p: [[0.5, "honoured"]],
   user: [["u-1", "inert"]],
-  n: [[2, "refused"]],
-  logit_bias: [[{ "5": 100 }, "refused"]],
+  n: [[2, "honoured"]],
+  logit_bias: [[{ "5": 100 }, "honoured"]],
   // vLLM's extra sampling fields.
   top_k: [[5, "honoured"]],
   min_p: [[0.1, "honoured"]],
@@ -66,11 +56,11 @@ const COMPLETION: Record<string, Probe[]> = {
   ...SAMPLING,
   model: [["other", "honoured"]],
   prompt: [["other prompt", "honoured"]],
-  best_of: [[2, "refused"]],
-  echo: [[true, "refused"]],
+  best_of: [[2, "honoured"]],
+  echo: [[true, "honoured"]],
   logprobs: [[2, "honoured"]],
   suffix: [["after", "refused"]],
-  prompt_logprobs: [[1, "refused"]],
+  prompt_logprobs: [[1, "honoured"]],
 };
 
 const CHAT: Record<string, Probe[]> = {

@@ -4,6 +4,7 @@
 // it ends the stream with `data: {"error": ...}`, which the OpenAI clients raise as an APIError.
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { TokenInfo } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Generation, Router } from "../core/router.ts";
 import type { RouterEvent } from "../core/router-events.ts";
@@ -60,6 +61,9 @@ export async function handleGenerate(
     created: Math.floor(Date.now() / 1000),
     tokenizer: model.tokenizer,
     logprobs: request.logprobs,
+    n: request.n,
+    echo: request.echo,
+    promptLogprobs: request.promptLogprobs,
   };
   const headers = {
     "x-request-id": requestId,
@@ -84,13 +88,22 @@ export async function handleGenerate(
   });
   let code: Code = Code.OK;
   try {
-    let offset = 0;
-    let first = true;
+    // Per choice: its text so far (logprobs' text_offset) and whether its first chunk went out.
+    const offsets = new Array<number>(request.n).fill(0);
+    const opened = new Array<boolean>(request.n).fill(false);
+    let prompt: TokenInfo[] | undefined;
+    const usage = { promptTokens: 0, completionTokens: 0 };
+    let finished = 0;
     await generation.read((event) => {
-      send(res, chunkBody(ctx, event, offset, first));
-      offset += event.text.length;
-      first = false;
-      if (event.type === "finish" && request.includeUsage) send(res, usageChunkBody(ctx, event.usage));
+      const index = event.index ?? 0;
+      if (event.type === "tokens" && event.promptTokens) prompt = event.promptTokens;
+      send(res, chunkBody(ctx, event, offsets[index] ?? 0, !opened[index], prompt));
+      offsets[index] = (offsets[index] ?? 0) + event.text.length;
+      opened[index] = true;
+      if (event.type !== "finish") return;
+      usage.promptTokens = event.usage.promptTokens;
+      usage.completionTokens += event.usage.completionTokens;
+      if (++finished === request.n && request.includeUsage) send(res, usageChunkBody(ctx, usage));
     });
     res.write("data: [DONE]\n\n");
   } catch (err) {

@@ -34,8 +34,8 @@ describe("OpenAI request bodies", () => {
       assert.match(parseCompletionRequest({ prompt: "Hi", min_tokens: bad }).error!.message, /^min_tokens: /);
     }
     assert.match(
-      parseCompletionRequest({ prompt: "Hi", logit_bias: { "5": 1 } }).error!.message,
-      /^logit_bias: /,
+      parseCompletionRequest({ prompt: "Hi", logit_bias: { "5": "a lot" } }).error!.message,
+      /^logit_bias\.5: /,
     );
     assert.match(
       parseChatRequest({
@@ -120,10 +120,44 @@ describe("OpenAI request bodies", () => {
     );
   });
 
+  it("takes n, best_of, echo, logit_bias and prompt_logprobs into the sampling parameters", () => {
+    const parsed = parseCompletionRequest({
+      prompt: "x",
+      n: 2,
+      best_of: 3,
+      echo: true,
+      logprobs: 2,
+      logit_bias: { "7": 100, "9": -5 },
+    }).value!;
+    assert.equal(parsed.n, 2);
+    assert.equal(parsed.echo, true);
+    assert.deepEqual(
+      {
+        n: parsed.sampling.n,
+        bestOf: parsed.sampling.bestOf,
+        echo: parsed.sampling.echo,
+        logitBias: parsed.sampling.logitBias,
+        promptLogprobs: parsed.sampling.promptLogprobs,
+      },
+      // echo with logprobs asks the worker for the prompt tokens' logprobs, with as many alternatives.
+      { n: 2, bestOf: 3, echo: true, logitBias: { "7": 100, "9": -5 }, promptLogprobs: 2 },
+    );
+    const chat = parseChatRequest({ messages: [{ role: "user", content: "x" }], n: 4, prompt_logprobs: 0 });
+    assert.equal(chat.value?.n, 4);
+    assert.equal(chat.value?.promptLogprobs, 0);
+    assert.match(
+      parseChatRequest({ messages: [{ role: "user", content: "x" }], best_of: 2 }).error!.message,
+      /^best_of: not a parameter/,
+    );
+  });
+
   it("refuses what it cannot honour, naming the parameter", () => {
     const error = (raw: unknown) => parseCompletionRequest(raw).error?.message ?? "";
-    assert.match(error({ prompt: "x", n: 2 }), /^n: /);
-    assert.match(error({ prompt: "x", echo: true }), /^echo: /);
+    assert.match(error({ prompt: "x", n: 0 }), /^n: /);
+    assert.match(error({ prompt: "x", echo: "yes" }), /^echo: /);
+    // best_of > n is chosen at the end: nothing to stream before (OpenAI refuses it too).
+    assert.match(error({ prompt: "x", n: 2, best_of: 3, stream: true }), /^best_of: /);
+    assert.match(error({ prompt: "x", suffix: "y" }), /^suffix: /);
     assert.match(error({ prompt: ["a", "b"] }), /^prompt: /);
     assert.match(error({ prompt: "x", temperature: 3 }), /^temperature: /);
     assert.match(error({ prompt: "x", max_tokens: 0 }), /^max_tokens: /);

@@ -2,10 +2,12 @@
 // Tessera does not know is refused with 400 naming it (`unknown_field: not a parameter of
 // /v1/completions`), as OpenAI's own API refuses unrecognized arguments, so nothing a client sends is
 // silently dropped (nor inside messages, content parts or stream_options; stream_options without
-// stream and top_logprobs without logprobs are refused too); fields Tessera cannot honour (n > 1,
-// echo, tools, a non-empty logit_bias...) are refused naming the parameter. OpenAI fields that
-// change nothing in the output (user, metadata, service_tier, prompt_cache_key, safety_identifier;
-// parallel_tool_calls without tools) are accepted.
+// stream and top_logprobs without logprobs are refused too); fields Tessera cannot honour (suffix,
+// audio, functions...) are refused naming the parameter. response_format and vLLM's guided_* fields
+// (structured outputs), n, best_of (completions; not streamed when > n), logit_bias, echo
+// (completions) and vLLM's prompt_logprobs are honoured. OpenAI fields that change nothing in the
+// output (user, metadata, service_tier, prompt_cache_key, safety_identifier; parallel_tool_calls
+// without tools) are accepted.
 // A sampling field the body leaves out (or null) stays unset, so it takes the model's default (its
 // generation_config.json, as vLLM does), else OpenAI's (OPENAI_SAMPLING_DEFAULTS: temperature 1;
 // max_tokens 16; the rest off); vLLM's extra fields (top_k, min_p, repetition_penalty, ignore_eos,
@@ -42,16 +44,15 @@ const common = {
   stop_token_ids: nullable(z.array(z.int().min(0))),
   ignore_eos: nullable(z.boolean()),
   max_tokens: nullable(z.int().min(1)),
-  n: nullable(z.literal(1, "only 1 is supported")),
+  n: nullable(z.int().min(1)),
   stream: nullable(z.boolean()),
   stream_options: nullable(z.strictObject({ include_usage: nullable(z.boolean()) })),
   skip_special_tokens: nullable(z.boolean()),
   min_tokens: nullable(z.int().min(0)),
-  logit_bias: nullable(
-    z
-      .record(z.string(), z.number())
-      .refine((bias) => Object.keys(bias).length === 0, "logit_bias is not supported"),
-  ),
+  // Token id (a decimal string) -> bias in [-100, 100]; ids are checked against the vocabulary later.
+  logit_bias: nullable(z.record(z.string(), z.number())),
+  // vLLM's extension: the prompt tokens' logprobs with this many alternatives each.
+  prompt_logprobs: nullable(z.int().min(0)),
   // OpenAI's fields that do not change the output.
   user: nullable(z.string()),
   metadata: nullable(z.record(z.string(), z.string())),
@@ -99,8 +100,8 @@ const completionSchema = z.strictObject({
     },
   ),
   logprobs: nullable(z.int().min(0).max(20)),
-  echo: nullable(z.literal(false, "echo is not supported")),
-  best_of: nullable(z.literal(1, "only 1 is supported")),
+  echo: nullable(z.boolean()),
+  best_of: nullable(z.int().min(1)),
   suffix: nullable(z.null({ error: "suffix is not supported" })),
 });
 
@@ -142,6 +143,12 @@ export interface OpenAiRequest {
   skipSpecialTokens: boolean | undefined;
   /** The field that set sampling.structured, for the router's errors about it. */
   structuredField: string | undefined;
+  /** Choices returned (n). */
+  n: number;
+  /** The prompt opens each choice's text (completions' echo); with logprobs, its tokens' logprobs too. */
+  echo: boolean;
+  /** vLLM's prompt_logprobs (alternatives per prompt token); undefined: not asked. */
+  promptLogprobs: number | undefined;
 }
 
 type Common = z.infer<z.ZodObject<typeof common>>;
@@ -166,6 +173,9 @@ function sampling(
     ignoreEos: body.ignore_eos,
     minTokens: body.min_tokens,
     logprobs: logprobs ?? 0,
+    logitBias: body.logit_bias,
+    n: body.n,
+    promptLogprobs: body.prompt_logprobs,
   };
 }
 
@@ -230,7 +240,23 @@ export function parseCompletionRequest(raw: unknown): Result<OpenAiRequest> {
     typeof first === "string"
       ? { type: "text", text: first }
       : { type: "tokens", ids: Array.isArray(first) ? first : (prompt as number[]) };
-  return toRequest(body, routerPrompt, body.max_tokens, body.logprobs);
+  // best_of > n is chosen once every sequence has finished: there is nothing to stream before (OpenAI
+  // refuses it too).
+  if (body.stream && (body.best_of ?? 1) > (body.n ?? 1))
+    return { error: TesseraError.invalidArgument("best_of", "cannot be streamed when greater than n") };
+  const request = toRequest(body, routerPrompt, body.max_tokens, body.logprobs);
+  if (request.error) return request;
+  const echo = body.echo === true;
+  // echo with logprobs returns the prompt tokens' logprobs: the worker computes them as prompt_logprobs.
+  const promptLogprobs =
+    body.prompt_logprobs ?? (echo && body.logprobs !== undefined ? body.logprobs : undefined);
+  return {
+    value: {
+      ...request.value,
+      echo,
+      sampling: { ...request.value.sampling, bestOf: body.best_of, echo, promptLogprobs },
+    },
+  };
 }
 
 export function parseChatRequest(raw: unknown): Result<OpenAiRequest> {
@@ -280,6 +306,9 @@ function toRequest(
       logprobs,
       skipSpecialTokens: body.skip_special_tokens,
       structuredField: structured.value?.field,
+      n: body.n ?? 1,
+      echo: false,
+      promptLogprobs: body.prompt_logprobs,
     },
   };
 }

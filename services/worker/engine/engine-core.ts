@@ -7,8 +7,10 @@ import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
 import type { KvCacheManager } from "../kv/kv-cache-manager.ts";
 import type { ModelRunner, SampledRow, StepResult } from "../runtime/model-runner.ts";
-import type { SequenceStep } from "../runtime/step-inputs.ts";
+import { logitRowCount, type SequenceStep } from "../runtime/step-inputs.ts";
+import { promptTokenLogprob } from "../sampling/prompt-logprobs.ts";
 import type { EngineMetrics } from "./engine-metrics.ts";
+import { forkSequences } from "./fork.ts";
 import { appendToken, finishEvents, type OutputLimits } from "./output-processor.ts";
 import type { RemoteKv } from "./remote-kv.ts";
 import { type EngineRequest, RequestStatus } from "./request.ts";
@@ -39,6 +41,9 @@ export class EngineCore {
   private readonly now: () => number;
   private loopActive = false;
   private steps = 0;
+  private promptTokensComputed = 0;
+  /** Copies of forked sequences' prompt tail blocks, awaited before the next step runs. */
+  private pendingCopies: Promise<void>[] = [];
 
   constructor(parts: EngineCoreParts) {
     this.runner = parts.runner;
@@ -54,6 +59,11 @@ export class EngineCore {
 
   get numSteps(): number {
     return this.steps;
+  }
+
+  /** Prompt tokens whose K/V this engine computed (not taken from a cache or a fork), since start. */
+  get numPromptTokensComputed(): number {
+    return this.promptTokensComputed;
   }
 
   submit(request: EngineRequest): void {
@@ -72,7 +82,11 @@ export class EngineCore {
         this.reap();
         if (!scheduler.hasWork) break;
         const out = scheduler.schedule();
-        for (const r of out.rejected) r.events.fail(r.error);
+        for (const r of out.rejected) {
+          r.events.fail(r.error);
+          // Its other sequences were waiting for its prefill: they fail with it.
+          for (const child of r.forks.splice(0)) child.events.fail(r.error);
+        }
         for (const s of out.scheduled) this.unpin(s.request);
         this.metrics?.step(out.numBatchedTokens, out.preempted.length);
         if (out.scheduled.length === 0) {
@@ -80,6 +94,11 @@ export class EngineCore {
           continue;
         }
         await this.step(out);
+        if (this.pendingCopies.length > 0) {
+          const copies = this.pendingCopies;
+          this.pendingCopies = [];
+          await Promise.all(copies);
+        }
       }
     } catch (err) {
       this.log?.error({ err }, "engine loop failed");
@@ -106,16 +125,19 @@ export class EngineCore {
       request.timings.firstScheduled ??= now;
       tokens.set(request.tokens.slice(numPast, numPast + numNew), offset);
       offset += numNew;
+      // A sequence others fork from is sampled here, beside them, from the logits row they share.
       const sampling =
-        runnerSamples && needsLogits
+        runnerSamples && needsLogits && request.forks.length === 0
           ? request.sampler.prepare(request.numTokens, request.history, maskOf(request))
           : undefined;
+      const promptLogits = request.wantsPromptLogits && numPast < request.promptLength;
       seqs.push({
         numPast,
         numNew,
         blockTable: request.kv.blocks,
         needsLogits,
         promptLength: request.promptLength,
+        ...(promptLogits && { promptLogits }),
         ...(sampling && { sampling }),
       });
     }
@@ -139,13 +161,18 @@ export class EngineCore {
     const { kv, vocabSize } = this;
     let row = 0;
     const now = this.now();
-    for (const { request, numNew, needsLogits } of out.scheduled) {
-      const at = needsLogits ? row++ : -1;
+    for (const { request, numPast, numNew, needsLogits } of out.scheduled) {
+      const promptLogits = request.wantsPromptLogits && numPast < request.promptLength;
+      const first = row;
+      row += logitRowCount({ numNew, needsLogits, promptLogits });
+      const at = needsLogits ? row - 1 : -1;
       if (request.isFinished) continue;
       if (request.cancelRequested) {
         this.finish(request, "cancelled");
         continue;
       }
+      this.promptTokensComputed += Math.max(0, Math.min(numPast + numNew, request.promptLength) - numPast);
+      if (promptLogits) this.promptLogprobs(request, logits, first, numPast, numNew);
       request.numComputedTokens += numNew;
       const hashedBefore = request.kv.hashes.length;
       kv.cacheComputedBlocks(request.kv, request.tokens, request.numComputedTokens);
@@ -161,14 +188,12 @@ export class EngineCore {
           this.finish(request, "stop");
           continue;
         }
+        const row = logits.subarray(at * vocabSize, (at + 1) * vocabSize);
+        // A mask writes -Infinity into its row: sequences forking from this row get it as the model gave it.
+        const shared = request.forks.length > 0 && constraint ? row.slice() : row;
         const token = tokens
           ? sampledToken(tokens[at])
-          : request.sampler.sample(
-              logits.subarray(at * vocabSize, (at + 1) * vocabSize),
-              request.numTokens,
-              request.history,
-              constraint?.mask(),
-            );
+          : request.sampler.sample(row, request.numTokens, request.history, constraint?.mask());
         if (constraint && !constraint.accept(token.tokenId)) {
           throw new TesseraError(Code.INTERNAL, `structured output: token ${token.tokenId} left the grammar`);
         }
@@ -178,11 +203,69 @@ export class EngineCore {
         reason = appendToken(request, token, this.limits);
         // An eos the grammar accepted ends it even under ignore_eos.
         if (reason === undefined && constraint?.terminated) reason = "stop";
+        // After the parent's first token (so sequence 0 opens the stream), before it can finish.
+        if (request.forks.length > 0) this.fork(request, shared, now);
       } catch (err) {
         this.fail(request, TesseraError.from(err));
         continue;
       }
       if (reason) this.finish(request, reason);
+    }
+  }
+
+  /** Prompt entries from the rows of positions numPast.. (row r predicts the token after position r). */
+  private promptLogprobs(
+    request: EngineRequest,
+    logits: Float32Array,
+    first: number,
+    numPast: number,
+    numNew: number,
+  ): void {
+    const { vocabSize } = this;
+    const entries = request.promptTokens!;
+    const top = request.sampling.promptLogprobs ?? 0;
+    for (let i = 0; i < numNew; i++) {
+      const next = numPast + i + 1;
+      if (next >= request.promptLength) break;
+      const row = logits.subarray((first + i) * vocabSize, (first + i + 1) * vocabSize);
+      entries[next] = promptTokenLogprob(row, request.tokens[next]!, top);
+    }
+  }
+
+  /**
+   * The parent's prompt is computed: its waiting sequences take its blocks and their first token from
+   * its row (each by its own seed), then run as requests of their own.
+   */
+  private fork(parent: EngineRequest, row: Float32Array, now: number): void {
+    const forks = parent.forks;
+    parent.forks = [];
+    const copy = forkSequences(parent, forks, this.kv, this.runner);
+    if (copy) this.pendingCopies.push(copy);
+    for (const child of forks) {
+      if (child.kv.blocks.length === 0) {
+        // No room for its tail block: it computes its prompt itself (from the prefix cache).
+        this.scheduler.add(child);
+        continue;
+      }
+      let reason: FinishReason | undefined;
+      try {
+        // Each sequence has a matcher of its own (engine.ts opens one per sequence).
+        const { constraint } = child;
+        const token = child.sampler.sample(row, child.numTokens, child.history, constraint?.mask());
+        if (constraint && !constraint.accept(token.tokenId)) {
+          throw new TesseraError(Code.INTERNAL, `structured output: token ${token.tokenId} left the grammar`);
+        }
+        this.metrics?.token(child, now);
+        child.timings.firstToken ??= now;
+        child.timings.lastToken = now;
+        reason = appendToken(child, token, this.limits);
+        if (reason === undefined && constraint?.terminated) reason = "stop";
+      } catch (err) {
+        this.fail(child, TesseraError.from(err));
+        continue;
+      }
+      if (reason) this.finish(child, reason);
+      else this.scheduler.add(child);
     }
   }
 
@@ -219,6 +302,8 @@ export class EngineCore {
   private finish(request: EngineRequest, reason: FinishReason): void {
     if (request.status === RequestStatus.FINISHED) return;
     request.constraint?.dispose();
+    // Sequences still waiting to fork from it end with it (cancelled or failed before its prefill).
+    for (const child of request.forks.splice(0)) this.finish(child, reason);
     this.unpin(request);
     this.scheduler.remove(request);
     finishEvents(request, reason);
@@ -229,6 +314,7 @@ export class EngineCore {
   private fail(request: EngineRequest, error: TesseraError): void {
     if (request.status === RequestStatus.FINISHED) return;
     request.constraint?.dispose();
+    for (const child of request.forks.splice(0)) this.fail(child, error);
     this.unpin(request);
     this.scheduler.remove(request);
     request.error = error;

@@ -27,6 +27,7 @@ import { KvShare, splitBlocks } from "./kv-share.ts";
 import { RemoteKv, type RemoteKvOptions } from "./remote-kv.ts";
 import { EngineRequest } from "./request.ts";
 import { Scheduler } from "./scheduler.ts";
+import { mergeSequences } from "./sequence-events.ts";
 import { VirtualEngines } from "./virtual-engines.ts";
 
 export interface EngineOptions {
@@ -204,32 +205,33 @@ export class Engine {
     });
   }
 
-  /** Streams the completion of one request; throws INVALID_ARGUMENT before any event for a bad prompt. */
+  /**
+   * Streams the completion of one request; throws INVALID_ARGUMENT before any event for a bad prompt.
+   * With n or best_of > 1 its sequences fork from one prefill (fork.ts) and stream as one (each event
+   * tagged with its index, sequence-events.ts).
+   */
   generate(request: GenerateRequest, signal?: AbortSignal): AsyncIterable<GenerateEvent> {
     validatePrompt(request.promptIds, this.description);
     if (signal?.aborted) throw new TesseraError(Code.CANCELLED, `request ${request.requestId} was cancelled`);
-    const r: EngineRequest = new EngineRequest({
-      id: request.requestId,
-      order: this.nextOrder++,
-      priority: request.priority ?? 0,
-      promptIds: request.promptIds,
-      sampling: request.sampling,
-      eosTokenIds: this.eosTokenIds,
-      text: this.tokenizer.textStream(),
-      deadline: request.deadline,
-      now: Date.now(),
-      onCancel: () => {
-        r.cancelRequested = true;
-      },
-      trace: request.trace,
-    });
-    signal?.addEventListener("abort", () => {
-      r.cancelRequested = true;
-    });
+    const { sampling } = request;
+    const n = sampling.n ?? 1;
+    const count = Math.max(n, sampling.bestOf ?? n);
+    const sequences = Array.from({ length: count }, (_, index) => this.sequence(request, index));
+    const cancel = () => {
+      for (const r of sequences) r.cancelRequested = true;
+    };
+    signal?.addEventListener("abort", cancel);
+    const r = sequences[0]!;
+    r.forks = sequences.slice(1);
     r.awaitKvWrites = request.kv?.awaitWrites === true;
     if (request.sampling.structured) void this.constrainThenSubmit(r, request);
     else this.route(r, request);
-    return r.events;
+    if (count === 1) return r.events;
+    return mergeSequences(
+      sequences.map((s) => s.events),
+      n,
+      cancel,
+    );
   }
 
   private route(r: EngineRequest, request: GenerateRequest): void {
@@ -250,15 +252,49 @@ export class Engine {
     try {
       if (matched > request.promptIds.length)
         throw TesseraError.invalidArgument("structured.matched_tokens", "exceeds the prompt's length");
-      r.constraint = await this.grammars.open(
-        structured!,
-        request.promptIds.slice(request.promptIds.length - matched),
-      );
+      // One matcher per sequence (n, best_of): each follows its own tokens through the constraint.
+      const output = request.promptIds.slice(request.promptIds.length - matched);
+      for (const s of [r, ...r.forks]) s.constraint = await this.grammars.open(structured!, output);
     } catch (err) {
-      r.events.fail(TesseraError.from(err));
+      const error = TesseraError.from(err);
+      for (const s of [r, ...r.forks.splice(0)]) {
+        s.constraint?.dispose();
+        s.events.fail(error);
+      }
       return;
     }
     this.route(r, request);
+  }
+
+  /** Sequence `index` of a request: with a seed, sequence i draws with seed + i (mod 2^64), as vLLM does. */
+  private sequence(request: GenerateRequest, index: number): EngineRequest {
+    const { seed } = request.sampling;
+    const sampling =
+      index === 0 || seed === undefined
+        ? request.sampling
+        : { ...request.sampling, seed: BigInt.asUintN(64, seed + BigInt(index)) };
+    const r: EngineRequest = new EngineRequest({
+      id: index === 0 ? request.requestId : `${request.requestId}/${index}`,
+      index,
+      order: this.nextOrder++,
+      priority: request.priority ?? 0,
+      promptIds: request.promptIds,
+      sampling,
+      eosTokenIds: this.eosTokenIds,
+      text: this.tokenizer.textStream({ skipSpecialTokens: sampling.skipSpecialTokens === true }),
+      deadline: request.deadline,
+      now: Date.now(),
+      onCancel: () => {
+        r.cancelRequested = true;
+      },
+      ...(index === 0 && { trace: request.trace }),
+    });
+    return r;
+  }
+
+  /** Prompt tokens computed since start, over every scheduling loop (not those taken from a cache or a fork). */
+  get numPromptTokensComputed(): number {
+    return this.engines.numPromptTokensComputed;
   }
 
   /** Imports the prefix blocks the remote tier holds, then queues the request. */
@@ -275,6 +311,7 @@ export class Engine {
       r.trace?.phase("kv_transfer.read", started, Date.now(), { "tessera.kv.error": error.message });
       r.constraint?.dispose();
       r.events.fail(error);
+      for (const child of r.forks.splice(0)) child.events.fail(error);
       return;
     }
     r.trace?.phase("kv_transfer.read", started, Date.now(), {

@@ -24,6 +24,7 @@ export function sequencesToWire(
     blockTable: s.blockTable,
     needsLogits: s.needsLogits,
     promptLength: s.promptLength ?? 0,
+    promptLogits: s.promptLogits === true,
     ...(withSampling && s.sampling && { sampling: rowSamplingToWire(s.sampling) }),
   }));
 }
@@ -35,6 +36,7 @@ export function sequencesFromWire(seqs: readonly WireSequence[]): SequenceStep[]
     blockTable: [...s.blockTable],
     needsLogits: s.needsLogits,
     ...(s.promptLength > 0 && { promptLength: s.promptLength }),
+    ...(s.promptLogits && { promptLogits: true }),
     ...(s.sampling && { sampling: rowSamplingFromWire(s.sampling) }),
   }));
 }
@@ -56,6 +58,8 @@ function rowSamplingToWire(r: RowSampling): Omit<WireRowSampling, "$typeName"> {
     allowedTokens: r.allowed
       ? new Uint8Array(r.allowed.buffer, r.allowed.byteOffset, r.allowed.byteLength)
       : new Uint8Array(0),
+    biasIds: Array.from(r.biasIds),
+    biasValues: Array.from(r.biasValues),
   };
 }
 
@@ -74,6 +78,8 @@ function rowSamplingFromWire(w: WireRowSampling): RowSampling {
     penaltyCounts: Int32Array.from(w.penaltyCounts),
     heldBackIds: Int32Array.from(w.heldBackIds),
     ...(w.allowedTokens.byteLength > 0 && { allowed: bytesToWords(w.allowedTokens) }),
+    biasIds: Int32Array.from(w.biasIds),
+    biasValues: Float32Array.from(w.biasValues),
   };
 }
 

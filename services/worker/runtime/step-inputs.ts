@@ -15,6 +15,11 @@ export interface SequenceStep {
   blockTable: number[];
   /** Whether the next-token logits after this step's last token are wanted. */
   needsLogits: boolean;
+  /**
+   * The logits of every new token are wanted (a request's prompt logprobs), not only the last: rows for
+   * positions numPast..numPast+numNew-1 come back, the last one being the needsLogits row when set.
+   */
+  promptLogits?: boolean;
   /** For a runner that samples (ModelRunner.samplesRows): how to sample this row's next token. */
   sampling?: RowSampling;
   /**
@@ -94,11 +99,22 @@ export function buildStepInputs(
     groupBase += t.batch * t.queries;
     groups[group] = t;
   }
-  const logitsIndex = BigInt64Array.from(
-    seqs.flatMap((s, i) => (s.needsLogits ? [BigInt(offsets[i]! + s.numNew - 1)] : [])),
-  );
+  const logitsIndex = BigInt64Array.from(seqs.flatMap((s, i) => logitRows(s, offsets[i]!)));
   const rope = model && ropeDependsOnLength(model) ? tokenRope(seqs, model) : undefined;
   return { positions, groups, unpadIndex, logitsIndex, newSlots, ropeInverseFrequencies: rope };
+}
+
+/** The rows a sequence's logits come from: its last new token's when needsLogits, every new token's with promptLogits. */
+function logitRows(s: SequenceStep, offset: number): bigint[] {
+  if (s.promptLogits) {
+    return Array.from({ length: s.numNew }, (_, i) => BigInt(offset + i));
+  }
+  return s.needsLogits ? [BigInt(offset + s.numNew - 1)] : [];
+}
+
+/** Logits rows a sequence takes in a step's result (see logitRows). */
+export function logitRowCount(s: Pick<SequenceStep, "numNew" | "needsLogits" | "promptLogits">): number {
+  return s.promptLogits ? s.numNew : s.needsLogits ? 1 : 0;
 }
 
 /**

@@ -35,6 +35,7 @@ import { Code, TesseraError } from "../../kernel/errors.ts";
 import { maskDisallowed } from "./allowed-tokens.ts";
 import { expNonPositive } from "./fast-exp.ts";
 import { heldBackIds, holdBack } from "./held-back.ts";
+import { addBias, type LogitBias, logitBiasArrays } from "./logit-bias.ts";
 import { selectNucleus } from "./nucleus.ts";
 import {
   collectListed,
@@ -130,6 +131,9 @@ export interface RowSampling extends Knobs, Penalties {
   heldBackIds: Int32Array;
   /** Structured output: the bitmask of the ids that may be picked (allowed-tokens.ts); unset = all. */
   allowed?: Int32Array | undefined;
+  /** logit_bias (logit-bias.ts): ids and the bias added to each; usually empty. */
+  biasIds: Int32Array;
+  biasValues: Float32Array;
 }
 
 /** Picks the token of one row from a RowSampling (made by Sampler.prepare, here or in another process). */
@@ -139,6 +143,8 @@ export function sampleRow(logits: Float32Array, row: RowSampling): GeneratedToke
     row.penaltyIds.length > 0
       ? collectListed(logits, { ids: row.penaltyIds, counts: row.penaltyCounts }, row, penaltyScratch)
       : 0;
+  if (row.biasIds.length > 0)
+    touched = addBias(logits, { ids: row.biasIds, values: row.biasValues }, penaltyScratch, touched);
   if (row.heldBackIds.length > 0) touched = holdBack(logits, row.heldBackIds, penaltyScratch, touched);
   return withRaw(logits, sampleKnobs(logits, row, row.draw, touched), raw);
 }
@@ -194,6 +200,7 @@ export class Sampler {
   /** Ids held back before position #holdUntil (empty when min_tokens is off). */
   readonly #heldBack: Int32Array;
   readonly #holdUntil: number;
+  readonly #bias: LogitBias;
 
   constructor(params: SamplingParams, context: SamplerContext = {}) {
     const { temperature, topP, topK, logprobs } = params;
@@ -230,6 +237,7 @@ export class Sampler {
     }
     this.#heldBack = heldBackIds(params, context.eosTokenIds ?? []);
     this.#holdUntil = (context.promptLength ?? 0) + minTokens;
+    this.#bias = logitBiasArrays(params.logitBias);
     this.params = params;
     this.#knobs = { temperature, topK, topP, minP, logprobs };
     this.#penalties = { repetition, presence, frequency };
@@ -256,6 +264,7 @@ export class Sampler {
     let touched = this.usesHistory
       ? this.#history(history).collect(logits, this.#penalties, penaltyScratch)
       : 0;
+    if (this.#bias.ids.length > 0) touched = addBias(logits, this.#bias, penaltyScratch, touched);
     const held = this.#heldAt(position);
     if (held.length > 0) touched = holdBack(logits, held, penaltyScratch, touched);
     return withRaw(logits, sampleKnobs(logits, this.#knobs, u, touched), raw);
@@ -276,6 +285,8 @@ export class Sampler {
       penaltyCounts: listed.counts,
       heldBackIds: this.#heldAt(position),
       ...(allowed && { allowed }),
+      biasIds: this.#bias.ids,
+      biasValues: this.#bias.values,
     };
   }
 

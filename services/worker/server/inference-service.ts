@@ -163,7 +163,19 @@ export class InferenceService {
     log.info({ promptTokens: request.value.promptIds.length }, "generate started");
     const started = performance.now();
     let tokens = 0;
-    for await (const event of this.#model.generate(request.value, signal)) {
+    // echo: the prompt's text (as given, or its tokens decoded) opens each sequence's text.
+    const echo = request.value.sampling.echo
+      ? message.prompt.case === "text"
+        ? message.prompt.value
+        : this.#model.tokenizer.decode(request.value.promptIds)
+      : undefined;
+    const echoed = new Set<number>();
+    for await (const generated of this.#model.generate(request.value, signal)) {
+      let event = generated;
+      if (echo !== undefined && !echoed.has(event.index ?? 0)) {
+        echoed.add(event.index ?? 0);
+        event = { ...event, textDelta: echo + event.textDelta };
+      }
       if (event.type === "tokens") {
         if (tokens === 0) this.#metrics?.firstToken((performance.now() - started) / 1000);
         tokens += event.tokens.length;

@@ -111,6 +111,32 @@ describe("Engine with structured outputs (random-weights tiny Llama)", function 
     assert.deepEqual((await beside).ids, alone.ids, "an unconstrained row in the same batch is not masked");
   });
 
+  it("n sequences forked from one prefill each follow the constraint with a matcher of their own", async () => {
+    const choices = ["alpha", "beta", "gamma", "delta"];
+    const texts = ["", "", "", ""];
+    const reasons: (FinishReason | undefined)[] = [];
+    const stream = engine.generate({
+      requestId: `s${nextId++}`,
+      promptIds: prompt,
+      sampling: {
+        ...greedySampling({ maxTokens: 20 }),
+        temperature: 1,
+        seed: 11n,
+        n: 4,
+        structured: { kind: "choice", choices },
+      },
+    });
+    for await (const e of stream) {
+      const i = e.index ?? 0;
+      texts[i] += e.textDelta;
+      if (e.type !== "tokens") reasons[i] = e.reason;
+    }
+    for (const [i, text] of texts.entries()) {
+      assert.ok(choices.includes(text), `sequence ${i}: ${JSON.stringify(text)}`);
+      assert.equal(reasons[i], "stop");
+    }
+  });
+
   it("json_object, choice, regex and grammar outputs match their constraint and end with stop", async () => {
     const object = await generate({
       temperature: 1,

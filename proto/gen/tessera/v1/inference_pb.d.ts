@@ -341,6 +341,57 @@ export declare type SamplingParams = Message<"tessera.v1.SamplingParams"> & {
    * @generated from field: tessera.v1.StructuredOutput structured = 15;
    */
   structured?: StructuredOutput | undefined;
+
+  /**
+   * Added to the logits of these token ids before sampling (OpenAI's logit_bias): each bias in
+   * [-100, 100], each id inside the vocabulary. Penalties apply first; reported logprobs stay those of
+   * the raw logits (as vLLM's default raw_logprobs).
+   *
+   * @generated from field: map<uint32, float> logit_bias = 16;
+   */
+  logitBias: { [key: number]: number };
+
+  /**
+   * vLLM's prompt_logprobs: with each request's first message (index 0), the log probability of every
+   * prompt token after the first under the model and this many top alternatives (0..20). Unset: none.
+   *
+   * @generated from field: optional uint32 prompt_logprobs = 17;
+   */
+  promptLogprobs?: number | undefined;
+
+  /**
+   * Sequences returned (1..16; 0 = 1). They share the prompt's KV blocks and its one prefill; the
+   * stream's messages say which sequence they carry (GenerateResponse.index). With a seed, sequence i
+   * draws with seed + i (mod 2^64).
+   *
+   * @generated from field: uint32 n = 18;
+   */
+  n: number;
+
+  /**
+   * Sequences generated (n <= best_of <= 16; 0 = n); the n with the highest cumulative logprob are
+   * returned, each once it is complete, when all have finished (so a stream carries them at its end).
+   *
+   * @generated from field: uint32 best_of = 19;
+   */
+  bestOf: number;
+
+  /**
+   * Prepend the prompt's text to each sequence's text (OpenAI's echo, completions); with logprobs the
+   * prompt tokens' logprobs come with the first message as with prompt_logprobs.
+   *
+   * @generated from field: bool echo = 20;
+   */
+  echo: boolean;
+
+  /**
+   * Leave the tokenizer's special tokens (bos, eos with ignore_eos, <|im_end|>...) out of the text
+   * (vLLM's skip_special_tokens; unset = false here: they stay, as the OpenAI door's default). Token ids
+   * and logprobs still list them.
+   *
+   * @generated from field: optional bool skip_special_tokens = 21;
+   */
+  skipSpecialTokens?: boolean | undefined;
 };
 
 /**
@@ -597,6 +648,21 @@ export declare type GenerateResponse = Message<"tessera.v1.GenerateResponse"> & 
    * @generated from field: bool kv_writes_failed = 6;
    */
   kvWritesFailed: boolean;
+
+  /**
+   * Which of the request's sequences (SamplingParams.n) this message carries, 0..n-1.
+   *
+   * @generated from field: uint32 index = 30;
+   */
+  index: number;
+
+  /**
+   * With SamplingParams.prompt_logprobs (or echo with logprobs), on the first message of index 0: one
+   * entry per prompt token; the first token has no logprob (NaN, nothing predicts it).
+   *
+   * @generated from field: repeated tessera.v1.TokenInfo prompt_logprobs = 31;
+   */
+  promptLogprobs: TokenInfo[];
 };
 
 /**

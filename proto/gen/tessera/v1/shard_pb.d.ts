@@ -255,6 +255,14 @@ export declare type SequenceStep = Message<"tessera.v1.SequenceStep"> & {
    * @generated from field: uint32 prompt_length = 6;
    */
   promptLength: number;
+
+  /**
+   * The logits of every new token are wanted, not only the last (a request's prompt logprobs): the
+   * last stage returns logits rows for the whole batch then.
+   *
+   * @generated from field: bool prompt_logits = 17;
+   */
+  promptLogits: boolean;
 };
 
 /**
@@ -340,6 +348,18 @@ export declare type RowSampling = Message<"tessera.v1.RowSampling"> & {
    * @generated from field: bytes allowed_tokens = 13;
    */
   allowedTokens: Uint8Array;
+
+  /**
+   * logit_bias: added to these ids' logits (after penalties) before sampling.
+   *
+   * @generated from field: repeated int32 bias_ids = 15;
+   */
+  biasIds: number[];
+
+  /**
+   * @generated from field: repeated float bias_values = 16;
+   */
+  biasValues: number[];
 };
 
 /**
