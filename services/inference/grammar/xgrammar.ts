@@ -1,9 +1,11 @@
 // xgrammar (https://github.com/mlc-ai/xgrammar, @mlc-ai/web-xgrammar: its C++ core compiled to
 // WebAssembly), the grammar engine behind structured outputs, chosen over a matcher of our own by
-// measurement (bench/suites/structured.ts, bench/results/structured.json): it compiles a JSON schema
-// against a 128k-151k vocabulary in ~150-250 ms and fills a token mask in ~0.05 ms typically (a few ms at
-// worst), because its compiler precomputes, per grammar position, which tokens are decided without
-// running the pushdown automaton.
+// measurement (bench/suites/structured.ts, bench/results/structured.json, Llama 3 and Qwen 3
+// vocabularies of 128k-151k ids): it prepares a vocabulary once in ~80 ms, compiles a JSON schema in
+// ~20-35 ms (up to ~0.25 s on the loaded 2-core machine) and fills a token's mask in a median 0.003-0.02
+// ms (0.4 ms at worst), against ~10 ms for a JSON matcher of our own that tries every vocabulary entry
+// (structured-naive.ts), because its compiler decides most tokens per grammar position ahead of time.
+// It is also correct on every document tried, except for numeric bounds (README, structured outputs).
 //
 // The package's bundle is a UMD script that reads `require` and `__filename`, but its package.json says
 // "type": "module", so Node refuses to import it; it is evaluated here as the CommonJS module it is.
