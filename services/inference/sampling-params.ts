@@ -9,7 +9,7 @@
 // min_tokens 0 -> off (it must not exceed max_tokens, the default one when max_tokens is 0).
 // Errors name the field as the API spells it (snake_case).
 import { type Result, TesseraError } from "../kernel/errors.ts";
-import type { SamplingParams } from "./types.ts";
+import type { SamplingParams, StructuredOutput } from "./types.ts";
 
 export const DEFAULT_MAX_TOKENS = 16;
 export const MAX_LOGPROBS = 20;
@@ -36,6 +36,8 @@ export interface RawSamplingParams {
   ignoreEos?: boolean | undefined;
   minTokens?: number | undefined;
   logprobs?: number | undefined;
+  /** Structured output (already in the engine's shape: front doors convert theirs). */
+  structured?: StructuredOutput | undefined;
 }
 
 /**

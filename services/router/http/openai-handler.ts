@@ -9,8 +9,14 @@ import type { Generation, Router } from "../core/router.ts";
 import type { RouterEvent } from "../core/router-events.ts";
 import { endpointsHeader, pathHeader } from "../core/serving-path.ts";
 import { bearer } from "../grpc/grpc-request.ts";
+import { joinDeltas, type OutputDelta, ToolCallStream } from "../tools/tool-call-output.ts";
 import { errorBody, sendError, sendJson } from "./http-errors.ts";
-import { OPENAI_SAMPLING_DEFAULTS, parseChatRequest, parseCompletionRequest } from "./openai-request.ts";
+import {
+  OPENAI_SAMPLING_DEFAULTS,
+  type OpenAiRequest,
+  parseChatRequest,
+  parseCompletionRequest,
+} from "./openai-request.ts";
 import {
   chunkBody,
   type Kind,
@@ -18,6 +24,7 @@ import {
   responseBody,
   usageChunkBody,
 } from "./openai-response.ts";
+import { toolCallPlan } from "./tool-call-plan.ts";
 
 export interface GenerateOutcome {
   model: string;
@@ -35,6 +42,7 @@ export async function handleGenerate(
   const parsed = kind === "chat" ? parseChatRequest(body) : parseCompletionRequest(body);
   if (parsed.error) throw parsed.error;
   const request = parsed.value;
+  const tools = toolsOf(request, router);
   const requestId = header(req, "x-request-id") ?? randomUUID();
   const generation = await router.generate(
     {
@@ -57,6 +65,7 @@ export async function handleGenerate(
     created: Math.floor(Date.now() / 1000),
     tokenizer: model.tokenizer,
     logprobs: request.logprobs,
+    tools,
   };
   const headers = {
     "x-request-id": requestId,
@@ -83,8 +92,9 @@ export async function handleGenerate(
   try {
     let offset = 0;
     let first = true;
+    const calls = tools && new ToolCallStream(tools.parser, tools.parallel);
     await generation.read((event) => {
-      send(res, chunkBody(ctx, event, offset, first));
+      send(res, chunkBody(ctx, event, offset, first, calls && toolOutput(calls, event)));
       offset += event.text.length;
       first = false;
       if (event.type === "finish" && request.includeUsage) send(res, usageChunkBody(ctx, event.usage));
@@ -98,6 +108,24 @@ export async function handleGenerate(
   res.addTrailers(servedHeaders(generation.served));
   res.end();
   return { model: model.id, code };
+}
+
+/** How the chat request's output is read for tool calls (tool-call-plan.ts); throws its 400. */
+function toolsOf(request: OpenAiRequest, router: Router): ResponseContext["tools"] {
+  if (request.tools === undefined || request.prompt.type !== "chat") return undefined;
+  // An unknown model is left for the router to refuse, as for any request.
+  const model = router.models.resolve(request.model);
+  if (model.error) return undefined;
+  const template = request.prompt.options?.template;
+  const plan = toolCallPlan(request.tools, model.value, template, request.skipSpecialTokens);
+  if (plan.error) throw plan.error;
+  return plan.value && { parser: plan.value, parallel: request.tools.parallel };
+}
+
+/** The event's text read for tool calls; the finish event also sends what was held back. */
+function toolOutput(calls: ToolCallStream, event: RouterEvent): { delta: OutputDelta; called: boolean } {
+  const delta = calls.push(event.text);
+  return { delta: event.type === "finish" ? joinDeltas(delta, calls.finish()) : delta, called: calls.called };
 }
 
 /** Answers an error unless the response has started (then the stream already said it). */

@@ -1,9 +1,11 @@
 // OpenAI-compatible request bodies (/v1/completions, /v1/chat/completions) as RouterRequests. A field
 // Tessera does not know is refused with 400 naming it (`unknown_field: not a parameter of
 // /v1/completions`), as OpenAI's own API refuses unrecognized arguments, so nothing a client sends is
-// silently dropped; fields Tessera cannot honour (n > 1, echo, tools, a non-empty logit_bias...) are
+// silently dropped; fields Tessera cannot honour (n > 1, echo, a non-empty logit_bias...) are
 // refused naming the parameter. OpenAI fields that change nothing in the output (user, metadata,
 // service_tier, prompt_cache_key, safety_identifier; parallel_tool_calls without tools) are accepted.
+// Tools (openai-tools.ts) go to the chat template; a forced tool_choice (required, a named function)
+// constrains the output with the JSON Schema tool-choice-schema.ts builds.
 // A sampling field the body leaves out (or null) stays unset, so it takes the model's default (its
 // generation_config.json, as vLLM does), else OpenAI's (OPENAI_SAMPLING_DEFAULTS: temperature 1;
 // max_tokens 16; the rest off); vLLM's extra fields (top_k, min_p, repetition_penalty, ignore_eos,
@@ -14,6 +16,17 @@ import { z } from "zod";
 import type { RawSamplingParams, SamplingDefaults } from "../../inference/sampling-params.ts";
 import { type Result, TesseraError } from "../../kernel/errors.ts";
 import type { RouterPrompt } from "../core/router-request.ts";
+import type { ChatMessage } from "../models/chat-template.ts";
+import { forcedToolSchema } from "../tools/tool-choice-schema.ts";
+import {
+  type ToolRequest,
+  templateToolCalls,
+  templateTools,
+  toolCallSchema,
+  toolChoiceSchema,
+  toolRequest,
+  toolSchema,
+} from "./openai-tools.ts";
 
 /** OpenAI's meaning of an unset field where the model has no default of its own. */
 export const OPENAI_SAMPLING_DEFAULTS: SamplingDefaults = { temperature: 1 };
@@ -79,6 +92,9 @@ const contentPart = z.looseObject({
 const messageSchema = z.looseObject({
   role: z.string().min(1),
   content: z.union([z.string(), z.array(contentPart), z.null()]).optional(),
+  name: nullable(z.string()),
+  tool_calls: nullable(z.array(toolCallSchema)),
+  tool_call_id: nullable(z.string()),
 });
 
 const chatSchema = z.strictObject({
@@ -87,8 +103,8 @@ const chatSchema = z.strictObject({
   max_completion_tokens: nullable(z.int().min(1)),
   logprobs: nullable(z.boolean()),
   top_logprobs: nullable(z.int().min(0).max(20)),
-  tools: nullable(z.array(z.unknown()).max(0, "tools are not supported")),
-  tool_choice: nullable(z.literal("none", "tools are not supported")),
+  tools: nullable(z.array(toolSchema)),
+  tool_choice: nullable(toolChoiceSchema),
   parallel_tool_calls: nullable(z.boolean()),
   response_format: nullable(z.looseObject({ type: z.literal("text", "only text responses are supported") })),
   modalities: nullable(z.array(z.literal("text", "only text output is supported"))),
@@ -109,6 +125,8 @@ export interface OpenAiRequest {
   logprobs: number | undefined;
   /** Leave special tokens out of the text (vLLM's skip_special_tokens). */
   skipSpecialTokens: boolean | undefined;
+  /** The chat request's tools; undefined without. */
+  tools?: ToolRequest | undefined;
 }
 
 type Common = z.infer<z.ZodObject<typeof common>>;
@@ -153,26 +171,56 @@ export function parseChatRequest(raw: unknown): Result<OpenAiRequest> {
   const parsed = chatSchema.safeParse(raw);
   if (!parsed.success) return invalid(parsed.error, "/v1/chat/completions");
   const body = parsed.data;
-  // Text parts are joined with newlines, as vLLM does.
-  const messages = body.messages.map((m) => ({
-    role: m.role,
-    content: typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p.text).join("\n"),
-  }));
+  const tools = toolRequest(body);
+  if (tools.error) return tools;
+  const messages: ChatMessage[] = [];
+  for (const [i, m] of body.messages.entries()) {
+    const message = chatMessage(m, i);
+    if (message.error) return message;
+    messages.push(message.value);
+  }
   const options = {
     addGenerationPrompt: body.add_generation_prompt,
     continueFinalMessage: body.continue_final_message,
     kwargs: body.chat_template_kwargs,
     template: body.chat_template,
+    ...(tools.value && { tools: templateTools(tools.value) }),
   };
   const logprobs = body.logprobs ? (body.top_logprobs ?? 0) : undefined;
-  return {
-    value: toRequest(
-      body,
-      { type: "chat", messages, options },
-      body.max_completion_tokens ?? body.max_tokens,
-      logprobs,
-    ),
-  };
+  const request = toRequest(
+    body,
+    { type: "chat", messages, options },
+    body.max_completion_tokens ?? body.max_tokens,
+    logprobs,
+  );
+  if (tools.value === undefined) return { value: request };
+  const structured = forcedToolSchema(tools.value.choice, tools.value.tools, tools.value.parallel);
+  if (structured !== undefined) request.sampling.structured = structured;
+  return { value: { ...request, tools: tools.value } };
+}
+
+/** A message as the chat template reads it; text parts are joined with newlines, as vLLM does. */
+function chatMessage(m: z.infer<typeof messageSchema>, i: number): Result<ChatMessage> {
+  const content = typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p.text).join("\n");
+  const message: ChatMessage = { role: m.role, content };
+  if (m.name !== undefined) message.name = m.name;
+  if (m.tool_calls !== undefined) {
+    if (m.role !== "assistant")
+      return {
+        error: TesseraError.invalidArgument(`messages.${i}.tool_calls`, "only an assistant makes calls"),
+      };
+    const calls = templateToolCalls(m.tool_calls, `messages.${i}.tool_calls`);
+    if (calls.error) return calls;
+    message.tool_calls = calls.value;
+  }
+  if (m.role === "tool") {
+    if (m.tool_call_id === undefined)
+      return {
+        error: TesseraError.invalidArgument(`messages.${i}.tool_call_id`, "a tool message needs one"),
+      };
+    message.tool_call_id = m.tool_call_id;
+  }
+  return { value: message };
 }
 
 function toRequest(
