@@ -36,7 +36,10 @@ const CASES: Case[] = [
     text: `Let me check <both>.\n<tool_call>\n${weather}\n</tool_call>\n<tool_call>\n${time}\n</tool_call>`,
     expected: {
       content: "Let me check <both>.\n",
-      calls: [call("get_weather", '{"city": "Köln", "unit": "c"}'), call("get_time", '{"zone": "Europe/Berlin"}')],
+      calls: [
+        call("get_weather", '{"city": "Köln", "unit": "c"}'),
+        call("get_time", '{"zone": "Europe/Berlin"}'),
+      ],
     },
   },
   {
@@ -87,7 +90,10 @@ const CASES: Case[] = [
     text: `[TOOL_CALLS][${weather}, ${time}]`,
     expected: {
       content: null,
-      calls: [call("get_weather", '{"city": "Köln", "unit": "c"}'), call("get_time", '{"zone": "Europe/Berlin"}')],
+      calls: [
+        call("get_weather", '{"city": "Köln", "unit": "c"}'),
+        call("get_time", '{"zone": "Europe/Berlin"}'),
+      ],
     },
   },
   {
