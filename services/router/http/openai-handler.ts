@@ -113,9 +113,9 @@ export async function handleGenerate(
 /** How the chat request's output is read for tool calls (tool-call-plan.ts); throws its 400. */
 function toolsOf(request: OpenAiRequest, router: Router): ResponseContext["tools"] {
   if (request.tools === undefined || request.prompt.type !== "chat") return undefined;
-  // An unknown model is left for the router to refuse, as for any request.
+  // An unknown model, or one without a chat template, is left for the router to refuse as for any chat.
   const model = router.models.resolve(request.model);
-  if (model.error) return undefined;
+  if (model.error || model.value.chatTemplate === undefined) return undefined;
   const template = request.prompt.options?.template;
   const plan = toolCallPlan(request.tools, model.value, template, request.skipSpecialTokens);
   if (plan.error) throw plan.error;

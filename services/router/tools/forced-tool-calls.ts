@@ -2,7 +2,7 @@
 // constrained to JSON (tool-choice-schema.ts builds the schema, as vLLM does), so it carries no
 // family's markers: a named function's output is that call's arguments object; "required" gives a
 // JSON array of `{"name": ..., "parameters": {...}}`, one per call.
-import { skipSpace } from "./json-object-scan.ts";
+import { type ScanCache, skipSpace } from "./json-object-scan.ts";
 import { type ParsedOutput, readCallArray, type ToolCallParser } from "./tool-call-parser.ts";
 
 /** tool_choice {"type": "function", "function": {"name": name}}: the whole output is the arguments. */
@@ -23,8 +23,8 @@ export function requiredCallsParser(idStyle: ToolCallParser["idStyle"]): ToolCal
   return {
     name: "required",
     idStyle,
-    parse(text: string, final: boolean): ParsedOutput {
-      const read = readCallArray(text, 0, final);
+    parse(text: string, final: boolean, cache?: ScanCache): ParsedOutput {
+      const read = readCallArray(text, 0, final, cache);
       return {
         content: "",
         calls: read.calls,

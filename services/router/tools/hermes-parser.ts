@@ -3,7 +3,7 @@
 // the other. Text before the first call is content; text between or after calls is content too unless
 // it is only whitespace (the newlines the templates put between calls). A call left without its
 // closing tag is still a call when its object is whole (the model stopped at its end-of-turn token).
-import { skipSpace } from "./json-object-scan.ts";
+import { type ScanCache, skipSpace } from "./json-object-scan.ts";
 import {
   markerPrefixLength,
   type ParsedOutput,
@@ -18,7 +18,7 @@ const END = "</tool_call>";
 export const hermesParser: ToolCallParser = {
   name: "hermes",
   idStyle: "openai",
-  parse(text: string, final: boolean): ParsedOutput {
+  parse(text: string, final: boolean, cache?: ScanCache): ParsedOutput {
     let content = "";
     const calls: PartialToolCall[] = [];
     let i = 0;
@@ -31,7 +31,7 @@ export const hermesParser: ToolCallParser = {
       const open = skipSpace(text, at + START.length);
       if (open >= text.length) return { content, calls, malformed: final };
       if (text[open] !== "{") return { content, calls, malformed: true };
-      const { call, end } = readCall(text, open);
+      const { call, end } = readCall(text, open, cache);
       calls.push(call);
       if (end === undefined) return { content, calls, malformed: final };
       if (!call.complete) return { content, calls, malformed: true };

@@ -3,7 +3,7 @@
 // Only a reply that starts so (after whitespace) is read as calls; while it could still become one
 // (empty, or a prefix of <|python_tag|>, or an object not yet closed) nothing is sent as content, and
 // if at the end it is not a call after all, the whole reply is content.
-import { skipSpace } from "./json-object-scan.ts";
+import { type ScanCache, skipSpace } from "./json-object-scan.ts";
 import {
   type ParsedOutput,
   type PartialToolCall,
@@ -16,7 +16,7 @@ const PYTHON_TAG = "<|python_tag|>";
 export const llama3JsonParser: ToolCallParser = {
   name: "llama3_json",
   idStyle: "openai",
-  parse(text: string, final: boolean): ParsedOutput {
+  parse(text: string, final: boolean, cache?: ScanCache): ParsedOutput {
     const start = skipSpace(text, 0);
     const rest = text.slice(start);
     if (!final && PYTHON_TAG.startsWith(rest)) return { content: "", calls: [], malformed: false };
@@ -27,7 +27,7 @@ export const llama3JsonParser: ToolCallParser = {
     const calls: PartialToolCall[] = [];
     while (i < text.length) {
       if (text[i] !== "{") return { content: "", calls, malformed: true };
-      const { call, end } = readCall(text, i);
+      const { call, end } = readCall(text, i, cache);
       calls.push(call);
       if (end === undefined) return { content: "", calls, malformed: final };
       if (!call.complete) return { content: "", calls, malformed: true };

@@ -6,6 +6,7 @@
 // is known, and calls in order. Where the output turns out not to be a call after all (a Llama reply that
 // opened with "{" but is no call), the held-back text is sent as content at the end.
 import { randomInt } from "node:crypto";
+import type { ScanCache } from "./json-object-scan.ts";
 import type { ParsedOutput, ToolCallParser } from "./tool-call-parser.ts";
 
 export interface ToolCall {
@@ -63,6 +64,8 @@ export class ToolCallStream {
   readonly #parser: ToolCallParser;
   readonly #parallel: boolean;
   #text = "";
+  /** The parser's scans of the output so far, resumed as it grows. */
+  readonly #cache: ScanCache = new Map();
   #contentSent = "";
   readonly #sent: SentCall[] = [];
 
@@ -78,12 +81,12 @@ export class ToolCallStream {
 
   push(text: string): OutputDelta {
     this.#text += text;
-    return this.#diff(this.#parser.parse(this.#text, false));
+    return this.#diff(this.#parser.parse(this.#text, false, this.#cache));
   }
 
   /** What is left to send once the output is whole. */
   finish(): OutputDelta {
-    const parsed = this.#parser.parse(this.#text, true);
+    const parsed = this.#parser.parse(this.#text, true, this.#cache);
     if (parsed.malformed && this.#sent.length === 0 && this.#text.startsWith(this.#contentSent)) {
       const content = this.#text.slice(this.#contentSent.length);
       this.#contentSent = this.#text;

@@ -4,7 +4,7 @@
 // stream re-parses the text so far on every delta and sends what grew since the last one. A parser
 // is monotone by construction: the content and each call's arguments it returns for a longer text
 // start with what it returned for a shorter one (the held-back tail of a possible marker aside).
-import { type ScannedCall, scanCallObject, skipSpace } from "./json-object-scan.ts";
+import { type ScanCache, type ScannedCall, scanCallObject, skipSpace } from "./json-object-scan.ts";
 
 export interface PartialToolCall {
   /** Undefined until the name's string is closed. */
@@ -28,13 +28,20 @@ export interface ToolCallParser {
   readonly name: string;
   /** Ids the family's templates accept when calls are fed back (Mistral's: 9 letters and digits). */
   readonly idStyle: "openai" | "mistral";
-  /** `final`: the output is whole (nothing is held back). */
-  parse(text: string, final: boolean): ParsedOutput;
+  /**
+   * `final`: the output is whole (nothing is held back). `cache`: the scans of this output before it
+   * grew (a stream's), resumed instead of repeated.
+   */
+  parse(text: string, final: boolean, cache?: ScanCache): ParsedOutput;
 }
 
 /** The call whose object opens at `text[start]`, and where it ends (undefined while it is open). */
-export function readCall(text: string, start: number): { call: PartialToolCall; end: number | undefined } {
-  const scanned = scanCallObject(text, start);
+export function readCall(
+  text: string,
+  start: number,
+  cache?: ScanCache,
+): { call: PartialToolCall; end: number | undefined } {
+  const scanned = scanCallObject(text, start, cache);
   const end = scanned.end;
   return { call: toCall(text, start, scanned), end };
 }
@@ -67,7 +74,12 @@ function parseJson(text: string): unknown {
  * Calls written as a JSON array of objects (Mistral's `[TOOL_CALLS][...]`, and the output
  * tool_choice "required" forces), from `text[start]` on. A bare object (no array) is read as one call.
  */
-export function readCallArray(text: string, start: number, final: boolean): Omit<ParsedOutput, "content"> {
+export function readCallArray(
+  text: string,
+  start: number,
+  final: boolean,
+  cache?: ScanCache,
+): Omit<ParsedOutput, "content"> {
   const calls: PartialToolCall[] = [];
   let i = skipSpace(text, start);
   if (i >= text.length) return { calls, malformed: final };
@@ -76,7 +88,7 @@ export function readCallArray(text: string, start: number, final: boolean): Omit
   while (i < text.length) {
     if (text[i] === "]" && array) return { calls, malformed: final && !rest(text, i + 1) };
     if (text[i] !== "{") return { calls, malformed: true };
-    const { call, end } = readCall(text, i);
+    const { call, end } = readCall(text, i, cache);
     calls.push(call);
     if (end === undefined) return { calls, malformed: final };
     if (!call.complete) return { calls, malformed: true };
