@@ -194,8 +194,8 @@ export function parseChatRequest(raw: unknown): Result<OpenAiRequest> {
     logprobs,
   );
   if (tools.value === undefined) return { value: request };
-  const structured = forcedToolSchema(tools.value.choice, tools.value.tools, tools.value.parallel);
-  if (structured !== undefined) request.sampling.structured = structured;
+  const forced = forcedToolSchema(tools.value.choice, tools.value.tools, tools.value.parallel);
+  if (forced !== undefined) request.sampling.structured = forced.structured;
   return { value: { ...request, tools: tools.value } };
 }
 

@@ -17,15 +17,26 @@ export type ToolChoice = "none" | "auto" | "required" | { name: string };
 
 const NO_PARAMETERS = { type: "object", properties: {} };
 
+/** The constraint a forced choice sets, and the field a schema that does not compile is named by. */
+export interface ForcedToolSchema {
+  structured: StructuredOutput;
+  field: string;
+}
+
 export function forcedToolSchema(
   choice: ToolChoice,
   tools: readonly FunctionTool[],
   parallel: boolean,
-): StructuredOutput | undefined {
+): ForcedToolSchema | undefined {
   if (choice === "none" || choice === "auto") return undefined;
   if (choice !== "required") {
-    const tool = tools.find((t) => t.name === choice.name);
-    return { kind: "json_schema", schema: tool?.parameters ?? NO_PARAMETERS, strict: tool?.strict === true };
+    const index = tools.findIndex((t) => t.name === choice.name);
+    const tool = tools[index];
+    const schema = tool?.parameters ?? NO_PARAMETERS;
+    return {
+      structured: { kind: "json_schema", schema, strict: tool?.strict === true },
+      field: `tools.${index}.function.parameters`,
+    };
   }
   const call = (tool: FunctionTool) => ({
     type: "object",
@@ -39,5 +50,8 @@ export function forcedToolSchema(
     ...(!parallel && { maxItems: 1 }),
     items: { anyOf: tools.map(call) },
   };
-  return { kind: "json_schema", schema, strict: tools.every((t) => t.strict === true) };
+  return {
+    structured: { kind: "json_schema", schema, strict: tools.every((t) => t.strict === true) },
+    field: "tools",
+  };
 }
