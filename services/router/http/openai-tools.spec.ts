@@ -26,6 +26,11 @@ describe("OpenAI tools in chat requests", () => {
     assert.deepEqual(prompt.options?.tools, [weather, { type: "function", function: { name: "get_time" } }]);
     assert.deepEqual(parsed.value?.tools?.choice, "auto");
     assert.equal(parsed.value?.sampling.structured, undefined, "auto leaves the output free");
+    // tool_choice none still shows the template the tools (vLLM's default), and constrains nothing.
+    const none = chat({ tools: [weather], tool_choice: "none" }).value;
+    assert.ok(none?.prompt.type === "chat");
+    assert.deepEqual(none.prompt.options?.tools, [weather]);
+    assert.equal(none.sampling.structured, undefined);
   });
 
   it("refuses malformed tools and choices, naming the field", () => {
