@@ -103,6 +103,15 @@ const CASES: Case[] = [
     expected: { content: "Sure [x]. ", calls: [call("get_time", '{"zone": "Europe/Berlin"}')] },
   },
   {
+    name: "mistral (tokenizer v11+): name[ARGS]{...}, two calls",
+    parser: mistralParser,
+    text: 'On it.[TOOL_CALLS]get_weather[ARGS]{"city": "Köln", "unit": "c"}[TOOL_CALLS]get_time[ARGS]{"zone": "[ARGS]"}',
+    expected: {
+      content: "On it.",
+      calls: [call("get_weather", '{"city": "Köln", "unit": "c"}'), call("get_time", '{"zone": "[ARGS]"}')],
+    },
+  },
+  {
     name: "mistral: no call",
     parser: mistralParser,
     text: "See [TOOL docs]",
@@ -213,6 +222,8 @@ describe("tool-call parsers", () => {
       [hermesParser, '<tool_call>\n{"name": "f", "argu'],
       [llama3JsonParser, '<|python_tag|>{"name": "f"'],
       [mistralParser, '[TOOL_CALLS][{"name": "f", "arguments": {}}, oops]'],
+      [mistralParser, '[TOOL_CALLS]f[ARGS]{"a": 1} and more'],
+      [mistralParser, "[TOOL_CALLS]not a name[ARGS]{}"],
       [namedCallParser("f", "openai"), '{"city": "Par'],
       [requiredCallsParser("openai"), "[]"],
     ] as const) {
