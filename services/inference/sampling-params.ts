@@ -9,6 +9,7 @@
 // min_tokens 0 -> off (it must not exceed max_tokens, the default one when max_tokens is 0).
 // Errors name the field as the API spells it (snake_case).
 import { type Result, TesseraError } from "../kernel/errors.ts";
+import { checkStructured } from "./structured-output.ts";
 import type { SamplingParams, StructuredOutput } from "./types.ts";
 
 export const DEFAULT_MAX_TOKENS = 16;
@@ -38,6 +39,7 @@ export interface RawSamplingParams {
   logprobs?: number | undefined;
   /** Structured output (already in the engine's shape: front doors convert theirs). */
   structured?: StructuredOutput | undefined;
+  structuredMatchedTokens?: number | undefined;
 }
 
 /**
@@ -217,6 +219,18 @@ export function parseSamplingParams(
     return invalid("min_tokens", `must be <= max_tokens (${effectiveMaxTokens})`);
   }
 
+  let structured: StructuredOutput | undefined;
+  if (raw.structured !== undefined) {
+    const checked = checkStructured(raw.structured, "structured");
+    if (checked.error) return checked;
+    structured = checked.value;
+  }
+  const matched = raw.structuredMatchedTokens ?? 0;
+  if (!(Number.isInteger(matched) && matched >= 0))
+    return invalid("structured.matched_tokens", "must be an integer >= 0");
+  if (matched > 0 && structured === undefined)
+    return invalid("structured.matched_tokens", "needs a constraint");
+
   return {
     value: {
       maxTokens: effectiveMaxTokens,
@@ -233,6 +247,8 @@ export function parseSamplingParams(
       ignoreEos,
       minTokens,
       logprobs,
+      ...(structured && { structured }),
+      ...(matched > 0 && { structuredMatchedTokens: matched }),
     },
   };
 }

@@ -42,6 +42,12 @@ export interface SamplingParams {
    * grammar are masked out where sampling happens. Unset = unconstrained.
    */
   structured?: StructuredOutput;
+  /**
+   * With `structured`, in a continuation (a disaggregated decode, a request moved to another worker):
+   * how many trailing prompt tokens were generated under the constraint already; the worker's matcher
+   * accepts them before the first new token. Unset = 0.
+   */
+  structuredMatchedTokens?: number;
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   Inference,
   SamplingParamsSchema,
 } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import { structuredToMessage } from "../../inference/structured-output.ts";
 import type { SamplingParams } from "../../inference/types.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import { grpcPath } from "../../rpc/grpc-service.ts";
@@ -174,8 +175,12 @@ export function attempt(
 
 /** The validated parameters as the proto message (every field explicit, so the worker applies no default). */
 export function samplingMessage(s: SamplingParams) {
-  const { seed, ...rest } = s;
-  return create(SamplingParamsSchema, { ...rest, ...(seed === undefined ? {} : { seed }) });
+  const { seed, structured, structuredMatchedTokens, ...rest } = s;
+  return create(SamplingParamsSchema, {
+    ...rest,
+    ...(seed === undefined ? {} : { seed }),
+    ...(structured && { structured: structuredToMessage(structured, structuredMatchedTokens) }),
+  });
 }
 
 function fromGrpc(err: ServiceError, endpoint: string): TesseraError {

@@ -106,6 +106,8 @@ export class Continuation {
             ...sampling,
             maxTokens: sampling.maxTokens - this.generated.length,
             minTokens: Math.max(0, sampling.minTokens - this.generated.length),
+            // The worker's matcher replays the tokens streamed so far before it constrains new ones.
+            ...(sampling.structured && { structuredMatchedTokens: this.generated.length }),
           },
           kv: { expectedRemoteBlocks: this.#expectedBlocks, awaitWrites: false },
         };

@@ -4,6 +4,7 @@
 // resolves once the first event is there, so every failure before it (bad request, overload, no
 // endpoint) is a status the front door can still send; later failures end the event stream.
 import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import { grammarProblem } from "../../inference/grammar/grammar-source.ts";
 import type { Clock } from "../../kernel/clock.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
@@ -91,6 +92,14 @@ export class Router {
         prepared.error.code === Code.UNAVAILABLE ? "unavailable" : "invalid",
       );
     const { sampling, promptIds } = prepared.value;
+    if (sampling.structured) {
+      // A schema, regex or grammar that does not compile is the client's 400, before any worker is asked.
+      const problem = await grammarProblem(sampling.structured);
+      if (problem !== undefined) {
+        const field = request.structuredField ?? "structured";
+        throw this.#rejected(TesseraError.invalidArgument(field, problem), "invalid");
+      }
+    }
     const cost = promptIds.length + sampling.maxTokens;
     if (caller) {
       const charged = chargeCaller(caller, cost);

@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import type { Metadata } from "@grpc/grpc-js";
 import type { GenerateRequest } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { chatPromptFromMessage } from "../../inference/chat-prompt.ts";
+import { structuredFromMessage } from "../../inference/structured-output.ts";
 import { type Result, TesseraError } from "../../kernel/errors.ts";
 import type { RouterPrompt, RouterRequest } from "../core/router-request.ts";
 
@@ -17,7 +18,11 @@ export function fromGrpc(
 ): Result<RouterRequest> {
   const prompt = promptOf(message.prompt);
   if (prompt.error) return prompt;
-  const { $typeName: _, ...sampling } = message.sampling ?? { $typeName: "" };
+  const { $typeName: _, structured: wire, ...fields } = message.sampling ?? { $typeName: "" };
+  const structured = structuredFromMessage(wire);
+  if (structured.error) return structured;
+  // A client names no matched tokens: only the router's own continuations do.
+  const sampling = { ...fields, ...(structured.value && { structured: structured.value.structured }) };
   const at = deadline instanceof Date ? deadline.getTime() : deadline;
   return {
     value: {

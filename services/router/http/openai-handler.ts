@@ -52,6 +52,7 @@ export async function handleGenerate(
       sampling: request.sampling,
       apiSamplingDefaults: OPENAI_SAMPLING_DEFAULTS,
       skipSpecialTokens: request.skipSpecialTokens,
+      structuredField: request.structuredField,
       sessionKey: header(req, router.sessionHeader),
       apiKey: bearer(header(req, "authorization")) ?? header(req, "x-api-key"),
     },

@@ -22,8 +22,14 @@ describe("OpenAI request bodies", () => {
   it("refuses a field it does not know, naming it, instead of dropping it", () => {
     const unknown = parseCompletionRequest({ prompt: "Hi", use_beam_search: true }).error;
     assert.equal(unknown?.message, "use_beam_search: not a parameter of /v1/completions that Tessera knows");
-    const chat = parseChatRequest({ messages: [{ role: "user", content: "Hi" }], guided_json: {} }).error;
-    assert.equal(chat?.message, "guided_json: not a parameter of /v1/chat/completions that Tessera knows");
+    const chat = parseChatRequest({
+      messages: [{ role: "user", content: "Hi" }],
+      guided_whitespace_pattern: " ",
+    }).error;
+    assert.equal(
+      chat?.message,
+      "guided_whitespace_pattern: not a parameter of /v1/chat/completions that Tessera knows",
+    );
     for (const bad of [-1, 1.5, "3"]) {
       assert.match(parseCompletionRequest({ prompt: "Hi", min_tokens: bad }).error!.message, /^min_tokens: /);
     }
@@ -34,7 +40,7 @@ describe("OpenAI request bodies", () => {
     assert.match(
       parseChatRequest({
         messages: [{ role: "user", content: "Hi" }],
-        response_format: { type: "json_object" },
+        response_format: { type: "xml" },
       }).error!.message,
       /^response_format\.type: /,
     );
@@ -152,6 +158,70 @@ describe("OpenAI request bodies", () => {
         kwargs: { enable_thinking: false },
         template: "tool_use",
       },
+    });
+  });
+
+  describe("structured outputs", () => {
+    const chat = (extra: Record<string, unknown>) =>
+      parseChatRequest({ messages: [{ role: "user", content: "Hi" }], ...extra });
+    const schema = { type: "object", properties: { a: { type: "integer" } }, required: ["a"] };
+
+    it("maps response_format and vLLM's guided_* fields to one constraint, naming the field that set it", () => {
+      const cases: [Record<string, unknown>, unknown, string | undefined][] = [
+        [{ response_format: { type: "text" } }, undefined, undefined],
+        [{ response_format: { type: "json_object" } }, { kind: "json_object" }, "response_format"],
+        [
+          { response_format: { type: "json_schema", json_schema: { name: "a", schema, strict: true } } },
+          { kind: "json_schema", schema, strict: true },
+          "response_format.json_schema.schema",
+        ],
+        [
+          { response_format: { type: "json_schema", json_schema: { name: "a" } } },
+          { kind: "json_object" },
+          "response_format.json_schema.schema",
+        ],
+        [{ guided_json: schema }, { kind: "json_schema", schema, strict: false }, "guided_json"],
+        [
+          { guided_json: JSON.stringify(schema) },
+          { kind: "json_schema", schema, strict: false },
+          "guided_json",
+        ],
+        [{ guided_regex: "[0-9]+" }, { kind: "regex", pattern: "[0-9]+" }, "guided_regex"],
+        [{ guided_choice: ["a", "b"] }, { kind: "choice", choices: ["a", "b"] }, "guided_choice"],
+        [{ guided_grammar: 'root ::= "x"' }, { kind: "grammar", grammar: 'root ::= "x"' }, "guided_grammar"],
+      ];
+      for (const [extra, structured, field] of cases) {
+        const parsed = chat(extra);
+        assert.equal(parsed.error, undefined, JSON.stringify(extra));
+        assert.deepEqual(parsed.value!.sampling.structured, structured, JSON.stringify(extra));
+        assert.equal(parsed.value!.structuredField, field);
+      }
+      // Completions take them too, as vLLM's do.
+      const completion = parseCompletionRequest({ prompt: "Hi", guided_choice: ["x"] }).value!;
+      assert.deepEqual(completion.sampling.structured, { kind: "choice", choices: ["x"] });
+    });
+
+    it("refuses two constraints at once and malformed ones, naming the field", () => {
+      const cases: [Record<string, unknown>, RegExp][] = [
+        [
+          { response_format: { type: "json_object" }, guided_regex: "a" },
+          /^guided_regex: only one structured/,
+        ],
+        [{ guided_choice: ["a"], guided_grammar: 'root ::= "a"' }, /^guided_grammar: only one/],
+        [{ guided_json: "{not json" }, /^guided_json: is not JSON/],
+        [{ guided_choice: [] }, /^guided_choice: /],
+        [{ guided_choice: ["a", ""] }, /^guided_choice: a choice must not be empty/],
+        [{ guided_regex: "" }, /^guided_regex: the regex must not be empty/],
+        [
+          { response_format: { type: "json_schema", json_schema: { schema } } },
+          /^response_format\.json_schema\.name: /,
+        ],
+        [
+          { response_format: { type: "json_schema", json_schema: { name: "a", schema: 3 } } },
+          /^response_format\.json_schema\.schema: /,
+        ],
+      ];
+      for (const [extra, message] of cases) assert.match(chat(extra).error?.message ?? "(accepted)", message);
     });
   });
 });

@@ -12,8 +12,14 @@
 // stop_token_ids, min_tokens, skip_special_tokens; for chat add_generation_prompt,
 // continue_final_message, chat_template_kwargs and chat_template naming one of the model's own templates)
 // are honoured. min_tokens must not exceed max_tokens (16 when the body leaves it out, as OpenAI's).
+// Structured outputs: response_format (text, json_object, json_schema {name, schema, strict}) on both
+// routes, as vLLM accepts it, and vLLM's guided_json, guided_regex, guided_choice and guided_grammar;
+// at most one of them constrains a request (two is a 400 naming the second), and a schema, regex or
+// grammar that does not compile is a 400 naming its field (the router compiles it before routing).
 import { z } from "zod";
 import type { RawSamplingParams, SamplingDefaults } from "../../inference/sampling-params.ts";
+import { checkStructured } from "../../inference/structured-output.ts";
+import type { StructuredOutput } from "../../inference/types.ts";
 import { type Result, TesseraError } from "../../kernel/errors.ts";
 import type { RouterPrompt } from "../core/router-request.ts";
 import type { ChatMessage } from "../models/chat-template.ts";
@@ -64,6 +70,30 @@ const common = {
   prompt_cache_key: nullable(z.string()),
   safety_identifier: nullable(z.string()),
   store: nullable(z.literal(false, "storing completions is not supported")),
+  // Structured outputs (structuredOf below).
+  response_format: nullable(
+    z.discriminatedUnion(
+      "type",
+      [
+        z.strictObject({ type: z.literal("text") }),
+        z.strictObject({ type: z.literal("json_object") }),
+        z.strictObject({
+          type: z.literal("json_schema"),
+          json_schema: z.strictObject({
+            name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 letters, digits, _ or -"),
+            description: nullable(z.string()),
+            schema: nullable(z.union([z.record(z.string(), z.unknown()), z.boolean()])),
+            strict: nullable(z.boolean()),
+          }),
+        }),
+      ],
+      { error: "type must be text, json_object or json_schema" },
+    ),
+  ),
+  guided_json: nullable(z.union([z.record(z.string(), z.unknown()), z.string()])),
+  guided_regex: nullable(z.string()),
+  guided_choice: nullable(z.array(z.string()).min(1)),
+  guided_grammar: nullable(z.string()),
 };
 
 const completionSchema = z.strictObject({
@@ -106,7 +136,6 @@ const chatSchema = z.strictObject({
   tools: nullable(z.array(toolSchema)),
   tool_choice: nullable(toolChoiceSchema),
   parallel_tool_calls: nullable(z.boolean()),
-  response_format: nullable(z.looseObject({ type: z.literal("text", "only text responses are supported") })),
   modalities: nullable(z.array(z.literal("text", "only text output is supported"))),
   // vLLM's extra chat fields (services/inference/chat-template.ts says what each does).
   add_generation_prompt: nullable(z.boolean()),
@@ -125,6 +154,8 @@ export interface OpenAiRequest {
   logprobs: number | undefined;
   /** Leave special tokens out of the text (vLLM's skip_special_tokens). */
   skipSpecialTokens: boolean | undefined;
+  /** The field that set sampling.structured, for the router's errors about it. */
+  structuredField: string | undefined;
   /** The chat request's tools; undefined without. */
   tools?: ToolRequest | undefined;
 }
@@ -154,6 +185,56 @@ function sampling(
   };
 }
 
+/** The one constraint the body sets (response_format text sets none) and the field that set it. */
+function structuredOf(body: Common): Result<{ structured: StructuredOutput; field: string } | undefined> {
+  const set: { structured: StructuredOutput; field: string }[] = [];
+  const format = body.response_format;
+  if (format?.type === "json_object")
+    set.push({ structured: { kind: "json_object" }, field: "response_format" });
+  if (format?.type === "json_schema") {
+    const { schema, strict } = format.json_schema;
+    set.push({
+      // OpenAI's schema is optional: without one, any JSON object.
+      structured:
+        schema === undefined
+          ? { kind: "json_object" }
+          : { kind: "json_schema", schema, strict: strict === true },
+      field: "response_format.json_schema.schema",
+    });
+  }
+  if (body.guided_json !== undefined) {
+    let schema: unknown = body.guided_json;
+    if (typeof schema === "string") {
+      try {
+        schema = JSON.parse(schema);
+      } catch {
+        return { error: TesseraError.invalidArgument("guided_json", "is not JSON") };
+      }
+    }
+    set.push({ structured: { kind: "json_schema", schema, strict: false }, field: "guided_json" });
+  }
+  if (body.guided_regex !== undefined)
+    set.push({ structured: { kind: "regex", pattern: body.guided_regex }, field: "guided_regex" });
+  if (body.guided_choice !== undefined)
+    set.push({ structured: { kind: "choice", choices: body.guided_choice }, field: "guided_choice" });
+  if (body.guided_grammar !== undefined)
+    set.push({ structured: { kind: "grammar", grammar: body.guided_grammar }, field: "guided_grammar" });
+  if (set.length > 1) {
+    const fields = set.map((s) => s.field.split(".")[0]);
+    return {
+      error: TesseraError.invalidArgument(
+        fields[1]!,
+        `only one structured output constraint per request (${fields.join(" and ")} given)`,
+      ),
+    };
+  }
+  const one = set[0];
+  if (one === undefined) return { value: undefined };
+  const checked = checkStructured(one.structured, one.field);
+  if (checked.error) return checked;
+  return { value: one };
+}
+
 export function parseCompletionRequest(raw: unknown): Result<OpenAiRequest> {
   const parsed = completionSchema.safeParse(raw);
   if (!parsed.success) return invalid(parsed.error, "/v1/completions");
@@ -164,7 +245,7 @@ export function parseCompletionRequest(raw: unknown): Result<OpenAiRequest> {
     typeof first === "string"
       ? { type: "text", text: first }
       : { type: "tokens", ids: Array.isArray(first) ? first : (prompt as number[]) };
-  return { value: toRequest(body, routerPrompt, body.max_tokens, body.logprobs) };
+  return toRequest(body, routerPrompt, body.max_tokens, body.logprobs);
 }
 
 export function parseChatRequest(raw: unknown): Result<OpenAiRequest> {
@@ -193,10 +274,21 @@ export function parseChatRequest(raw: unknown): Result<OpenAiRequest> {
     body.max_completion_tokens ?? body.max_tokens,
     logprobs,
   );
-  if (tools.value === undefined) return { value: request };
+  if (request.error || tools.value === undefined) return request;
   const forced = forcedToolSchema(tools.value.choice, tools.value.tools, tools.value.parallel);
-  if (forced !== undefined) request.sampling.structured = forced.structured;
-  return { value: { ...request, tools: tools.value } };
+  if (forced !== undefined) {
+    const other = request.value.structuredField;
+    if (other !== undefined)
+      return {
+        error: TesseraError.invalidArgument(
+          "tool_choice",
+          `a forced tool choice constrains the output, and so does ${other.split(".")[0]}: give one`,
+        ),
+      };
+    request.value.sampling.structured = forced.structured;
+    request.value.structuredField = forced.field;
+  }
+  return { value: { ...request.value, tools: tools.value } };
 }
 
 /** A message as the chat template reads it; text parts are joined with newlines, as vLLM does. */
@@ -228,15 +320,23 @@ function toRequest(
   prompt: RouterPrompt,
   maxTokens: number | undefined,
   logprobs: number | undefined,
-): OpenAiRequest {
+): Result<OpenAiRequest> {
+  const structured = structuredOf(body);
+  if (structured.error) return structured;
   return {
-    model: body.model ?? "",
-    prompt,
-    sampling: sampling(body, maxTokens, logprobs),
-    stream: body.stream === true,
-    includeUsage: body.stream_options?.include_usage === true,
-    logprobs,
-    skipSpecialTokens: body.skip_special_tokens,
+    value: {
+      model: body.model ?? "",
+      prompt,
+      sampling: {
+        ...sampling(body, maxTokens, logprobs),
+        ...(structured.value && { structured: structured.value.structured }),
+      },
+      stream: body.stream === true,
+      includeUsage: body.stream_options?.include_usage === true,
+      logprobs,
+      skipSpecialTokens: body.skip_special_tokens,
+      structuredField: structured.value?.field,
+    },
   };
 }
 

@@ -108,7 +108,7 @@ export class EngineCore {
       offset += numNew;
       const sampling =
         runnerSamples && needsLogits
-          ? request.sampler.prepare(request.numTokens, request.history)
+          ? request.sampler.prepare(request.numTokens, request.history, maskOf(request))
           : undefined;
       seqs.push({
         numPast,
@@ -121,7 +121,10 @@ export class EngineCore {
     }
     let result: StepResult;
     try {
-      result = await this.runner.step(tokens, seqs);
+      const running = this.runner.step(tokens, seqs);
+      // Structured outputs: the masks of this step's rows are filled while the model thread runs it.
+      if (!runnerSamples) fillMasks(out);
+      result = await running;
     } catch (err) {
       const error = TesseraError.from(err);
       this.log?.error({ err: error.message }, "model step failed");
@@ -151,17 +154,30 @@ export class EngineCore {
       if (at < 0) continue;
       let reason: FinishReason | undefined;
       try {
+        const { constraint } = request;
+        // A complete grammar allows only eos: the request ends here, spending no token on it.
+        constraint?.mask();
+        if (constraint?.complete) {
+          this.finish(request, "stop");
+          continue;
+        }
         const token = tokens
           ? sampledToken(tokens[at])
           : request.sampler.sample(
               logits.subarray(at * vocabSize, (at + 1) * vocabSize),
               request.numTokens,
               request.history,
+              constraint?.mask(),
             );
+        if (constraint && !constraint.accept(token.tokenId)) {
+          throw new TesseraError(Code.INTERNAL, `structured output: token ${token.tokenId} left the grammar`);
+        }
         this.metrics?.token(request, now);
         request.timings.firstToken ??= now;
         request.timings.lastToken = now;
         reason = appendToken(request, token, this.limits);
+        // An eos the grammar accepted ends it even under ignore_eos.
+        if (reason === undefined && constraint?.terminated) reason = "stop";
       } catch (err) {
         this.fail(request, TesseraError.from(err));
         continue;
@@ -202,6 +218,7 @@ export class EngineCore {
 
   private finish(request: EngineRequest, reason: FinishReason): void {
     if (request.status === RequestStatus.FINISHED) return;
+    request.constraint?.dispose();
     this.unpin(request);
     this.scheduler.remove(request);
     finishEvents(request, reason);
@@ -211,12 +228,33 @@ export class EngineCore {
 
   private fail(request: EngineRequest, error: TesseraError): void {
     if (request.status === RequestStatus.FINISHED) return;
+    request.constraint?.dispose();
     this.unpin(request);
     this.scheduler.remove(request);
     request.error = error;
     request.events.fail(error);
     this.metrics?.finish(request, "error", this.now());
     recordPhases(request, this.now());
+  }
+}
+
+/** The mask of a constrained request's next token; undefined for an unconstrained one. */
+function maskOf(request: EngineRequest): Int32Array | undefined {
+  return request.constraint?.mask();
+}
+
+/**
+ * Fills the next-token masks of the step's constrained rows. A failure here is left for postprocess,
+ * which asks for the same mask again and fails that request alone.
+ */
+function fillMasks(out: SchedulerOutput): void {
+  for (const { request, needsLogits } of out.scheduled) {
+    if (!needsLogits || request.constraint === undefined) continue;
+    try {
+      request.constraint.mask();
+    } catch {
+      // postprocess reports it
+    }
   }
 }
 

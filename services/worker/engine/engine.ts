@@ -13,6 +13,7 @@ import { KvCacheManager } from "../kv/kv-cache-manager.ts";
 import { describeCheckpoint } from "../model/checkpoint.ts";
 import { type QuantOptions, quantizationLabel, servedRevision } from "../model/quantize-blocks.ts";
 import { ModelRunner, type ModelRunnerOptions } from "../runtime/model-runner.ts";
+import { Grammars } from "../structured/grammars.ts";
 import {
   type EngineConfig,
   type EngineConfigInput,
@@ -69,13 +70,23 @@ export class Engine {
   /** The scheduling loops (one unless engine.virtualEngines says more), with their queues summed. */
   readonly engines: VirtualEngines;
   readonly remote: RemoteKv | undefined;
+  /** Structured outputs: the model's grammars (its vocabulary prepared on the first constrained request). */
+  readonly grammars: Grammars;
   private readonly runner: ModelRunner;
   private nextOrder = 0;
 
   private constructor(
     parts: Pick<
       Engine,
-      "description" | "tokenizer" | "chatTemplate" | "eosTokenIds" | "config" | "pool" | "engines" | "remote"
+      | "description"
+      | "tokenizer"
+      | "chatTemplate"
+      | "eosTokenIds"
+      | "config"
+      | "pool"
+      | "engines"
+      | "remote"
+      | "grammars"
     > & {
       runner: ModelRunner;
     },
@@ -88,6 +99,7 @@ export class Engine {
     this.pool = parts.pool;
     this.engines = parts.engines;
     this.remote = parts.remote;
+    this.grammars = parts.grammars;
     this.runner = parts.runner;
     this.attention = { backend: parts.runner.attention, timingsMs: { ...parts.runner.attentionTimings } };
   }
@@ -187,6 +199,7 @@ export class Engine {
       pool,
       engines: new VirtualEngines(schedulers, cores),
       remote,
+      grammars: new Grammars({ modelDir, vocabSize: model.vocabSize, eosTokenIds: checkpoint.eosTokenIds }),
       runner,
     });
   }
@@ -214,12 +227,38 @@ export class Engine {
       r.cancelRequested = true;
     });
     r.awaitKvWrites = request.kv?.awaitWrites === true;
+    if (request.sampling.structured) void this.constrainThenSubmit(r, request);
+    else this.route(r, request);
+    return r.events;
+  }
+
+  private route(r: EngineRequest, request: GenerateRequest): void {
     if (this.remote?.options.readThrough || (request.kv?.expectedRemoteBlocks ?? 0) > 0) {
       void this.fetchThenSubmit(r, request.kv?.expectedRemoteBlocks ?? 0);
     } else {
       this.engines.submit(r);
     }
-    return r.events;
+  }
+
+  /**
+   * Compiles the request's structured output (cached per constraint) and opens its matcher past the
+   * output a continuation already holds, then queues it; a constraint that does not compile fails it
+   * with INVALID_ARGUMENT.
+   */
+  private async constrainThenSubmit(r: EngineRequest, request: GenerateRequest): Promise<void> {
+    const { structured, structuredMatchedTokens: matched = 0 } = request.sampling;
+    try {
+      if (matched > request.promptIds.length)
+        throw TesseraError.invalidArgument("structured.matched_tokens", "exceeds the prompt's length");
+      r.constraint = await this.grammars.open(
+        structured!,
+        request.promptIds.slice(request.promptIds.length - matched),
+      );
+    } catch (err) {
+      r.events.fail(TesseraError.from(err));
+      return;
+    }
+    this.route(r, request);
   }
 
   /** Imports the prefix blocks the remote tier holds, then queues the request. */
@@ -234,6 +273,7 @@ export class Engine {
     } catch (err) {
       const error = TesseraError.from(err);
       r.trace?.phase("kv_transfer.read", started, Date.now(), { "tessera.kv.error": error.message });
+      r.constraint?.dispose();
       r.events.fail(error);
       return;
     }

@@ -9,6 +9,7 @@ import type { TextStream } from "../../tokenizer/text-stream.ts";
 import { emptyRequestKv, type RequestKv } from "../kv/kv-cache-manager.ts";
 import { TokenHistory } from "../sampling/penalties.ts";
 import { Sampler } from "../sampling/sampler.ts";
+import type { Constraint } from "../structured/constraint.ts";
 import { EventQueue } from "./event-queue.ts";
 
 /** The lifecycle, in order: a request only moves forward, except RUNNING <-> PREEMPTED. */
@@ -65,6 +66,8 @@ export class EngineRequest {
   awaitKvWrites = false;
   finishReason: FinishReason | undefined;
   error: TesseraError | undefined;
+  /** Structured output: the grammar its tokens must follow (set before it is submitted). */
+  constraint: Constraint | undefined;
 
   constructor(init: {
     id: string;

@@ -53,6 +53,9 @@ function rowSamplingToWire(r: RowSampling): Omit<WireRowSampling, "$typeName"> {
     penaltyIds: Array.from(r.penaltyIds),
     penaltyCounts: Array.from(r.penaltyCounts),
     heldBackIds: Array.from(r.heldBackIds),
+    allowedTokens: r.allowed
+      ? new Uint8Array(r.allowed.buffer, r.allowed.byteOffset, r.allowed.byteLength)
+      : new Uint8Array(0),
   };
 }
 
@@ -70,7 +73,16 @@ function rowSamplingFromWire(w: WireRowSampling): RowSampling {
     penaltyIds: Int32Array.from(w.penaltyIds),
     penaltyCounts: Int32Array.from(w.penaltyCounts),
     heldBackIds: Int32Array.from(w.heldBackIds),
+    ...(w.allowedTokens.byteLength > 0 && { allowed: bytesToWords(w.allowedTokens) }),
   };
+}
+
+/** A received bitmask as 32-bit words (copied: the bytes may not be 4-byte aligned). */
+function bytesToWords(bytes: Uint8Array): Int32Array {
+  if (bytes.byteLength % 4 !== 0) throw new Error(`${bytes.byteLength} bytes are not a token bitmask`);
+  const out = new Int32Array(bytes.byteLength / 4);
+  new Uint8Array(out.buffer).set(bytes);
+  return out;
 }
 
 export function sampledToWire(rows: readonly SampledRow[]): MessageInitShape<typeof SampledTokenSchema>[] {

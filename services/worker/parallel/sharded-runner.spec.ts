@@ -118,7 +118,7 @@ function samplers(): { sampler: Sampler; history: TokenHistory }[] {
  * runner samples, else here from the returned logits, as the engine does (blocks of their own, apart
  * from `trace`'s).
  */
-async function sampledTrace(runner: ModelRunner): Promise<GeneratedToken[][]> {
+async function sampledTrace(runner: ModelRunner, allowed?: Int32Array): Promise<GeneratedToken[][]> {
   const requests = samplers();
   let seqs: SequenceStep[] = [
     { numPast: 0, numNew: 9, blockTable: [12, 13, 14], needsLogits: true },
@@ -132,13 +132,18 @@ async function sampledTrace(runner: ModelRunner): Promise<GeneratedToken[][]> {
     if (runner.samplesRows)
       seqs = seqs.map((s, r) => ({
         ...s,
-        sampling: requests[r]!.sampler.prepare(positions[r]!, requests[r]!.history),
+        sampling: requests[r]!.sampler.prepare(positions[r]!, requests[r]!.history, allowed),
       }));
     const result = await runner.step(tokens, seqs);
     const vocab = result.logits.length / 2;
     const picked = requests.map(({ sampler, history }, r) => {
       if (!result.tokens)
-        return sampler.sample(result.logits.subarray(r * vocab, (r + 1) * vocab), positions[r]!, history);
+        return sampler.sample(
+          result.logits.subarray(r * vocab, (r + 1) * vocab),
+          positions[r]!,
+          history,
+          allowed,
+        );
       const row = result.tokens[r]!;
       assert.ok(!("error" in row), JSON.stringify(row));
       return row;
@@ -204,6 +209,26 @@ describe("ShardedRunner (in-process group over gRPC)", () => {
         for (const m of members) await m.close();
       }
     });
+
+  // Structured outputs: the mask travels with each row (RowSampling.allowed_tokens) to the last stage.
+  it("PP=2 TP=1 with a structured-output mask: the last stage samples only allowed ids, as one process does", async () => {
+    const allowedIds = Array.from({ length: 40 }, (_, i) => 130 + 3 * i);
+    const mask = new Int32Array(Math.ceil(expected[0]!.length / 32));
+    for (const id of allowedIds) mask[id >> 5]! |= 1 << (id & 31);
+    const want = await sampledTrace(single, mask);
+    const { runner, members } = await startGroup(2, 1);
+    try {
+      const got = await sampledTrace(runner, mask);
+      for (const rows of got) for (const t of rows) assert.ok(allowedIds.includes(t.tokenId), `${t.tokenId}`);
+      assert.deepEqual(
+        got.map((rows) => rows.map((t) => t.tokenId)),
+        want.map((rows) => rows.map((t) => t.tokenId)),
+      );
+    } finally {
+      await runner.close();
+      for (const m of members) await m.close();
+    }
+  });
 
   // Every member presents the one Secret's certificate and verifies its peers against its ca.crt.
   for (const [stages, tensorSize] of [

@@ -332,6 +332,14 @@ export declare type RowSampling = Message<"tessera.v1.RowSampling"> & {
    * @generated from field: repeated int32 held_back_ids = 12;
    */
   heldBackIds: number[];
+
+  /**
+   * Structured output: the ids that may be sampled at this position, a little-endian bitmask (bit i of
+   * 32-bit word i / 32 set = id i allowed; ids past its end are not). Empty = every id.
+   *
+   * @generated from field: bytes allowed_tokens = 13;
+   */
+  allowedTokens: Uint8Array;
 };
 
 /**
