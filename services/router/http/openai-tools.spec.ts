@@ -139,6 +139,28 @@ describe("OpenAI tools in chat requests", () => {
     });
   });
 
+  it("refuses a forced choice beside another output constraint, naming tool_choice", () => {
+    const named = { type: "function", function: { name: "get_weather" } };
+    assert.match(
+      error({ tools: [weather], tool_choice: named, response_format: { type: "json_object" } }),
+      /^tool_choice: a forced tool choice constrains the output, and so does response_format/,
+    );
+    assert.match(
+      error({ tools: [weather], tool_choice: "required", guided_regex: "a+" }),
+      /^tool_choice: .*guided_regex/,
+    );
+    const auto = chat({ tools: [weather], response_format: { type: "json_object" } });
+    assert.deepEqual(
+      auto.value?.sampling.structured,
+      { kind: "json_object" },
+      "auto leaves the constraint alone",
+    );
+    assert.equal(
+      chat({ tools: [weather], tool_choice: named }).value?.structuredField,
+      "tools.0.function.parameters",
+    );
+  });
+
   it('forces "required" as an array of calls, one of the tools each (at most one without parallel calls)', () => {
     const call = (name: string, parameters: unknown) => ({
       type: "object",
