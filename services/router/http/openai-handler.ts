@@ -10,9 +10,15 @@ import type { Generation, Router } from "../core/router.ts";
 import type { RouterEvent } from "../core/router-events.ts";
 import { endpointsHeader, pathHeader } from "../core/serving-path.ts";
 import { bearer } from "../grpc/grpc-request.ts";
+import { joinDeltas, type OutputDelta, ToolCallStream } from "../tools/tool-call-output.ts";
 import { errorBody, sendError, sendJson } from "./http-errors.ts";
 import { promptErrorAs } from "./openai-prompt-field.ts";
-import { OPENAI_SAMPLING_DEFAULTS, parseChatRequest, parseCompletionRequest } from "./openai-request.ts";
+import {
+  OPENAI_SAMPLING_DEFAULTS,
+  type OpenAiRequest,
+  parseChatRequest,
+  parseCompletionRequest,
+} from "./openai-request.ts";
 import {
   chunkBody,
   type Kind,
@@ -20,6 +26,7 @@ import {
   responseBody,
   usageChunkBody,
 } from "./openai-response.ts";
+import { toolCallPlan } from "./tool-call-plan.ts";
 
 export interface GenerateOutcome {
   model: string;
@@ -37,6 +44,7 @@ export async function handleGenerate(
   const parsed = kind === "chat" ? parseChatRequest(body) : parseCompletionRequest(body);
   if (parsed.error) throw parsed.error;
   const request = parsed.value;
+  const tools = toolsOf(request, router);
   const requestId = header(req, "x-request-id") ?? randomUUID();
   const generating = router.generate(
     {
@@ -64,6 +72,7 @@ export async function handleGenerate(
     n: request.n,
     echo: request.echo,
     promptLogprobs: request.promptLogprobs,
+    tools,
   };
   const headers = {
     "x-request-id": requestId,
@@ -88,16 +97,22 @@ export async function handleGenerate(
   });
   let code: Code = Code.OK;
   try {
-    // Per choice: its text so far (logprobs' text_offset) and whether its first chunk went out.
+    // Per choice: its text so far (logprobs' text_offset), whether its first chunk went out, and how
+    // its output is read for tool calls.
     const offsets = new Array<number>(request.n).fill(0);
     const opened = new Array<boolean>(request.n).fill(false);
+    const calls = Array.from({ length: request.n }, () =>
+      tools ? new ToolCallStream(tools.parser, tools.parallel) : undefined,
+    );
     let prompt: TokenInfo[] | undefined;
     const usage = { promptTokens: 0, completionTokens: 0 };
     let finished = 0;
     await generation.read((event) => {
       const index = event.index ?? 0;
       if (event.type === "tokens" && event.promptTokens) prompt = event.promptTokens;
-      send(res, chunkBody(ctx, event, offsets[index] ?? 0, !opened[index], prompt));
+      const choiceCalls = calls[index];
+      const output = choiceCalls && toolOutput(choiceCalls, event);
+      send(res, chunkBody(ctx, event, offsets[index] ?? 0, !opened[index], prompt, output));
       offsets[index] = (offsets[index] ?? 0) + event.text.length;
       opened[index] = true;
       if (event.type !== "finish") return;
@@ -114,6 +129,24 @@ export async function handleGenerate(
   res.addTrailers(servedHeaders(generation.served));
   res.end();
   return { model: model.id, code };
+}
+
+/** How the chat request's output is read for tool calls (tool-call-plan.ts); throws its 400. */
+function toolsOf(request: OpenAiRequest, router: Router): ResponseContext["tools"] {
+  if (request.tools === undefined || request.prompt.type !== "chat") return undefined;
+  // An unknown model, or one without a chat template, is left for the router to refuse as for any chat.
+  const model = router.models.resolve(request.model);
+  if (model.error || model.value.chatTemplate === undefined) return undefined;
+  const template = request.prompt.options?.template;
+  const plan = toolCallPlan(request.tools, model.value, template, request.skipSpecialTokens);
+  if (plan.error) throw plan.error;
+  return plan.value && { parser: plan.value, parallel: request.tools.parallel };
+}
+
+/** The event's text read for tool calls; the finish event also sends what was held back. */
+function toolOutput(calls: ToolCallStream, event: RouterEvent): { delta: OutputDelta; called: boolean } {
+  const delta = calls.push(event.text);
+  return { delta: event.type === "finish" ? joinDeltas(delta, calls.finish()) : delta, called: calls.called };
 }
 
 /** Answers an error unless the response has started (then the stream already said it). */

@@ -168,7 +168,7 @@ describe("OpenAI request bodies", () => {
       chat({ messages: [{ role: "user", content: [{ type: "image_url", image_url: {} }] }] }),
       /^messages\.0\.content/,
     );
-    assert.match(chat({ messages: [{ role: "user", content: "x" }], tools: [{}] }), /^tools: /);
+    assert.match(chat({ messages: [{ role: "user", content: "x" }], tools: [{}] }), /^tools\.0\.type: /);
     const messages = [{ role: "user", content: "x" }];
     assert.match(chat({ messages, add_generation_prompt: "yes" }), /^add_generation_prompt: /);
     assert.match(chat({ messages, continue_final_message: 1 }), /^continue_final_message: /);

@@ -7,7 +7,8 @@
 // (structured outputs), n, best_of (completions; not streamed when > n), logit_bias, echo
 // (completions) and vLLM's prompt_logprobs are honoured. OpenAI fields that change nothing in the
 // output (user, metadata, service_tier, prompt_cache_key, safety_identifier; parallel_tool_calls
-// without tools) are accepted.
+// without tools) are accepted. Tools (openai-tools.ts) go to the chat template; a forced tool_choice
+// (required, a named function) constrains the output with the JSON Schema tool-choice-schema.ts builds.
 // A sampling field the body leaves out (or null) stays unset, so it takes the model's default (its
 // generation_config.json, as vLLM does), else OpenAI's (OPENAI_SAMPLING_DEFAULTS: temperature 1;
 // max_tokens 16; the rest off); vLLM's extra fields (top_k, min_p, repetition_penalty, ignore_eos,
@@ -24,6 +25,17 @@ import { checkStructured } from "../../inference/structured-output.ts";
 import type { StructuredOutput } from "../../inference/types.ts";
 import { type Result, TesseraError } from "../../kernel/errors.ts";
 import type { RouterPrompt } from "../core/router-request.ts";
+import type { ChatMessage } from "../models/chat-template.ts";
+import { forcedToolSchema } from "../tools/tool-choice-schema.ts";
+import {
+  type ToolRequest,
+  templateToolCalls,
+  templateTools,
+  toolCallSchema,
+  toolChoiceSchema,
+  toolRequest,
+  toolSchema,
+} from "./openai-tools.ts";
 
 /** OpenAI's meaning of an unset field where the model has no default of its own. */
 export const OPENAI_SAMPLING_DEFAULTS: SamplingDefaults = { temperature: 1 };
@@ -112,6 +124,9 @@ const contentPart = z.strictObject({
 const messageSchema = z.strictObject({
   role: z.string().min(1),
   content: z.union([z.string(), z.array(contentPart), z.null()]).optional(),
+  name: nullable(z.string()),
+  tool_calls: nullable(z.array(toolCallSchema)),
+  tool_call_id: nullable(z.string()),
 });
 
 const chatSchema = z.strictObject({
@@ -120,8 +135,8 @@ const chatSchema = z.strictObject({
   max_completion_tokens: nullable(z.int().min(1)),
   logprobs: nullable(z.boolean()),
   top_logprobs: nullable(z.int().min(0).max(20)),
-  tools: nullable(z.array(z.unknown()).max(0, "tools are not supported")),
-  tool_choice: nullable(z.literal("none", "tools are not supported")),
+  tools: nullable(z.array(toolSchema)),
+  tool_choice: nullable(toolChoiceSchema),
   parallel_tool_calls: nullable(z.boolean()),
   modalities: nullable(z.array(z.literal("text", "only text output is supported"))),
   // vLLM's extra chat fields (services/inference/chat-template.ts says what each does).
@@ -149,6 +164,8 @@ export interface OpenAiRequest {
   echo: boolean;
   /** vLLM's prompt_logprobs (alternatives per prompt token); undefined: not asked. */
   promptLogprobs: number | undefined;
+  /** The chat request's tools; undefined without. */
+  tools?: ToolRequest | undefined;
 }
 
 type Common = z.infer<z.ZodObject<typeof common>>;
@@ -265,24 +282,71 @@ export function parseChatRequest(raw: unknown): Result<OpenAiRequest> {
   const body = parsed.data;
   if (body.stream_options && body.stream !== true) return unpaired("stream_options", "stream");
   if (body.top_logprobs !== undefined && body.logprobs !== true) return unpaired("top_logprobs", "logprobs");
-  // Text parts are joined with newlines, as vLLM does.
-  const messages = body.messages.map((m) => ({
-    role: m.role,
-    content: typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p.text).join("\n"),
-  }));
+  const tools = toolRequest(body);
+  if (tools.error) return tools;
+  const messages: ChatMessage[] = [];
+  for (const [i, m] of body.messages.entries()) {
+    const message = chatMessage(m, i);
+    if (message.error) return message;
+    messages.push(message.value);
+  }
   const options = {
     addGenerationPrompt: body.add_generation_prompt,
     continueFinalMessage: body.continue_final_message,
     kwargs: body.chat_template_kwargs,
     template: body.chat_template,
+    ...(tools.value && { tools: templateTools(tools.value) }),
   };
   const logprobs = body.logprobs ? (body.top_logprobs ?? 0) : undefined;
-  return toRequest(
+  const request = toRequest(
     body,
     { type: "chat", messages, options },
     body.max_completion_tokens ?? body.max_tokens,
     logprobs,
   );
+  if (request.error || tools.value === undefined) return request;
+  const forced = forcedToolSchema(tools.value.choice, tools.value.tools, tools.value.parallel);
+  if (forced !== undefined) {
+    const other = request.value.structuredField;
+    if (other !== undefined)
+      return {
+        error: TesseraError.invalidArgument(
+          "tool_choice",
+          `a forced tool choice constrains the output, and so does ${other.split(".")[0]}: give one`,
+        ),
+      };
+    request.value.sampling.structured = forced.structured;
+    request.value.structuredField = forced.field;
+  }
+  return { value: { ...request.value, tools: tools.value } };
+}
+
+/** A message as the chat template reads it; text parts are joined with newlines, as vLLM does. */
+function chatMessage(m: z.infer<typeof messageSchema>, i: number): Result<ChatMessage> {
+  const content = typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p.text).join("\n");
+  const message: ChatMessage = { role: m.role, content };
+  if (m.name !== undefined) message.name = m.name;
+  if (m.tool_calls !== undefined) {
+    if (m.role !== "assistant")
+      return {
+        error: TesseraError.invalidArgument(`messages.${i}.tool_calls`, "only an assistant makes calls"),
+      };
+    const calls = templateToolCalls(m.tool_calls, `messages.${i}.tool_calls`);
+    if (calls.error) return calls;
+    message.tool_calls = calls.value;
+  }
+  if (m.role !== "tool" && m.tool_call_id !== undefined)
+    return {
+      error: TesseraError.invalidArgument(`messages.${i}.tool_call_id`, "only a tool message answers a call"),
+    };
+  if (m.role === "tool") {
+    if (m.tool_call_id === undefined)
+      return {
+        error: TesseraError.invalidArgument(`messages.${i}.tool_call_id`, "a tool message needs one"),
+      };
+    message.tool_call_id = m.tool_call_id;
+  }
+  return { value: message };
 }
 
 function toRequest(

@@ -4,6 +4,7 @@ import { create } from "@bufbuild/protobuf";
 import { FinishReason, TokenInfoSchema } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { Tokenizer } from "../../tokenizer/tokenizer.ts";
 import type { RouterEvent } from "../core/router-events.ts";
+import { hermesParser } from "../tools/hermes-parser.ts";
 import {
   chunkBody,
   finishReason,
@@ -183,5 +184,44 @@ describe("OpenAI response bodies", () => {
     assert.deepEqual(chat.prompt_logprobs, expected);
     const unasked = responseBody(ctx("completion"), withPrompt).choices[0]!;
     assert.equal("prompt_logprobs" in unasked, false, "only when asked");
+  });
+
+  it("answers tool calls as an assistant message with tool_calls, finish_reason tool_calls when the model stopped", () => {
+    const text = 'Checking.<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>';
+    const finish = (reason: FinishReason): RouterEvent => ({
+      type: "finish",
+      reason,
+      usage: { promptTokens: 3, completionTokens: 9 },
+      text: "",
+    });
+    const tools: ResponseContext = { ...ctx("chat"), tools: { parser: hermesParser, parallel: true } };
+    const body = responseBody(tools, [{ type: "tokens", tokens: [], text }, finish(FinishReason.STOP)]);
+    const choice = body.choices[0] as {
+      message: { content: string; tool_calls: { id: string; function: unknown }[] };
+      finish_reason: string;
+    };
+    assert.equal(choice.finish_reason, "tool_calls");
+    assert.equal(choice.message.content, "Checking.");
+    assert.deepEqual(choice.message.tool_calls[0]?.function, { name: "f", arguments: '{"a": 1}' });
+    const cut = responseBody(tools, [
+      { type: "tokens", tokens: [], text: "<tool_call>{" },
+      finish(FinishReason.LENGTH),
+    ]);
+    assert.deepEqual(cut.choices[0], {
+      index: 0,
+      message: { role: "assistant", content: "<tool_call>{" },
+      logprobs: null,
+      finish_reason: "length",
+    });
+    const chunk = chunkBody(tools, finish(FinishReason.STOP), 0, false, undefined, {
+      delta: { content: "", toolCalls: [{ index: 0, function: { arguments: "}" } }] },
+      called: true,
+    });
+    assert.deepEqual(chunk.choices[0], {
+      index: 0,
+      delta: { tool_calls: [{ index: 0, function: { arguments: "}" } }] },
+      logprobs: null,
+      finish_reason: "tool_calls",
+    });
   });
 });

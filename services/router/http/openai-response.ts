@@ -5,10 +5,15 @@
 // null, as OpenAI). vLLM's prompt_logprobs is a list with null for the first prompt token and, for each
 // other, {token id: {logprob, rank, decoded_token}} for the token and its top alternatives (rank only
 // where it is known: the alternatives' ranks); on each choice of a completion, at the top of a chat
-// completion, as vLLM places it.
+// completion, as vLLM places it. A chat request whose output is read for tool calls
+// (tool-call-plan.ts) gets, per choice, an assistant message with `tool_calls` (streamed as deltas by
+// the handler, with one ToolCallStream per choice), and finish_reason "tool_calls" when the model
+// stopped after calling.
 import { FinishReason, type TokenInfo } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import type { Tokenizer } from "../../tokenizer/tokenizer.ts";
 import type { RouterEvent, RouterUsage } from "../core/router-events.ts";
+import { type OutputDelta, parseMessage, type ToolCallDelta } from "../tools/tool-call-output.ts";
+import type { ToolCallParser } from "../tools/tool-call-parser.ts";
 
 export type Kind = "completion" | "chat";
 
@@ -26,6 +31,8 @@ export interface ResponseContext {
   echo?: boolean;
   /** vLLM's prompt_logprobs asked for. */
   promptLogprobs?: number | undefined;
+  /** How the output is read for tool calls; undefined: it is not. */
+  tools?: { parser: ToolCallParser; parallel: boolean } | undefined;
 }
 
 export function finishReason(reason: FinishReason): string {
@@ -126,9 +133,17 @@ export function promptLogprobsBody(ctx: ResponseContext, prompt: readonly TokenI
   });
 }
 
+/** "tool_calls" where the model stopped after calling, else the event's reason. */
+function chatFinishReason(reason: FinishReason, called: boolean): string {
+  const finish = finishReason(reason);
+  return called && finish === "stop" ? "tool_calls" : finish;
+}
+
 /**
  * One stream chunk for an event; `first` marks a choice's opening chunk (a chat choice names its role
  * there); `prompt`: the prompt's entries, given with each choice's first chunk (echo, prompt_logprobs).
+ * `output`: the event's text as read for tool calls (content and call deltas), `called` whether a call
+ * was streamed in this choice; without them the event's text is the content.
  */
 export function chunkBody(
   ctx: ResponseContext,
@@ -136,10 +151,11 @@ export function chunkBody(
   textOffset: number,
   first: boolean,
   prompt?: readonly TokenInfo[],
+  output?: { delta: OutputDelta; called: boolean },
 ) {
   const tokens = event.type === "tokens" ? event.tokens : [];
   const index = event.index ?? 0;
-  const finish = event.type === "finish" ? finishReason(event.reason) : null;
+  const finish = event.type === "finish" ? chatFinishReason(event.reason, output?.called === true) : null;
   const echoed = first && ctx.echo ? prompt : undefined;
   const logprobs = tokens.length > 0 ? logprobsBody(ctx, tokens, textOffset, echoed) : null;
   const promptLogprobs = first && ctx.kind === "completion" ? promptLogprobsBody(ctx, prompt) : undefined;
@@ -147,7 +163,7 @@ export function chunkBody(
     ctx.kind === "chat"
       ? {
           index,
-          delta: { ...(first && { role: "assistant" }), content: event.text },
+          delta: { ...(first && { role: "assistant" }), ...deltaBody(event.text, output?.delta) },
           logprobs,
           finish_reason: finish,
         }
@@ -168,6 +184,15 @@ export function chunkBody(
     choices: [choice],
     ...(chatPrompt !== undefined && { prompt_logprobs: chatPrompt }),
   };
+}
+
+function deltaBody(
+  text: string,
+  output: OutputDelta | undefined,
+): { content?: string; tool_calls?: ToolCallDelta[] } {
+  if (output === undefined) return { content: text };
+  if (output.toolCalls.length === 0) return { content: output.content };
+  return { ...(output.content !== "" && { content: output.content }), tool_calls: output.toolCalls };
 }
 
 /** The final stream chunk carrying the usage (stream_options.include_usage). */
@@ -195,10 +220,17 @@ export function responseBody(ctx: ResponseContext, events: readonly RouterEvent[
     const finish = own.find((e) => e.type === "finish");
     usage.promptTokens = finish?.usage.promptTokens ?? usage.promptTokens;
     usage.completionTokens += finish ? finish.usage.completionTokens : tokens.length;
-    const reason = finish ? finishReason(finish.reason) : "abort";
     const logprobs = logprobsBody(ctx, tokens, 0, ctx.echo ? prompt : undefined);
-    if (ctx.kind === "chat")
-      return { index, message: { role: "assistant", content: text }, logprobs, finish_reason: reason };
+    if (ctx.kind === "chat") {
+      const parsed = ctx.tools && parseMessage(ctx.tools.parser, text, ctx.tools.parallel);
+      const called = parsed !== undefined && parsed.toolCalls.length > 0;
+      const reason = finish ? chatFinishReason(finish.reason, called) : "abort";
+      const message = called
+        ? { role: "assistant", content: parsed.content, tool_calls: parsed.toolCalls }
+        : { role: "assistant", content: text };
+      return { index, message, logprobs, finish_reason: reason };
+    }
+    const reason = finish ? finishReason(finish.reason) : "abort";
     const promptLogprobs = promptLogprobsBody(ctx, prompt);
     return {
       index,
