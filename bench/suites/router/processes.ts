@@ -34,8 +34,13 @@ process.once("exit", () => {
   for (const child of children) child.kill("SIGKILL");
 });
 
-async function spawnUntil(args: string[], msg: string): Promise<Proc> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] });
+async function spawnUntil(
+  args: string[],
+  msg: string,
+  env: NodeJS.ProcessEnv = process.env,
+  stdout: "ignore" | number = "ignore",
+): Promise<Proc> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", stdout, "pipe"], env });
   children.add(child);
   const exited = once(child, "exit").finally(() => children.delete(child));
   const lines: string[] = [];
@@ -91,6 +96,7 @@ export async function startRouter(
   modelDir: string,
   workers: readonly Worker[],
   config: Record<string, unknown>,
+  node: { args?: string[]; env?: NodeJS.ProcessEnv; stdout?: number } = {},
 ): Promise<RouterProc> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "tessera-bench-router-"));
   const endpointsFile = path.join(dir, "endpoints.json");
@@ -108,8 +114,10 @@ export async function startRouter(
     }),
   );
   const proc = await spawnUntil(
-    [path.join(ROOT, "services/cli/main.ts"), "router", "--config", file],
+    [...(node.args ?? []), path.join(ROOT, "services/cli/main.ts"), "router", "--config", file],
     "routing",
+    { ...process.env, ...node.env },
+    node.stdout,
   );
   const httpUrl = `http://127.0.0.1:${proc.log["httpPort"]}`;
   for (

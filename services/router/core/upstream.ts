@@ -122,7 +122,7 @@ export function upstream(prepared: PreparedRequest, options: UpstreamOptions): P
         const onMessage = (message: Parameters<typeof output.accept>[0]) => {
           if (messages++ === 0 && current.migration) metrics?.migration("resumed");
           if (message.kvWritesFailed) writesFailed = true;
-          for (const event of output.accept(message, current.kind)) push(flight, endpoint, part, event);
+          output.emit(message, current.kind, (event) => push(flight, endpoint, part, event));
           // The router ended the generation first (a stop string): the worker's call is cancelled.
           return output.done && message.finishReason === FinishReason.UNSPECIFIED;
         };

@@ -118,19 +118,23 @@ async function generate(
 
 /** One message per token: a plain message object (every field given), without create()'s reflection. */
 function toResponse(event: RouterEvent, requestId: string): GenerateResponse {
-  const response = {
-    $typeName: "tessera.v1.GenerateResponse",
-    requestId,
-    textDelta: event.text,
-    kvWritesFailed: false,
-  } as const;
   if (event.type === "tokens")
-    return { ...response, tokens: event.tokens, finishReason: FinishReason.UNSPECIFIED };
+    return {
+      $typeName: "tessera.v1.GenerateResponse",
+      requestId,
+      tokens: event.tokens,
+      textDelta: event.text,
+      finishReason: FinishReason.UNSPECIFIED,
+      kvWritesFailed: false,
+    };
   const { promptTokens, completionTokens } = event.usage;
   return {
-    ...response,
+    $typeName: "tessera.v1.GenerateResponse",
+    requestId,
     tokens: [],
+    textDelta: event.text,
     finishReason: event.reason,
+    kvWritesFailed: false,
     usage: {
       $typeName: "tessera.v1.Usage",
       promptTokens,
