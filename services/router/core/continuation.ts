@@ -140,7 +140,10 @@ export class Continuation {
     }
     if (taken > 0)
       onEvent({ type: "tokens", tokens: taken === tokens.length ? tokens : tokens.slice(0, taken), text });
-    if (this.#detokenizer.stopped) return onEvent(this.#finish(FinishReason.STOP_STRING, ""));
+    if (this.#detokenizer.stopped) {
+      onEvent(this.#finish(FinishReason.STOP_STRING, ""));
+      return;
+    }
     const reason = message.finishReason;
     if (reason === FinishReason.UNSPECIFIED) return;
     // The prefill's one token; its final message came once the prompt's blocks were stored.
