@@ -1,7 +1,8 @@
 // `npm run bench -- router [overhead|cache|bounded ...]`: the router (issue 4), with workers on the
 // `tiny` preset so the router is what is measured, every ratio measured in this one run:
-//   a. overhead: end-to-end latency through the router vs straight to the worker (and through a bare
-//      pass-through proxy, the floor of one extra hop), 32-token generations at 1, 16 and 64 concurrent;
+//   a. overhead: end-to-end latency through the router vs through a bare pass-through proxy (the floor
+//      of one extra hop) and straight to the worker, 32-token generations at 1, 16 and 64 concurrent,
+//      router and proxy on a core of their own; the router's GC pauses under each load (issue 22);
 //   b. cache-aware routing: TTFT p50 of consistent hashing on prefix blocks vs round-robin over 4
 //      workers whose KV pools hold fewer prefixes than the workload has, and with no prefix reuse;
 //   c. bounded loads under Zipf(1.1) session keys: peak in-flight per worker vs the mean, share of
@@ -41,7 +42,7 @@ export async function run(args: string[]): Promise<void> {
   writeResult({
     suite: "router",
     description:
-      "Router over tiny-preset workers (1 onnxruntime thread each), grpc-js clients in the bench process, on a machine other work may share: a. end-to-end latency of 32-token generations through the router (over its tessera.v1.Relay stream to the worker) vs straight to one worker, and through a bare pass-through HTTP/2 proxy (the floor one extra hop costs), at 1, 16, 64 concurrent, closed-loop rounds in rotating order (32 of 16 requests at 1 concurrent, 12 of 160 at 16, 8 of 640 at 64; the first `concurrency` requests of a round not counted), the worker pinned to half the cores and the router, proxy and clients to the other half; b. TTFT p50 of consistent hashing on prefix blocks vs round-robin, 4 workers with 192-block KV pools, 16 tenants × 448-token system prompts + 16-token questions, 4 concurrent, 4 alternating rounds; and the same with every prompt unique; c. Zipf(1.1) session keys over 1,000 keys, 64 concurrent over 4 workers, epsilon 0.15 (and the default 0.25 in the figures): peak in-flight per worker / mean in flight per worker, share of requests on their key's home, keys moved when a 5th worker joins",
+      "Router over tiny-preset workers (1 onnxruntime thread each), grpc-js clients in the bench process, on a machine other work may share: a. end-to-end latency of 32-token generations through the router (over its tessera.v1.Relay stream to the worker) vs straight to one worker, and through a bare pass-through HTTP/2 proxy (the floor one extra hop costs), at 1, 16, 64 concurrent, closed-loop rounds in rotating order (32 of 16 requests at 1 concurrent, 12 of 160 at 16, 8 of 640 at 64; the first `concurrency` requests of a round not counted), the router and the proxy started pinned to the last core (each then sees one CPU: the router runs with 8 MiB semi-spaces and single-threaded GC, services/cli/router-process.ts, and the proxy with the same node flags), the worker and the clients on the other(s); the router's GC pauses during its rounds recorded with perf_hooks' GC observer (histogram per level); checks against the bare proxy: p50 +0.3 ms at each level, p99 +3 ms at 16 and +5 ms at 64, longest GC pause at 64 <= 5 ms; b. TTFT p50 of consistent hashing on prefix blocks vs round-robin, 4 workers with 192-block KV pools, 16 tenants × 448-token system prompts + 16-token questions, 4 concurrent, 4 alternating rounds; and the same with every prompt unique; c. Zipf(1.1) session keys over 1,000 keys, 64 concurrent over 4 workers, epsilon 0.15 (and the default 0.25 in the figures): peak in-flight per worker / mean in flight per worker, share of requests on their key's home, keys moved when a 5th worker joins",
     figures,
     checks,
   });

@@ -1,7 +1,7 @@
 // Loaded into a benchmark's router process (`node --import gc-observer.ts`): records each of its
 // garbage-collection pauses with perf_hooks' GC observer, and on SIGUSR2 writes those recorded so far
 // to the file TESSERA_BENCH_GC_FILE names ({ pauses: [[startUnixMs, ms, kind]] }, kind as Node's
-// NODE_PERFORMANCE_GC_* flags: 1 minor (scavenge), 4 major (mark-compact), 8 incremental, 16 weak
+// NODE_PERFORMANCE_GC_* constants: 1 scavenge, 4 mark-compact, 8 incremental marking, 16 weak
 // callbacks), then forgets them. The benchmark signals after each round and keeps the pauses that
 // began while that round ran, so what it reports is the router's own pauses under one load.
 import { renameSync, writeFileSync } from "node:fs";

@@ -13,7 +13,14 @@ export type Pause = [number, number, number];
 
 /** Upper bounds (ms) of the histogram's buckets; the last bucket holds everything longer. */
 const BUCKETS_MS = [0.5, 1, 2, 3, 5, 10, 20, 50, 100];
-const KINDS: Record<number, string> = { 1: "minor", 2: "major", 4: "incremental", 8: "weakCallbacks" };
+/** perf_hooks.constants.NODE_PERFORMANCE_GC_*: the kind of a pause. */
+const KINDS: Record<number, string> = {
+  1: "scavenge",
+  2: "minorMarkSweep",
+  4: "markCompact",
+  8: "incrementalMarking",
+  16: "weakCallbacks",
+};
 
 export class GcRecorder {
   readonly file: string;
