@@ -40,6 +40,19 @@ export class Choices {
     return this.#sequences[0]!.segment(kind);
   }
 
+  /**
+   * accept() handing each event to `onEvent`: the common request (one sequence, no echo, no prompt
+   * logprobs) goes through its Continuation without an array or a copy per relayed message.
+   */
+  emit(message: GenerateResponse, kind: SegmentKind, onEvent: (event: RouterEvent) => void): void {
+    const only = this.#sequences.length === 1 && this.#echo === undefined;
+    if (only && message.index === 0 && message.promptLogprobs.length === 0) {
+      this.#sequences[0]!.emit(message, kind, onEvent);
+      return;
+    }
+    for (const event of this.accept(message, kind)) onEvent(event);
+  }
+
   accept(message: GenerateResponse, kind: SegmentKind): RouterEvent[] {
     const index = message.index;
     const sequence = this.#sequences[index];

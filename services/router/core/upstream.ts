@@ -36,6 +36,7 @@ import {
   type Selection,
 } from "./endpoint-selector.ts";
 import type { Flight, Producer } from "./flight.ts";
+import type { RouterEvent } from "./router-events.ts";
 import type { PreparedRequest } from "./router-request.ts";
 import type { ServedPart, ServingPath } from "./serving-path.ts";
 
@@ -120,10 +121,12 @@ export function upstream(prepared: PreparedRequest, options: UpstreamOptions): P
         let writesFailed = false;
         const current = phase;
         const part = partOf(current);
+        // Made once per attempt, not once per relayed message.
+        const onEvent = (event: RouterEvent) => push(flight, endpoint, part, event);
         const onMessage = (message: Parameters<typeof output.accept>[0]) => {
           if (messages++ === 0 && current.migration) metrics?.migration("resumed");
           if (message.kvWritesFailed) writesFailed = true;
-          for (const event of output.accept(message, current.kind)) push(flight, endpoint, part, event);
+          output.emit(message, current.kind, onEvent);
           // The router ended the generation first (a stop string): the worker's call is cancelled.
           return output.done && message.finishReason === FinishReason.UNSPECIFIED;
         };

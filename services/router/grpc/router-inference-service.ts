@@ -119,26 +119,27 @@ async function generate(
 
 /** One message per token: a plain message object (every field given), without create()'s reflection. */
 function toResponse(event: RouterEvent, requestId: string): GenerateResponse {
-  const response = {
-    $typeName: "tessera.v1.GenerateResponse",
-    requestId,
-    textDelta: event.text,
-    kvWritesFailed: false,
-    index: event.index ?? 0,
-  } as const;
   if (event.type === "tokens")
     return {
-      ...response,
+      $typeName: "tessera.v1.GenerateResponse",
+      requestId,
       tokens: event.tokens,
+      textDelta: event.text,
       finishReason: FinishReason.UNSPECIFIED,
+      kvWritesFailed: false,
+      index: event.index ?? 0,
       promptLogprobs: event.promptTokens ?? [],
     };
   const { promptTokens, completionTokens } = event.usage;
   return {
-    ...response,
+    $typeName: "tessera.v1.GenerateResponse",
+    requestId,
     tokens: [],
+    textDelta: event.text,
+    index: event.index ?? 0,
     promptLogprobs: [],
     finishReason: event.reason,
+    kvWritesFailed: false,
     usage: {
       $typeName: "tessera.v1.Usage",
       promptTokens,
