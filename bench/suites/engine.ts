@@ -11,6 +11,7 @@
 //   g. the per-token cost of structured output (json_schema) at 16 concurrent vs unconstrained
 //      (issue 19; structured-cost.ts).
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import * as ort from "onnxruntime-node";
 import { createCheckpoint } from "../../devtools/model-factory/create-checkpoint.ts";
@@ -229,7 +230,8 @@ export async function run(): Promise<void> {
   if (!fs.existsSync(path.join(MODEL_DIR, "config.json"))) {
     await createCheckpoint({ arch: "llama", preset: "base", seed: 1, out: MODEL_DIR });
   }
-  const figures: Record<string, unknown> = {};
+  // Other work on the machine slows the speed sections (not the memory one): say how much there was.
+  const figures: Record<string, unknown> = { loadAverageAtStart: os.loadavg() };
   const engine = await Engine.load(MODEL_DIR, { engine: { maxNumSeqs: 32 } });
   figures["attention"] = engine.attention;
   figures["kvCacheBlocks"] = engine.pool.numBlocks;
@@ -312,6 +314,7 @@ export async function run(): Promise<void> {
   // f. Resident memory of `tessera serve` under load, in a process of its own.
   const memory = serveMemory(await serveRounds(MODEL_DIR, { rounds: SERVE_ROUNDS, streams: 64 }));
   figures["serveMemory"] = memory.figures;
+  figures["loadAverageAtEnd"] = os.loadavg();
 
   writeResult({
     suite: "engine",

@@ -82,7 +82,8 @@ export class DecoderOps {
 
   /** [N] token ids -> [N, hidden]. The table is whole on every rank (a Gather reads N rows of it). */
   embed(ids: string): string {
-    return this.w.embed(ids, this.names.embed, [this.c.vocabSize, this.c.hiddenSize]);
+    const tied = this.names.embed === this.names.lmHead;
+    return this.w.embed(ids, this.names.embed, [this.c.vocabSize, this.c.hiddenSize], tied);
   }
 
   /** One whole decoder layer: h + attention, then + MLP (unsharded graphs only). */

@@ -28,8 +28,9 @@ import { type GraphBuilder, MS_DOMAIN } from "./onnx-builder.ts";
 /** MatMulNBits accuracy_level: int8 activations (see the header). */
 export const ACCURACY_LEVEL = 4;
 
-/** A matrix's MatMulNBits initializers, with what its product needs. */
+/** A matrix's MatMulNBits initializers, with what its product (or a row lookup) needs. */
 export interface NBitsMatrix {
+  key: string;
   inputs: string[];
   out: number;
   in: number;
@@ -37,6 +38,9 @@ export interface NBitsMatrix {
   blockSize: number;
   /** Act-order GPTQ: an int64 initializer of the input feature order to gather x by. */
   perm?: string | undefined;
+  /** The scales and packed zero points behind `inputs` (quantizedRows lays them out for its op). */
+  scales: Float32Array;
+  zeroPoints?: Uint8Array | undefined;
 }
 
 /** The initializers of a quantized matrix (or slice) `key` [out, in], added under `key`-derived names. */
@@ -63,7 +67,41 @@ export function addNBits(g: GraphBuilder, m: RepackedMatrix, key: string): NBits
   ];
   if (m.zeroPoints) inputs.push(g.uint8Weight(`${key}.zero_points`, m.zeroPoints, [m.zeroPoints.length]));
   const perm = m.perm && g.ints([...m.perm]);
-  return { inputs, out: m.out, in: m.in, bits: m.bits, blockSize: m.blockSize, perm };
+  const { out, in: inDim, bits, blockSize, scales, zeroPoints } = m;
+  return { key, inputs, out, in: inDim, bits, blockSize, perm, scales, zeroPoints };
+}
+
+/**
+ * Rows `ids` of a quantized table [rows, in] as float32 [N, in], read from the same packed codes as its
+ * MatMulNBits product (a tied embedding and LM head): com.microsoft GatherBlockQuantized takes uint8
+ * codes in MatMulNBits's layout and its default zero points (8, 128). Its scales (and zero points, one
+ * per block) need the codes' rank, [rows, blocks, 1], which MatMulNBits refuses, so they are a second,
+ * small initializer (4 bytes per block). Undefined where the rows cannot be read so: act-order codes,
+ * or an input width that is not whole blocks.
+ */
+export function quantizedRows(g: GraphBuilder, ids: string, m: NBitsMatrix): string | undefined {
+  if (m.perm || m.in % m.blockSize !== 0) return undefined;
+  const blocks = m.in / m.blockSize;
+  const inputs = [m.inputs[0]!, ids, g.weight(`${m.key}.row_scales`, m.scales, [m.out, blocks, 1])];
+  if (m.zeroPoints) {
+    const zeros = unpackZeroPoints(m.zeroPoints, m.out, blocks, m.bits);
+    inputs.push(g.uint8Weight(`${m.key}.row_zero_points`, zeros, [m.out, blocks, 1]));
+  }
+  const attrs = { gather_axis: 0, quantize_axis: 2, block_size: m.blockSize, bits: m.bits };
+  const rows = g.op("GatherBlockQuantized", inputs, attrs, MS_DOMAIN); // [N, blocks, blockSize]
+  return g.op("Reshape", [rows, g.ints([-1, m.in])]);
+}
+
+/** MatMulNBits's zero points [rows, ceil(blocks * bits / 8)] (4-bit: two a byte) as one byte per block. */
+function unpackZeroPoints(packed: Uint8Array, rows: number, blocks: number, bits: number): Uint8Array {
+  const perRow = Math.ceil((blocks * bits) / 8);
+  const out = new Uint8Array(rows * blocks);
+  for (let r = 0; r < rows; r++)
+    for (let b = 0; b < blocks; b++) {
+      const byte = packed[r * perRow + (bits === 4 ? b >> 1 : b)]!;
+      out[r * blocks + b] = bits === 4 ? (b & 1 ? byte >> 4 : byte & 0x0f) : byte;
+    }
+  return out;
 }
 
 /** x [N, in] @ W^T through MatMulNBits, for a matrix added by addQuantized or addNBits. */

@@ -27,7 +27,13 @@
 import type { WeightDtype } from "../model/dtype.ts";
 import type { TensorSlice } from "../model/tensor-slice.ts";
 import type { WeightSource } from "./graph-names.ts";
-import { addNBits, addQuantized, type NBitsMatrix, quantizedProduct } from "./graph-weights-quantized.ts";
+import {
+  addNBits,
+  addQuantized,
+  type NBitsMatrix,
+  quantizedProduct,
+  quantizedRows,
+} from "./graph-weights-quantized.ts";
 import type { GraphBuilder } from "./onnx-builder.ts";
 
 /** A range of rows (an axis-0 slice) or any slice of a tensor. */
@@ -59,8 +65,16 @@ export class GraphWeights {
     return key;
   }
 
-  /** Rows `ids` of an embedding table [vocab, hidden], as float32. */
-  embed(ids: string, name: string, shape: number[]): string {
+  /**
+   * Rows `ids` of an embedding table [vocab, hidden], as float32. A table that is also the LM head
+   * (`tied`) and quantized for it is read from the head's codes (quantizedRows), not kept in floats
+   * beside them: a float table next to its own quantized copy made int4 weights larger than float32's
+   * at a large vocabulary.
+   */
+  embed(ids: string, name: string, shape: [number, number], tied = false): string {
+    const codes = tied ? this.nbits(name, shape[0], shape[1]) : undefined;
+    const quantized = codes && quantizedRows(this.g, ids, codes);
+    if (quantized) return quantized;
     const table = this.matrix(name, shape);
     const rows = this.g.op("Gather", [table, ids], { axis: 0 });
     return this.added.get(table) === "F32" ? rows : this.g.op("Cast", [rows], { to: FLOAT });

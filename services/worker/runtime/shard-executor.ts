@@ -80,8 +80,15 @@ export function sessionOptions(o: ExecutorOptions): ort.InferenceSession.Session
   // by powers of two as batch and sequence shapes vary (about 150 MiB on the base preset after 2 rounds
   // of 64 concurrent streams), but without it every step's activations are mapped and faulted in anew:
   // a 64-sequence decode step took 114 -> 153 ms of CPU, and `tessera serve` rounds ran ~3x longer.
+  // Memory patterns stay off: a step's shapes change with nearly every step (the decode group's longest
+  // past grows by one token), so each step planned and cached a pattern of its own and took one block
+  // of its peak size from the arena, whose regions grew by powers of two to fit the largest. On the
+  // base preset after 10 rounds of 64 streams (bench engine, f) `tessera serve` held 1.68x of weights +
+  // KV pool with them, still growing 8.6% over the last 5 rounds, and 1.50x without, flat within 0.6%.
+  // Cost: 5-7% more CPU per decode step where a step's shapes repeat (bare executor, 1 thread).
   const options: ort.InferenceSession.SessionOptions = {
     graphOptimizationLevel: "all",
+    enableMemPattern: false,
     logSeverityLevel: 3,
   };
   // A member of a larger group does not spin: between two runs it waits on its peers (an all-reduce,
