@@ -36,6 +36,7 @@ export interface RawSamplingParams {
   ignoreEos?: boolean | undefined;
   minTokens?: number | undefined;
   logprobs?: number | undefined;
+  disableSpeculation?: boolean | undefined;
 }
 
 /**
@@ -215,8 +216,12 @@ export function parseSamplingParams(
     return invalid("min_tokens", `must be <= max_tokens (${effectiveMaxTokens})`);
   }
 
+  const disableSpeculation = raw.disableSpeculation ?? false;
+  if (typeof disableSpeculation !== "boolean") return invalid("disable_speculation", "must be a boolean");
+
   return {
     value: {
+      ...(disableSpeculation && { disableSpeculation }),
       maxTokens: effectiveMaxTokens,
       temperature,
       topP: topP === 0 ? 1 : topP,

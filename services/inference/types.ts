@@ -37,6 +37,8 @@ export interface SamplingParams {
   minTokens: number;
   /** Number of top alternatives returned per token, 0..20. */
   logprobs: number;
+  /** Generate without speculative decoding on a worker that runs it (the request's opt-out). */
+  disableSpeculation?: boolean;
   /**
    * Output constrained by a grammar (structured outputs, tool calls): tokens that would leave the
    * grammar are masked out where sampling happens. Unset = unconstrained.

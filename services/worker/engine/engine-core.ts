@@ -8,6 +8,9 @@ import type { Logger } from "../../kernel/log.ts";
 import type { KvCacheManager } from "../kv/kv-cache-manager.ts";
 import type { ModelRunner, SampledRow, StepResult } from "../runtime/model-runner.ts";
 import type { SequenceStep } from "../runtime/step-inputs.ts";
+import { NO_DRAFT } from "../speculative/draft.ts";
+import type { SpecDecoder } from "../speculative/spec-decoder.ts";
+import { verifyDraft } from "../speculative/verify-draft.ts";
 import type { EngineMetrics } from "./engine-metrics.ts";
 import { appendToken, finishEvents, type OutputLimits } from "./output-processor.ts";
 import type { RemoteKv } from "./remote-kv.ts";
@@ -24,6 +27,8 @@ export interface EngineCoreParts {
   vocabSize: number;
   log: Logger | undefined;
   remote?: RemoteKv | undefined;
+  /** Speculative decoding (`--speculative-config`), shared by the engine's scheduling loops. */
+  spec?: SpecDecoder | undefined;
   now?: () => number;
 }
 
@@ -36,6 +41,7 @@ export class EngineCore {
   private readonly vocabSize: number;
   private readonly log: Logger | undefined;
   private readonly remote: RemoteKv | undefined;
+  private readonly spec: SpecDecoder | undefined;
   private readonly now: () => number;
   private loopActive = false;
   private steps = 0;
@@ -49,6 +55,7 @@ export class EngineCore {
     this.vocabSize = parts.vocabSize;
     this.log = parts.log;
     this.remote = parts.remote;
+    this.spec = parts.spec;
     this.now = parts.now ?? Date.now;
   }
 
@@ -71,6 +78,7 @@ export class EngineCore {
       while (scheduler.hasWork) {
         this.reap();
         if (!scheduler.hasWork) break;
+        if (this.spec) await this.spec.propose(scheduler.running);
         const out = scheduler.schedule();
         for (const r of out.rejected) r.events.fail(r.error);
         for (const s of out.scheduled) this.unpin(s.request);
@@ -102,12 +110,14 @@ export class EngineCore {
     // the original prompt plus the tokens streamed so far.
     const runnerSamples = this.runner.samplesRows === true;
     for (const s of out.scheduled) {
-      const { request, numPast, numNew, needsLogits } = s;
+      const { request, numPast, numNew, needsLogits, numDraft } = s;
       request.timings.firstScheduled ??= now;
-      tokens.set(request.tokens.slice(numPast, numPast + numNew), offset);
+      tokens.set(request.tokens.slice(numPast, numPast + numNew - numDraft), offset);
+      if (numDraft > 0) tokens.set(request.draft.tokens.slice(0, numDraft), offset + numNew - numDraft);
       offset += numNew;
+      // A speculative row's logits come back whole: they are verified here, not sampled by the runner.
       const sampling =
-        runnerSamples && needsLogits
+        runnerSamples && needsLogits && numDraft === 0
           ? request.sampler.prepare(request.numTokens, request.history)
           : undefined;
       seqs.push({
@@ -115,6 +125,7 @@ export class EngineCore {
         numNew,
         blockTable: request.kv.blocks,
         needsLogits,
+        ...(numDraft > 0 && { numLogits: numDraft + 1 }),
         promptLength: request.promptLength,
         ...(sampling && { sampling }),
       });
@@ -136,11 +147,22 @@ export class EngineCore {
     const { kv, vocabSize } = this;
     let row = 0;
     const now = this.now();
-    for (const { request, numNew, needsLogits } of out.scheduled) {
-      const at = needsLogits ? row++ : -1;
+    for (const { request, numNew, needsLogits, numDraft } of out.scheduled) {
+      const at = needsLogits ? row : -1;
+      if (needsLogits) row += numDraft + 1;
       if (request.isFinished) continue;
       if (request.cancelRequested) {
         this.finish(request, "cancelled");
+        continue;
+      }
+      if (numDraft > 0) {
+        this.verify(
+          request,
+          logits.subarray(at * vocabSize, (at + numDraft + 1) * vocabSize),
+          numNew,
+          numDraft,
+          now,
+        );
         continue;
       }
       request.numComputedTokens += numNew;
@@ -168,6 +190,43 @@ export class EngineCore {
       }
       if (reason) this.finish(request, reason);
     }
+  }
+
+  /**
+   * A speculative row: its pending token and the proposals it accepted are now in the cache; the slots
+   * of rejected proposals are released and the blocks that became full are registered.
+   */
+  private verify(
+    request: EngineRequest,
+    rows: Float32Array,
+    numNew: number,
+    numDraft: number,
+    now: number,
+  ): void {
+    const { kv } = this;
+    let verified: ReturnType<typeof verifyDraft>;
+    try {
+      verified = verifyDraft(request, rows, this.vocabSize, numDraft, this.limits, () => {
+        this.metrics?.token(request, now);
+        request.timings.firstToken ??= now;
+        request.timings.lastToken = now;
+      });
+    } catch (err) {
+      this.fail(request, TesseraError.from(err));
+      return;
+    }
+    this.spec?.verified(numDraft, verified.accepted);
+    request.numComputedTokens += numNew - numDraft + verified.accepted;
+    request.draft = NO_DRAFT;
+    if (verified.reason) {
+      this.finish(request, verified.reason);
+      return;
+    }
+    kv.trim(request.kv, request.numComputedTokens + 1);
+    const hashedBefore = request.kv.hashes.length;
+    kv.cacheComputedBlocks(request.kv, request.tokens, request.numComputedTokens);
+    if (this.remote?.options.writeThrough && request.kv.hashes.length > hashedBefore)
+      this.storeBlocks(this.remote, request, hashedBefore);
   }
 
   /** Stores the blocks that just became full (exported now, before any later step can reuse them). */
@@ -203,6 +262,7 @@ export class EngineCore {
   private finish(request: EngineRequest, reason: FinishReason): void {
     if (request.status === RequestStatus.FINISHED) return;
     this.unpin(request);
+    this.spec?.release(request);
     this.scheduler.remove(request);
     finishEvents(request, reason);
     this.metrics?.finish(request, reason, this.now());
@@ -212,6 +272,7 @@ export class EngineCore {
   private fail(request: EngineRequest, error: TesseraError): void {
     if (request.status === RequestStatus.FINISHED) return;
     this.unpin(request);
+    this.spec?.release(request);
     this.scheduler.remove(request);
     request.error = error;
     request.events.fail(error);

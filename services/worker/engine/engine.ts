@@ -13,6 +13,9 @@ import { KvCacheManager } from "../kv/kv-cache-manager.ts";
 import { describeCheckpoint } from "../model/checkpoint.ts";
 import { type QuantOptions, quantizationLabel, servedRevision } from "../model/quantize-blocks.ts";
 import { ModelRunner, type ModelRunnerOptions } from "../runtime/model-runner.ts";
+import type { SpecDecoder } from "../speculative/spec-decoder.ts";
+import type { SpeculativeConfig } from "../speculative/speculative-config.ts";
+import { startSpeculative } from "../speculative/start-speculative.ts";
 import {
   type EngineConfig,
   type EngineConfigInput,
@@ -44,6 +47,8 @@ export interface EngineOptions {
   /** A remote KV tier (Redis) for disaggregated prefill/decode, a shared prefix tier and migration. */
   remoteKv?: RemoteKvOptions;
   log?: Logger;
+  /** Speculative decoding (`--speculative-config`, parsed by parseSpeculativeConfig). */
+  speculative?: SpeculativeConfig;
   /**
    * Starts the runner (default ModelRunner.start: the whole model in a thread of this process, a group
    * of one; rank 0 of a parallel replica passes ShardedRunner.start with its placement).
@@ -69,13 +74,23 @@ export class Engine {
   /** The scheduling loops (one unless engine.virtualEngines says more), with their queues summed. */
   readonly engines: VirtualEngines;
   readonly remote: RemoteKv | undefined;
+  /** Speculative decoding, when configured (its stats: proposed and accepted tokens). */
+  readonly speculative: SpecDecoder | undefined;
   private readonly runner: ModelRunner;
   private nextOrder = 0;
 
   private constructor(
     parts: Pick<
       Engine,
-      "description" | "tokenizer" | "chatTemplate" | "eosTokenIds" | "config" | "pool" | "engines" | "remote"
+      | "description"
+      | "tokenizer"
+      | "chatTemplate"
+      | "eosTokenIds"
+      | "config"
+      | "pool"
+      | "engines"
+      | "remote"
+      | "speculative"
     > & {
       runner: ModelRunner;
     },
@@ -88,6 +103,7 @@ export class Engine {
     this.pool = parts.pool;
     this.engines = parts.engines;
     this.remote = parts.remote;
+    this.speculative = parts.speculative;
     this.runner = parts.runner;
     this.attention = { backend: parts.runner.attention, timingsMs: { ...parts.runner.attentionTimings } };
   }
@@ -148,6 +164,16 @@ export class Engine {
     const metrics = options.metrics
       ? new EngineMetrics(options.metrics, info, pool, schedulers, remote)
       : undefined;
+    const speculative = options.speculative
+      ? await startSpeculative(options.speculative, {
+          target: description,
+          targetDir: modelDir,
+          engine: config,
+          log: options.log,
+        })
+      : undefined;
+    if (speculative && options.metrics)
+      speculative.stats.observe(options.metrics, description.id, speculative.proposer.method);
     const cores = schedulers.map(
       (scheduler) =>
         new EngineCore({
@@ -159,6 +185,7 @@ export class Engine {
           vocabSize: model.vocabSize,
           log: options.log,
           remote,
+          spec: speculative,
         }),
     );
     options.log?.info(
@@ -174,6 +201,7 @@ export class Engine {
         attention: runner.attention,
         attentionTimingsMs: runner.attentionTimings,
         quantization: quantizationLabel(options.quantization),
+        ...(options.speculative && { speculative: options.speculative }),
         ...(options.quantization && { quantized: QUANTIZED_WEIGHTS }),
       },
       "model loaded",
@@ -187,6 +215,7 @@ export class Engine {
       pool,
       engines: new VirtualEngines(schedulers, cores),
       remote,
+      speculative,
       runner,
     });
   }
@@ -244,8 +273,9 @@ export class Engine {
     this.engines.submit(r);
   }
 
-  close(): Promise<void> {
-    return this.runner.close();
+  async close(): Promise<void> {
+    await this.speculative?.close();
+    await this.runner.close();
   }
 }
 

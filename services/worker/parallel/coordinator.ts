@@ -81,7 +81,9 @@ export class Coordinator {
     if (this.group.error) return Promise.reject(this.group.error);
     const stepId = this.nextStep++;
     const { microBatches, stepTimeoutMs } = this.placement;
-    const sample = seqs.every((s) => !s.needsLogits || s.sampling !== undefined);
+    const sample = seqs.every(
+      (s) => !s.needsLogits || (s.sampling !== undefined && (s.numLogits ?? 1) === 1),
+    );
     const micro = splitMicroBatches(seqs, microBatches);
     return new Promise((resolve, reject) => {
       const timer = Number.isFinite(stepTimeoutMs)

@@ -24,6 +24,7 @@ export function sequencesToWire(
     blockTable: s.blockTable,
     needsLogits: s.needsLogits,
     promptLength: s.promptLength ?? 0,
+    numLogits: s.numLogits ?? 0,
     ...(withSampling && s.sampling && { sampling: rowSamplingToWire(s.sampling) }),
   }));
 }
@@ -35,6 +36,7 @@ export function sequencesFromWire(seqs: readonly WireSequence[]): SequenceStep[]
     blockTable: [...s.blockTable],
     needsLogits: s.needsLogits,
     ...(s.promptLength > 0 && { promptLength: s.promptLength }),
+    ...(s.numLogits > 1 && { numLogits: s.numLogits }),
     ...(s.sampling && { sampling: rowSamplingFromWire(s.sampling) }),
   }));
 }

@@ -15,6 +15,12 @@ export interface SequenceStep {
   blockTable: number[];
   /** Whether the next-token logits after this step's last token are wanted. */
   needsLogits: boolean;
+  /**
+   * With needsLogits: logits rows of this step's last numLogits tokens, in order (default 1). A
+   * speculative step's row (the last token and k proposals) asks for k + 1: each proposal's
+   * verification and the token after the last one.
+   */
+  numLogits?: number;
   /** For a runner that samples (ModelRunner.samplesRows): how to sample this row's next token. */
   sampling?: RowSampling;
   /**
@@ -95,7 +101,12 @@ export function buildStepInputs(
     groups[group] = t;
   }
   const logitsIndex = BigInt64Array.from(
-    seqs.flatMap((s, i) => (s.needsLogits ? [BigInt(offsets[i]! + s.numNew - 1)] : [])),
+    seqs.flatMap((s, i) => {
+      if (!s.needsLogits) return [];
+      const n = Math.min(s.numLogits ?? 1, s.numNew);
+      const last = offsets[i]! + s.numNew;
+      return Array.from({ length: n }, (_, j) => BigInt(last - n + j));
+    }),
   );
   const rope = model && ropeDependsOnLength(model) ? tokenRope(seqs, model) : undefined;
   return { positions, groups, unpadIndex, logitsIndex, newSlots, ropeInverseFrequencies: rope };

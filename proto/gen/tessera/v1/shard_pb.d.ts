@@ -255,6 +255,14 @@ export declare type SequenceStep = Message<"tessera.v1.SequenceStep"> & {
    * @generated from field: uint32 prompt_length = 6;
    */
   promptLength: number;
+
+  /**
+   * With needs_logits: logits rows of the last num_logits tokens (0 reads as 1). A speculative row
+   * (the last token and k proposals) asks for k + 1 (services/worker/speculative/).
+   *
+   * @generated from field: uint32 num_logits = 18;
+   */
+  numLogits: number;
 };
 
 /**
