@@ -10,6 +10,7 @@
 // stop_token_ids, min_tokens, skip_special_tokens; for chat add_generation_prompt,
 // continue_final_message, chat_template_kwargs and chat_template naming one of the model's own templates)
 // are honoured. min_tokens must not exceed max_tokens (16 when the body leaves it out, as OpenAI's).
+// Tessera's own extension: disable_speculation (true: no speculative decoding for this request).
 import { z } from "zod";
 import type { RawSamplingParams, SamplingDefaults } from "../../inference/sampling-params.ts";
 import { type Result, TesseraError } from "../../kernel/errors.ts";
@@ -39,6 +40,8 @@ const common = {
   stream_options: nullable(z.looseObject({ include_usage: nullable(z.boolean()) })),
   skip_special_tokens: nullable(z.boolean()),
   min_tokens: nullable(z.int().min(0)),
+  // Tessera's extension: true generates this request without speculative decoding (same distribution).
+  disable_speculation: nullable(z.boolean()),
   logit_bias: nullable(
     z
       .record(z.string(), z.number())
@@ -132,6 +135,7 @@ function sampling(
     stopTokenIds: body.stop_token_ids,
     ignoreEos: body.ignore_eos,
     minTokens: body.min_tokens,
+    disableSpeculation: body.disable_speculation,
     logprobs: logprobs ?? 0,
   };
 }
