@@ -96,6 +96,17 @@ describe("speculative decoding in the engine", function () {
     assert.ok(spec.preemptions > 0, "the small pool preempted");
   });
 
+  it("gives the same outputs with two scheduling loops sharing the pool (a parallel replica's virtual engines)", async () => {
+    const reqs = requests(() => ({}));
+    const plain = await run(BASE, reqs, false);
+    const spec = await run(
+      { engine: { attention: "onnx-ops", virtualEngines: 2, maxNumBatchedTokens: 32 }, speculative: NGRAM },
+      reqs,
+    );
+    assert.deepEqual(spec.outs, plain.outs);
+    assert.ok(spec.stats.accepted! > 0);
+  });
+
   it("gives seeded sampled requests their non-speculative tokens (n-gram)", async () => {
     const reqs = requests((i) => ({
       temperature: 0.8,
@@ -153,6 +164,45 @@ describe("speculative decoding in the engine", function () {
   });
 
   (existsSync(DRAFT_DIR) ? it : it.skip)(
+    "samples the target's distribution with the draft model (two-sample chi-square over 2,000 seeds each)",
+    async () => {
+      // The second generated token is the first a verification step emits (the first comes from the
+      // prompt's step): its histogram with the draft against without, disjoint seeds.
+      const N = 2000;
+      const prompt = windows[1]!.slice(0, 24);
+      const secondTokens = async (options: EngineOptions, seed0: number) => {
+        const engine = await Engine.load(TRAINED_LLAMA_DIR, { threads: 1, ...options });
+        try {
+          const outs = await Promise.all(
+            Array.from({ length: N }, (_, i) =>
+              collect(
+                engine.generate({
+                  requestId: `x${seed0 + i}`,
+                  promptIds: prompt,
+                  sampling: { ...GREEDY, temperature: 1, maxTokens: 3, seed: BigInt(seed0 + i) },
+                }),
+              ),
+            ),
+          );
+          return { ids: outs.map((o) => o.ids[1]!), stats: { ...engine.speculative?.stats } };
+        } finally {
+          await engine.close();
+        }
+      };
+      const WIDE: EngineOptions = { engine: { attention: "onnx-ops", maxNumSeqs: 256 } };
+      const draft = parseSpeculativeConfig({ model: DRAFT_DIR, num_speculative_tokens: 2 });
+      const spec = await secondTokens({ ...WIDE, speculative: draft }, 0);
+      const plain = await secondTokens(WIDE, N);
+      assert.ok(
+        spec.stats.accepted! > 100 && spec.stats.accepted! < spec.stats.draftTokens!,
+        "some accepted, some not",
+      );
+      const statistic = twoSampleChiSquare(spec.ids, plain.ids);
+      assert.ok(statistic.value < statistic.critical, JSON.stringify(statistic));
+    },
+  );
+
+  (existsSync(DRAFT_DIR) ? it : it.skip)(
     "gives greedy requests their output with the trained draft model, and repeats seeded sampling",
     async () => {
       const draft = parseSpeculativeConfig({ model: DRAFT_DIR, num_speculative_tokens: 3 });
@@ -168,3 +218,29 @@ describe("speculative decoding in the engine", function () {
     },
   );
 });
+
+/**
+ * Pearson's two-sample statistic over the tokens either sample drew at least 10 times together (the rest
+ * one bin), and its critical value at P = 0.001 (Wilson-Hilferty's approximation of the chi-square
+ * quantile for the bins' degrees of freedom).
+ */
+function twoSampleChiSquare(a: number[], b: number[]): { value: number; critical: number; bins: number } {
+  const counts = new Map<number, [number, number]>();
+  for (const id of a) counts.set(id, [(counts.get(id)?.[0] ?? 0) + 1, counts.get(id)?.[1] ?? 0]);
+  for (const id of b) counts.set(id, [counts.get(id)?.[0] ?? 0, (counts.get(id)?.[1] ?? 0) + 1]);
+  const bins: [number, number][] = [];
+  const rest: [number, number] = [0, 0];
+  for (const [x, y] of counts.values()) {
+    if (x + y >= 10) bins.push([x, y]);
+    else {
+      rest[0] += x;
+      rest[1] += y;
+    }
+  }
+  if (rest[0] + rest[1] > 0) bins.push(rest);
+  const value = bins.reduce((s, [x, y]) => s + (x - y) ** 2 / (x + y), 0);
+  const df = bins.length - 1;
+  const z = 3.0902; // the standard normal's 0.999 quantile
+  const critical = df * (1 - 2 / (9 * df) + z * Math.sqrt(2 / (9 * df))) ** 3;
+  return { value, critical, bins: bins.length };
+}
