@@ -8,6 +8,8 @@ import path from "node:path";
 import { greedySampling } from "../../inference/sampling-params.ts";
 import type { FinishReason, GenerateEvent, SamplingParams } from "../../inference/types.ts";
 import { Engine, type EngineOptions } from "../engine/engine.ts";
+import { MemoryKvTier } from "../engine/memory-kv-tier.ts";
+import type { RemoteKvOptions } from "../engine/remote-kv.ts";
 import { TRAINED_LLAMA_DIR, trainedLlamaReference } from "../testdata/trained-llama.ts";
 import { parseSpeculativeConfig } from "./speculative-config.ts";
 
@@ -138,6 +140,56 @@ describe("speculative decoding in the engine", function () {
     const on = await run({ ...WIDE, speculative: { ...NGRAM, disableByBatchSize: 4 } }, reqs);
     assert.ok(on.stats.drafts! > 0, "at the limit it speculates");
     assert.deepEqual(on.outs, limited.outs);
+  });
+
+  it("decodes from another engine's prefilled blocks (disaggregated) as colocated, storing the blocks it fills", async () => {
+    const tier = new MemoryKvTier();
+    const remote = (policy: "recompute" | "fail"): RemoteKvOptions => ({
+      tier,
+      readThrough: true,
+      writeThrough: true,
+      policy,
+    });
+    const prompt = windows[2]!.slice(0, 70);
+    const colocated = (await run(BASE, [{ requestId: "k0", promptIds: prompt, sampling: GREEDY }])).outs[0]!
+      .ids;
+    const prefill = await Engine.load(TRAINED_LLAMA_DIR, {
+      threads: 1,
+      engine: { attention: "onnx-ops" },
+      remoteKv: remote("recompute"),
+    });
+    const decode = await Engine.load(TRAINED_LLAMA_DIR, {
+      threads: 1,
+      engine: { attention: "onnx-ops" },
+      remoteKv: remote("fail"),
+      speculative: NGRAM,
+    });
+    try {
+      const first = await collect(
+        prefill.generate({
+          requestId: "k1",
+          promptIds: prompt,
+          sampling: { ...GREEDY, maxTokens: 1 },
+          kv: { awaitWrites: true },
+        }),
+      );
+      const handoff = [...prompt, ...first.ids];
+      const rest = await collect(
+        decode.generate({
+          requestId: "k2",
+          promptIds: handoff,
+          sampling: { ...GREEDY, maxTokens: GREEDY.maxTokens - 1 },
+          kv: { expectedRemoteBlocks: Math.floor((handoff.length - 1) / 16) },
+        }),
+      );
+      assert.deepEqual([...first.ids, ...rest.ids], colocated);
+      assert.ok(decode.speculative!.stats.drafts > 0);
+      assert.ok(decode.remote!.stats.stored > 0, "the decode engine stored the blocks it filled");
+      assert.equal(decode.pool.numUsed, 0);
+    } finally {
+      await prefill.close();
+      await decode.close();
+    }
   });
 
   it("stops a cancelled request and releases its blocks", async () => {
