@@ -1,6 +1,6 @@
 // `npm run bench -- speculative`: speculative decoding (issue 20) on the trained reference Llama
 // (devtools/reference/trained-llama, 2.2M parameters) in the engine, each ratio against the same engine
-// without speculation, measured in this run with the runs alternated (base, speculative, base, ...):
+// without speculation, measured in this run with the runs alternated (batch 1: request by request):
 //   a. batch-1 greedy decode with the trained draft (trained-llama-draft, 0.42M parameters), k=3 and
 //      k=1: held-out prompts, decode tokens per second (first token to last) and the acceptance rate;
 //   b. batch-1 greedy decode with n-gram proposals on a workload meant to copy from its prompt: the
@@ -78,16 +78,25 @@ interface Pass {
   outputs: number[][];
 }
 
-/** Batch 1: the prompts one after the other; decode tokens (after the first) and their time. */
-async function batchOne(engine: Engine, prompts: number[][], maxTokens: number): Promise<Pass> {
-  const pass: Pass = { tokens: 0, ms: 0, outputs: [] };
-  for (const p of prompts) {
-    const t = await generate(engine, p, maxTokens);
-    pass.tokens += t.ids.length - 1;
-    pass.ms += t.decodeMs;
-    pass.outputs.push(t.ids);
-  }
-  return pass;
+/**
+ * Batch 1: the prompts one after the other, each on the base engine then on the speculative one (the
+ * machine's load drifts within a pass: both sides see the same drift); decode tokens (after the first)
+ * and their time.
+ */
+async function batchOne(base: Engine, spec: Engine, prompts: number[][], maxTokens: number) {
+  const b: Pass = { tokens: 0, ms: 0, outputs: [] };
+  const s: Pass = { tokens: 0, ms: 0, outputs: [] };
+  for (const p of prompts)
+    for (const [engine, pass] of [
+      [base, b],
+      [spec, s],
+    ] as const) {
+      const t = await generate(engine, p, maxTokens);
+      pass.tokens += t.ids.length - 1;
+      pass.ms += t.decodeMs;
+      pass.outputs.push(t.ids);
+    }
+  return { b, s };
 }
 
 /** All prompts at once: every generated token over the wall time of the batch. */
@@ -113,15 +122,14 @@ interface Comparison {
 }
 
 /** Alternates base and speculative passes; tokens per second over all rounds, and the acceptance. */
-async function compare(base: Engine, spec: Engine, pass: (e: Engine) => Promise<Pass>): Promise<Comparison> {
+async function compare(spec: Engine, round: () => Promise<{ b: Pass; s: Pass }>): Promise<Comparison> {
   const stats = spec.speculative!.stats;
   const before = { drafts: stats.drafts, draftTokens: stats.draftTokens, accepted: stats.accepted };
   const totals = { base: { tokens: 0, ms: 0 }, spec: { tokens: 0, ms: 0 } };
   const rounds: { base: number; spec: number }[] = [];
   let same = true;
   for (let r = 0; r < ROUNDS; r++) {
-    const b = await pass(base);
-    const s = await pass(spec);
+    const { b, s } = await round();
     same &&= JSON.stringify(b.outputs) === JSON.stringify(s.outputs);
     totals.base.tokens += b.tokens;
     totals.base.ms += b.ms;
@@ -172,7 +180,7 @@ export async function run(): Promise<void> {
     // b's prompts: passage + the model's own continuation + "\n\n" + passage.
     const blank = Tokenizer.fromModelDir(TRAINED_LLAMA_DIR).encode("\n\n");
     // 32 + 64 + 1 + 32 prompt tokens and 96 generated stay inside the 256-token context.
-    const continuations = (await batchOne(base, prompts, COPIED_TOKENS)).outputs;
+    const continuations = (await batchOne(base, base, prompts, COPIED_TOKENS)).b.outputs;
     const copy = prompts.map((p, i) => [...p, ...continuations[i]!, ...blank, ...p]);
 
     const figures: Record<string, unknown> = {
@@ -186,17 +194,23 @@ export async function run(): Promise<void> {
       rounds: ROUNDS,
       threads: 1,
     };
-    const a = await compare(base, engines.draft, (e) => batchOne(e, prompts, DECODE_TOKENS));
+    const a = await compare(engines.draft, () => batchOne(base, engines.draft, prompts, DECODE_TOKENS));
     console.log("a. draft, batch 1", a);
-    const a1 = await compare(base, engines.draft1, (e) => batchOne(e, prompts, DECODE_TOKENS));
+    const a1 = await compare(engines.draft1, () => batchOne(base, engines.draft1, prompts, DECODE_TOKENS));
     console.log("a. draft k=1, batch 1", a1);
-    const b = await compare(base, engines.ngram, (e) => batchOne(e, copy, DECODE_TOKENS));
+    const b = await compare(engines.ngram, () => batchOne(base, engines.ngram, copy, DECODE_TOKENS));
     console.log("b. n-gram, copy workload, batch 1", b);
-    const plain = await compare(base, engines.ngram, (e) => batchOne(e, prompts, DECODE_TOKENS));
+    const plain = await compare(engines.ngram, () => batchOne(base, engines.ngram, prompts, DECODE_TOKENS));
     console.log("b'. n-gram, held-out prompts, batch 1", plain);
-    const cDraft = await compare(base, engines.draft, (e) => concurrent(e, all, 64));
+    const cDraft = await compare(engines.draft, async () => ({
+      b: await concurrent(base, all, 64),
+      s: await concurrent(engines.draft, all, 64),
+    }));
     console.log("c. draft, 32 concurrent", cDraft);
-    const cNgram = await compare(base, engines.ngram, (e) => concurrent(e, all, 64));
+    const cNgram = await compare(engines.ngram, async () => ({
+      b: await concurrent(base, all, 64),
+      s: await concurrent(engines.ngram, all, 64),
+    }));
     console.log("c. n-gram, 32 concurrent", cNgram);
     Object.assign(figures, {
       draftBatch1: a,
@@ -225,7 +239,7 @@ export async function run(): Promise<void> {
       `×${c.speedup.toFixed(2)} (${c.baseTokensPerSecond.toFixed(0)} -> ${c.specTokensPerSecond.toFixed(0)} tokens/s; acceptance ${(c.acceptanceRate * 100).toFixed(0)}%, mean accepted length ${c.meanAcceptedLength.toFixed(2)})`;
     writeResult({
       suite: "speculative",
-      description: `Speculative decoding on the trained reference Llama (2.2M parameters, 1 onnxruntime thread, greedy, eos ignored), each against the same engine without it, ${ROUNDS} alternating rounds: a. batch-1 decode (first to last token) over ${PROMPTS} held-out prompts of ${PROMPT_TOKENS} tokens, ${DECODE_TOKENS} tokens each, with the trained draft (0.42M parameters): k=3 ${f(a)}, k=1 ${f(a1)}; b. the same with n-gram (k=4, n-gram 2-4) on a copy workload (passage + the model's own continuation + blank line + passage, so the output copies from the prompt): ${f(b)}; on the plain held-out prompts: ${f(plain)}; c. ${CONCURRENT} concurrent requests (64 tokens each), disable_by_batch_size 4 (draft) and 16 (n-gram): draft ${f(cDraft)}, n-gram ${f(cNgram)}. Load average before/after: ${loadBefore} / ${figures["loadavgAfter"]}.`,
+      description: `Speculative decoding on the trained reference Llama (2.2M parameters, 1 onnxruntime thread, greedy, eos ignored), each against the same engine without it, ${ROUNDS} rounds, base and speculative alternating request by request at batch 1 and batch by batch at 32: a. batch-1 decode (first to last token) over ${PROMPTS} held-out prompts of ${PROMPT_TOKENS} tokens, ${DECODE_TOKENS} tokens each, with the trained draft (0.42M parameters): k=3 ${f(a)}, k=1 ${f(a1)}; b. the same with n-gram (k=4, n-gram 2-4) on a copy workload (passage + the model's own continuation + blank line + passage, so the output copies from the prompt): ${f(b)}; on the plain held-out prompts: ${f(plain)}; c. ${CONCURRENT} concurrent requests (64 tokens each), disable_by_batch_size 4 (draft) and 16 (n-gram): draft ${f(cDraft)}, n-gram ${f(cNgram)}. Load average before/after: ${loadBefore} / ${figures["loadavgAfter"]}.`,
       figures,
       checks,
     });
