@@ -86,17 +86,27 @@ interface Pass {
 async function batchOne(base: Engine, spec: Engine, prompts: number[][], maxTokens: number) {
   const b: Pass = { tokens: 0, ms: 0, outputs: [] };
   const s: Pass = { tokens: 0, ms: 0, outputs: [] };
-  for (const p of prompts)
-    for (const [engine, pass] of [
-      [base, b],
-      [spec, s],
-    ] as const) {
+  for (const [i, p] of prompts.entries())
+    for (const [engine, pass] of order(i, [base, b] as const, [spec, s] as const)) {
       const t = await generate(engine, p, maxTokens);
       pass.tokens += t.ids.length - 1;
       pass.ms += t.decodeMs;
       pass.outputs.push(t.ids);
     }
   return { b, s };
+}
+
+/** Which of two goes first alternates (a drifting load would otherwise favour one side). */
+function order<T>(i: number, first: T, second: T): T[] {
+  return i % 2 === 0 ? [first, second] : [second, first];
+}
+
+/** Both engines' concurrent passes, in alternating order from round to round. */
+let concurrentRounds = 0;
+async function concurrentPair(base: Engine, spec: Engine, prompts: number[][], maxTokens: number) {
+  const out = new Map<Engine, Pass>();
+  for (const e of order(concurrentRounds++, base, spec)) out.set(e, await concurrent(e, prompts, maxTokens));
+  return { b: out.get(base)!, s: out.get(spec)! };
 }
 
 /** All prompts at once: every generated token over the wall time of the batch. */
@@ -202,15 +212,9 @@ export async function run(): Promise<void> {
     console.log("b. n-gram, copy workload, batch 1", b);
     const plain = await compare(engines.ngram, () => batchOne(base, engines.ngram, prompts, DECODE_TOKENS));
     console.log("b'. n-gram, held-out prompts, batch 1", plain);
-    const cDraft = await compare(engines.draft, async () => ({
-      b: await concurrent(base, all, 64),
-      s: await concurrent(engines.draft, all, 64),
-    }));
+    const cDraft = await compare(engines.draft, () => concurrentPair(base, engines.draft, all, 64));
     console.log("c. draft, 32 concurrent", cDraft);
-    const cNgram = await compare(engines.ngram, async () => ({
-      b: await concurrent(base, all, 64),
-      s: await concurrent(engines.ngram, all, 64),
-    }));
+    const cNgram = await compare(engines.ngram, () => concurrentPair(base, engines.ngram, all, 64));
     console.log("c. n-gram, 32 concurrent", cNgram);
     Object.assign(figures, {
       draftBatch1: a,
@@ -239,7 +243,7 @@ export async function run(): Promise<void> {
       `×${c.speedup.toFixed(2)} (${c.baseTokensPerSecond.toFixed(0)} -> ${c.specTokensPerSecond.toFixed(0)} tokens/s; acceptance ${(c.acceptanceRate * 100).toFixed(0)}%, mean accepted length ${c.meanAcceptedLength.toFixed(2)})`;
     writeResult({
       suite: "speculative",
-      description: `Speculative decoding on the trained reference Llama (2.2M parameters, 1 onnxruntime thread, greedy, eos ignored), each against the same engine without it, ${ROUNDS} rounds, base and speculative alternating request by request at batch 1 and batch by batch at 32: a. batch-1 decode (first to last token) over ${PROMPTS} held-out prompts of ${PROMPT_TOKENS} tokens, ${DECODE_TOKENS} tokens each, with the trained draft (0.42M parameters): k=3 ${f(a)}, k=1 ${f(a1)}; b. the same with n-gram (k=4, n-gram 2-4) on a copy workload (passage + the model's own continuation + blank line + passage, so the output copies from the prompt): ${f(b)}; on the plain held-out prompts: ${f(plain)}; c. ${CONCURRENT} concurrent requests (64 tokens each), disable_by_batch_size 4 (draft) and 16 (n-gram): draft ${f(cDraft)}, n-gram ${f(cNgram)}. Load average before/after: ${loadBefore} / ${figures["loadavgAfter"]}.`,
+      description: `Speculative decoding on the trained reference Llama (2.2M parameters, 1 onnxruntime thread, greedy, eos ignored), each against the same engine without it, ${ROUNDS} rounds, base and speculative alternating request by request at batch 1 and batch by batch at 32 (which goes first alternating too): a. batch-1 decode (first to last token) over ${PROMPTS} held-out prompts of ${PROMPT_TOKENS} tokens, ${DECODE_TOKENS} tokens each, with the trained draft (0.42M parameters): k=3 ${f(a)}, k=1 ${f(a1)}; b. the same with n-gram (k=4, n-gram 2-4) on a copy workload (passage + the model's own continuation + blank line + passage, so the output copies from the prompt): ${f(b)}; on the plain held-out prompts: ${f(plain)}; c. ${CONCURRENT} concurrent requests (64 tokens each), disable_by_batch_size 4 (draft) and 16 (n-gram): draft ${f(cDraft)}, n-gram ${f(cNgram)}. Load average before/after: ${loadBefore} / ${figures["loadavgAfter"]}.`,
       figures,
       checks,
     });
