@@ -7,7 +7,9 @@
 //   d. batch-1 decode vs the memory-bandwidth bound (read bandwidth ÷ weight bytes per token);
 //   f. the resident set of a real `tessera serve` after load and after each of 10 rounds of 64
 //      concurrent gRPC streams (a third cancelled mid-stream) against the weights it holds plus its KV
-//      pool, as its "model loaded" log line reports them (issue 18; memory/serve-rounds.ts).
+//      pool, as its "model loaded" log line reports them (issue 18; memory/serve-rounds.ts);
+//   g. the per-token cost of structured output (json_schema) at 16 concurrent vs unconstrained
+//      (issue 19; structured-cost.ts).
 import fs from "node:fs";
 import path from "node:path";
 import * as ort from "onnxruntime-node";
@@ -24,6 +26,7 @@ import { allocateShardPool, ShardExecutor } from "../../services/worker/runtime/
 import { check, writeResult } from "../report.ts";
 import { type ServeRounds, serveRounds } from "./memory/serve-rounds.ts";
 import { samplerSpeed } from "./sampler-speed.ts";
+import { structuredCost } from "./structured-cost.ts";
 
 const MODEL_DIR = path.resolve(import.meta.dirname, "../../.tessera/bench/llama-base");
 const GREEDY: SamplingParams = greedySampling({ maxTokens: 64, ignoreEos: true });
@@ -284,6 +287,10 @@ export async function run(): Promise<void> {
   }
   figures["prefixColdTtftMs"] = cold;
   figures["prefixWarmTtftMs"] = warm;
+
+  // g. Structured output's per-token cost at 16 concurrent.
+  const structured = await structuredCost(engine, prompts16);
+  figures["structuredOutput16"] = structured;
   await engine.close();
 
   // d. Memory-bandwidth bound.
@@ -309,7 +316,7 @@ export async function run(): Promise<void> {
   writeResult({
     suite: "engine",
     description:
-      'Engine on the base preset (llama, 88M params, fp32, 2 threads): batch-1 decode vs a bare onnxruntime loop (best of 3 alternating rounds); 16 concurrent vs one at a time (32-token prompts, 64 tokens each); 64 requests with exponential output lengths (mean 64) continuously batched 32-wide vs static batches of 32 that run to their longest member (best of 2 alternating rounds); TTFT with a cached 1,000-token prefix vs cold (median of 3); batch-1 decode vs read bandwidth (fastest streaming read in onnxruntime) ÷ weight bytes per token; the sampler alone per row at a 151,936-token vocabulary by setting (best of 5 rounds of 50); the resident set (VmRSS) of a `tessera serve` child process after load and after each of 10 rounds of 64 concurrent gRPC Generate streams (prompts of 8-256 tokens, 16-160 tokens out, temperature 0.8, a third cancelled after 1-12 tokens; read 1 s after each round) ÷ the weights its graph holds + its KV pool (from its "model loaded" log line), and its spread over the last 5 rounds',
+      'Engine on the base preset (llama, 88M params, fp32, 2 threads): batch-1 decode vs a bare onnxruntime loop (best of 3 alternating rounds); 16 concurrent vs one at a time (32-token prompts, 64 tokens each); 64 requests with exponential output lengths (mean 64) continuously batched 32-wide vs static batches of 32 that run to their longest member (best of 2 alternating rounds); TTFT with a cached 1,000-token prefix vs cold (median of 3); batch-1 decode vs read bandwidth (fastest streaming read in onnxruntime) ÷ weight bytes per token; the sampler alone per row at a 151,936-token vocabulary by setting (best of 5 rounds of 50); the resident set (VmRSS) of a `tessera serve` child process after load and after each of 10 rounds of 64 concurrent gRPC Generate streams (prompts of 8-256 tokens, 16-160 tokens out, temperature 0.8, a third cancelled after 1-12 tokens; read 1 s after each round) ÷ the weights its graph holds + its KV pool (from its "model loaded" log line), and its spread over the last 5 rounds; per-token wall time of 16 concurrent greedy requests (64 tokens each) constrained by a json_schema that cannot end within them vs the same 16 unconstrained (best of 3 alternating rounds, grammar compiled before)',
     figures,
     checks: [
       check("engine batch-1 decode / bare loop", engineDecode / bare, ">=", 0.9),
@@ -323,6 +330,7 @@ export async function run(): Promise<void> {
       check("TTFT with 1,000-token prefix cached / cold", median(warm) / median(cold), "<=", 0.3),
       check("batch-1 decode / bandwidth bound", engineDecode / bound, ">=", 0.6),
       ...memory.checks,
+      check("structured output per-token cost at 16 concurrent", structured.ratio, "<=", 1.1),
     ],
   });
 }

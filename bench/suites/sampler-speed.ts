@@ -18,6 +18,13 @@ const CONFIGS: [string, Partial<SamplingParams>][] = [
   ["top_k 50 + top_p 0.9 + logprobs 5", { temperature: 0.8, topK: 50, topP: 0.9, logprobs: 5 }],
   ["min_p 0.05", { temperature: 0.8, minP: 0.05 }],
   [
+    "temperature 0.8 + logit_bias (10 ids)",
+    {
+      temperature: 0.8,
+      logitBias: new Map(Array.from({ length: 10 }, (_, i) => [i * 9_973, i - 5] as const)),
+    },
+  ],
+  [
     "greedy + penalties",
     { temperature: 0, repetitionPenalty: 1.2, presencePenalty: 0.5, frequencyPenalty: 0.5 },
   ],

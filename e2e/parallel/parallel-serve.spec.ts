@@ -178,3 +178,61 @@ describe("a parallel replica configured by the operator's environment (e2e)", ()
     }
   });
 });
+
+describe("several sequences, logit_bias and prompt logprobs on a parallel replica (e2e)", () => {
+  const modelDir = path.join(REFERENCE_DIR, "tiny-llama");
+  const prompt = referenceCases("tiny-llama")[1]!.prompt_ids;
+  // n=3 forks from one prefill on rank 0; the bias must reach the last stage, which samples.
+  const sampling = { ...SAMPLED, n: 3, logitBias: new Map([[40, 2.5]]), promptLogprobs: 2 };
+  let group: Group;
+  after(() => group?.stop());
+
+  it("PP=2: the single process's sequences, biased picks and prompt logprobs (1e-4)", async () => {
+    const engine = await Engine.load(modelDir, { engine: { attention: "onnx-ops" }, threads: 1 });
+    const want: number[][] = [[], [], []];
+    let wantPrompt: (number | undefined)[] = [];
+    try {
+      for await (const e of engine.generate({ requestId: "single-n", promptIds: prompt, sampling }))
+        if (e.type === "tokens") {
+          want[e.index ?? 0]!.push(...e.tokens.map((t) => t.tokenId));
+          if (e.promptTokens) wantPrompt = e.promptTokens.map((t) => t.logprob);
+        }
+    } finally {
+      await engine.close();
+    }
+    group = await startGroup(modelDir, { stages: 2, tensorSize: 1 }, ENGINE_ARGS);
+    const client = new GrpcClient(group.coordinator.address);
+    try {
+      const messages: GenerateResponse[] = await new Promise((resolve, reject) => {
+        const got: GenerateResponse[] = [];
+        const stream = client.serverStream(Inference.method.generate, {
+          prompt: { case: "tokenIds", value: { ids: prompt } },
+          sampling: {
+            maxTokens: SAMPLED.maxTokens,
+            ignoreEos: true,
+            temperature: SAMPLED.temperature,
+            topP: SAMPLED.topP,
+            seed: SAMPLED.seed!,
+            n: 3,
+            logitBias: { 40: 2.5 },
+            promptLogprobs: 2,
+          },
+        });
+        stream.on("data", (m: GenerateResponse) => got.push(m));
+        stream.on("end", () => resolve(got));
+        stream.on("error", reject);
+      });
+      const ids = [0, 1, 2].map((i) =>
+        messages.filter((m) => m.index === i).flatMap((m) => m.tokens.map((t) => t.tokenId)),
+      );
+      assert.deepEqual(ids, want);
+      assert.ok(new Set(ids.map((s) => s.join(","))).size > 1, "the sequences differ");
+      const entries = messages.find((m) => m.promptLogprobs.length > 0)!.promptLogprobs;
+      assert.equal(entries.length, prompt.length);
+      for (const [i, t] of entries.entries())
+        if (i > 0) assert.ok(Math.abs(t.logprob - wantPrompt[i]!) <= 1e-4, `prompt token ${i}`);
+    } finally {
+      client.close();
+    }
+  });
+});

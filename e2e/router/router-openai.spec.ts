@@ -253,9 +253,14 @@ describe("tessera router over OpenAI HTTP (e2e)", () => {
         return true;
       },
     );
+    // A parameter Tessera cannot honour is refused naming it (suffix: no fill-in-the-middle).
     await assert.rejects(
-      openai.completions.create({ model: "tiny-llama", prompt: "x", n: 2 }),
-      OpenAI.BadRequestError,
+      openai.completions.create({ model: "tiny-llama", prompt: "x", suffix: "y" }),
+      (err: unknown) => {
+        assert.ok(err instanceof OpenAI.BadRequestError);
+        assert.equal(err.param, "suffix");
+        return true;
+      },
     );
     await assert.rejects(openai.completions.create({ model: "gpt-9", prompt: "x" }), OpenAI.NotFoundError);
     // A field Tessera does not know is refused, naming it, rather than silently dropped.

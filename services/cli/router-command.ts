@@ -4,6 +4,7 @@
 import path from "node:path";
 import { Command, Option } from "commander";
 import { createLogger } from "../kernel/log.ts";
+import { execWithRouterSettings } from "./router-process.ts";
 
 export function routerCommand(): Command {
   return new Command("router")
@@ -49,6 +50,8 @@ export function routerCommand(): Command {
     .action(async (flags: RouterFlags, command: Command) => {
       if ((flags.config === undefined) === (flags.configJson === undefined))
         command.error("error: give exactly one of --config FILE and --config-json JSON", { exitCode: 2 });
+      // Before the router allocates anything: V8 reads its heap settings at process start only.
+      execWithRouterSettings();
       const { loadRouterConfig, parseRouterConfigJson, runRouter } = await import("../router/index.ts");
       const config =
         flags.configJson === undefined

@@ -1,7 +1,9 @@
 // A model's chat templates, rendered as transformers' `apply_chat_template(messages, tokenize=False,
 // add_generation_prompt=..., continue_final_message=..., **chat_template_kwargs)` does, with the
 // maintained @huggingface/jinja (Hugging Face's own Jinja for chat templates, as transformers.js uses):
-// the template sees the messages, add_generation_prompt, tools and documents (none), the tokenizer's
+// the template sees the messages (with an assistant's tool_calls, their arguments as objects, and a tool
+// message's tool_call_id, as vLLM hands them over), add_generation_prompt, tools (the request's, in
+// OpenAI's form, else none) and documents (none), the tokenizer's
 // named special tokens (bos_token...) and the request's kwargs, which override those tokens. A model may
 // carry several named templates (transformers' `additional_chat_templates/`, or a list in
 // tokenizer_config.json): "default" is used unless the request names another of the model's own;
@@ -15,6 +17,17 @@ import { templateVariables } from "./template-variables.ts";
 export interface ChatMessage {
   role: string;
   content: string;
+  /** An assistant's calls; the arguments are objects, as templates write them with `| tojson`. */
+  tool_calls?: readonly ChatToolCall[];
+  /** A tool message: the call it answers. */
+  tool_call_id?: string;
+  name?: string;
+}
+
+export interface ChatToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: unknown };
 }
 
 export interface ChatOptions {
@@ -26,6 +39,8 @@ export interface ChatOptions {
   kwargs?: Readonly<Record<string, unknown>> | undefined;
   /** One of the model's own templates, by name (unset: "default"). */
   template?: string | undefined;
+  /** The tools the model may call, as OpenAI's request lists them (`{type: "function", function}`). */
+  tools?: readonly unknown[] | undefined;
 }
 
 /** Variables apply_chat_template sets itself: a request sets them with their own fields. */
@@ -78,6 +93,11 @@ export class ChatTemplate {
     return files && new ChatTemplate(files.templates, files.specialTokens, files.origin);
   }
 
+  /** The Jinja source of the template a request names (unset: "default"); undefined if there is none. */
+  source(name: string | undefined): string | undefined {
+    return this.#sources.get(name ?? "default");
+  }
+
   /** The names of the model's templates ("default" for a single one). */
   get names(): string[] {
     return [...this.#sources.keys()];
@@ -100,7 +120,7 @@ export class ChatTemplate {
       if (!compiled.value.variables.has(key))
         return invalid(`chat_template_kwargs.${key}`, "the model's chat template does not use it");
     }
-    const context = { ...this.#specialTokens, ...kwargs, tools: null, documents: null };
+    const context = { ...this.#specialTokens, ...kwargs, tools: options.tools ?? null, documents: null };
     if (!continueFinal) return this.#render(compiled.value, messages, context, addGenerationPrompt);
     return this.#renderContinued(compiled.value, messages, context);
   }

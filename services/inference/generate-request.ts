@@ -9,6 +9,7 @@ import { type Result, TesseraError } from "../kernel/errors.ts";
 import { chatPromptFromMessage, chatPromptIds } from "./chat-prompt.ts";
 import { parseSamplingParams, type RawSamplingParams, type SamplingDefaults } from "./sampling-params.ts";
 import type { ServedModel } from "./served-model.ts";
+import { structuredFromMessage } from "./structured-output.ts";
 import type { GenerateRequest, ModelDescription } from "./types.ts";
 
 export function toEngineRequest(
@@ -21,8 +22,10 @@ export function toEngineRequest(
   if (resolved.error) return resolved;
   const promptIds = promptTokenIds(message.prompt, model);
   if (promptIds.error) return promptIds;
+  const raw = samplingFromMessage(message.sampling);
+  if (raw.error) return raw;
   const sampling = parseSamplingParams(
-    samplingFromMessage(message.sampling),
+    raw.value,
     { vocabSize: model.description.vocabSize },
     samplingDefaults,
   );
@@ -103,8 +106,18 @@ function checkContext(ids: number[], maxContext: number): Result<number[]> {
  * The message's fields as they arrive (every sampling field, present and future, by its name; an unset
  * optional one undefined): the sampling parser applies the defaults and validates.
  */
-function samplingFromMessage(message: SamplingParamsMessage | undefined): RawSamplingParams {
-  if (message === undefined) return {};
-  const { $typeName: _, ...fields } = message;
-  return fields;
+function samplingFromMessage(message: SamplingParamsMessage | undefined): Result<RawSamplingParams> {
+  if (message === undefined) return { value: {} };
+  const { $typeName: _, structured: wire, ...fields } = message;
+  const structured = structuredFromMessage(wire);
+  if (structured.error) return structured;
+  return {
+    value: {
+      ...fields,
+      ...(structured.value && {
+        structured: structured.value.structured,
+        structuredMatchedTokens: structured.value.matchedTokens,
+      }),
+    },
+  };
 }

@@ -140,6 +140,12 @@ describe("parseSamplingParams", () => {
     assert.equal(errorOf({ minP: -0.01 }), "min_p: must be in [0, 1]");
     assert.equal(errorOf({ minP: 1.01 }), "min_p: must be in [0, 1]");
     assert.equal(errorOf({ repetitionPenalty: -1 }), "repetition_penalty: must be > 0");
+    // Values the proto's int32 / float cannot carry to a worker (found by fuzzing).
+    assert.equal(errorOf({ topK: 2 ** 31 }), "top_k: must be <= 2147483647");
+    assert.equal(
+      errorOf({ repetitionPenalty: 1e308 }),
+      "repetition_penalty: must be <= 3.4028234663852886e+38",
+    );
     assert.equal(errorOf({ presencePenalty: 2.01 }), "presence_penalty: must be in [-2, 2]");
     assert.equal(errorOf({ presencePenalty: -2.5 }), "presence_penalty: must be in [-2, 2]");
     assert.equal(errorOf({ frequencyPenalty: 3 }), "frequency_penalty: must be in [-2, 2]");
@@ -203,5 +209,35 @@ describe("parseSamplingParams", () => {
     );
     assert.match(errorOf({ stopTokenIds: [-1] }), /^stop_token_ids: -1 is outside/);
     assert.match(errorOf({ stopTokenIds: [1.5] }), /^stop_token_ids: 1.5 is outside/);
+  });
+
+  it("takes logit_bias as ids (numbers or decimal strings) to biases in [-100, 100], inside the vocabulary", () => {
+    const ok = parseSamplingParams({ logitBias: { "5": 100, 7: -2.5, 9: 0 } }, limits);
+    assert.deepEqual(
+      ok.value?.logitBias,
+      new Map([
+        [5, 100],
+        [7, -2.5],
+      ]),
+    );
+    assert.equal(parseSamplingParams({ logitBias: {} }, limits).value?.logitBias, undefined);
+    assert.match(errorOf({ logitBias: { "32000": 1 } }), /^logit_bias: key "32000" is not a token id/);
+    assert.match(errorOf({ logitBias: { "-1": 1 } }), /^logit_bias: key "-1"/);
+    assert.match(errorOf({ logitBias: { x: 1 } }), /^logit_bias: key "x"/);
+    assert.match(errorOf({ logitBias: { "5": 100.5 } }), /^logit_bias: the bias of 5 must be/);
+    assert.match(errorOf({ logitBias: { "5": Number.NaN } }), /^logit_bias: /);
+  });
+
+  it("takes n and best_of (best_of >= n, both at most 16) and prompt_logprobs (0..20; echo with logprobs implies it)", () => {
+    const value = parseSamplingParams({ n: 4, bestOf: 6, promptLogprobs: 0 }, limits).value!;
+    assert.deepEqual([value.n, value.bestOf, value.promptLogprobs], [4, 6, 0]);
+    const single = parseSamplingParams({ n: 0, bestOf: 0 }, limits).value!;
+    assert.deepEqual([single.n, single.bestOf, single.promptLogprobs], [undefined, undefined, undefined]);
+    assert.equal(parseSamplingParams({ echo: true, logprobs: 3 }, limits).value?.promptLogprobs, 3);
+    assert.equal(parseSamplingParams({ echo: true }, limits).value?.promptLogprobs, undefined);
+    assert.match(errorOf({ n: 17 }), /^n: must be in 1..16/);
+    assert.match(errorOf({ n: 1.5 }), /^n: must be an integer/);
+    assert.match(errorOf({ n: 3, bestOf: 2 }), /^best_of: must be in n..16 \(n is 3\)/);
+    assert.match(errorOf({ promptLogprobs: 21 }), /^prompt_logprobs: must be in 0..20/);
   });
 });

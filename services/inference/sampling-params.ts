@@ -9,7 +9,8 @@
 // min_tokens 0 -> off (it must not exceed max_tokens, the default one when max_tokens is 0).
 // Errors name the field as the API spells it (snake_case).
 import { type Result, TesseraError } from "../kernel/errors.ts";
-import type { SamplingParams } from "./types.ts";
+import { checkStructured } from "./structured-output.ts";
+import type { SamplingParams, StructuredOutput } from "./types.ts";
 
 export const DEFAULT_MAX_TOKENS = 16;
 export const MAX_LOGPROBS = 20;
@@ -17,8 +18,19 @@ export const MAX_STOP_STRINGS = 16;
 /** Longest stop string, in UTF-16 code units: holding back text costs O(length^2) per delta. */
 export const MAX_STOP_STRING_LENGTH = 256;
 const MAX_SEED = (1n << 64n) - 1n;
+/**
+ * The proto's int32 top_k and float repetition_penalty (the router sends them on to a worker): a
+ * larger value cannot be encoded, and failed the worker call (and the relay stream it shared with
+ * other requests) instead of being refused (found by fuzzing the OpenAI door).
+ */
+const INT32_MAX = 2 ** 31 - 1;
+const FLOAT32_MAX = 3.4028234663852886e38;
 /** presence_penalty and frequency_penalty lie in [-MAX_PENALTY, MAX_PENALTY] (as in OpenAI's API and vLLM). */
 export const MAX_PENALTY = 2;
+/** logit_bias values lie in [-MAX_LOGIT_BIAS, MAX_LOGIT_BIAS] (OpenAI's range). */
+export const MAX_LOGIT_BIAS = 100;
+/** Most sequences one request may ask for (n, best_of): they share one prefill but each takes a KV tail. */
+export const MAX_SEQUENCES = 16;
 
 /** Sampling parameters as they arrive (proto3 message or CLI flags); every field optional. */
 export interface RawSamplingParams {
@@ -37,6 +49,16 @@ export interface RawSamplingParams {
   minTokens?: number | undefined;
   logprobs?: number | undefined;
   disableSpeculation?: boolean | undefined;
+  /** Structured output (already in the engine's shape: front doors convert theirs). */
+  structured?: StructuredOutput | undefined;
+  structuredMatchedTokens?: number | undefined;
+  /** Token id (a number, or its decimal string as OpenAI's JSON keys are) -> bias. */
+  logitBias?: Readonly<Record<string | number, number>> | ReadonlyMap<number, number> | undefined;
+  promptLogprobs?: number | undefined;
+  n?: number | undefined;
+  bestOf?: number | undefined;
+  echo?: boolean | undefined;
+  skipSpecialTokens?: boolean | undefined;
 }
 
 /**
@@ -139,6 +161,7 @@ export function parseSamplingParams(
   const topKProblem = notNumber(topK, true);
   if (topKProblem) return invalid("top_k", topKProblem);
   if (topK < 0) return invalid("top_k", "must be >= 0");
+  if (topK > INT32_MAX) return invalid("top_k", `must be <= ${INT32_MAX}`);
 
   const minP = raw.minP ?? defaults.minP ?? 0;
   const minPProblem = notNumber(minP, false);
@@ -149,6 +172,7 @@ export function parseSamplingParams(
   const repetitionProblem = notNumber(repetitionPenalty, false);
   if (repetitionProblem) return invalid("repetition_penalty", repetitionProblem);
   if (repetitionPenalty < 0) return invalid("repetition_penalty", "must be > 0");
+  if (repetitionPenalty > FLOAT32_MAX) return invalid("repetition_penalty", `must be <= ${FLOAT32_MAX}`);
 
   const presencePenalty = raw.presencePenalty ?? 0;
   const presenceProblem = notNumber(presencePenalty, false);
@@ -218,6 +242,44 @@ export function parseSamplingParams(
 
   const disableSpeculation = raw.disableSpeculation ?? false;
   if (typeof disableSpeculation !== "boolean") return invalid("disable_speculation", "must be a boolean");
+  let structured: StructuredOutput | undefined;
+  if (raw.structured !== undefined) {
+    const checked = checkStructured(raw.structured, "structured");
+    if (checked.error) return checked;
+    structured = checked.value;
+  }
+  const matched = raw.structuredMatchedTokens ?? 0;
+  if (!(Number.isInteger(matched) && matched >= 0))
+    return invalid("structured.matched_tokens", "must be an integer >= 0");
+  if (matched > 0 && structured === undefined)
+    return invalid("structured.matched_tokens", "needs a constraint");
+  const logitBias = parseLogitBias(raw.logitBias, limits.vocabSize);
+  if (logitBias.error) return logitBias;
+
+  // echo with logprobs returns the prompt tokens' logprobs too (OpenAI's echo): as prompt_logprobs.
+  let promptLogprobs: number | undefined =
+    raw.echo === true && logprobs > 0 && raw.promptLogprobs === undefined ? logprobs : undefined;
+  if (raw.promptLogprobs !== undefined) {
+    promptLogprobs = raw.promptLogprobs;
+    const problem = notNumber(promptLogprobs, true);
+    if (problem) return invalid("prompt_logprobs", problem);
+    if (promptLogprobs < 0 || promptLogprobs > MAX_LOGPROBS)
+      return invalid("prompt_logprobs", `must be in 0..${MAX_LOGPROBS}`);
+  }
+
+  const n = raw.n || 1;
+  const nProblem = notNumber(n, true);
+  if (nProblem) return invalid("n", nProblem);
+  if (n < 1 || n > MAX_SEQUENCES) return invalid("n", `must be in 1..${MAX_SEQUENCES}`);
+  const bestOf = raw.bestOf || n;
+  const bestOfProblem = notNumber(bestOf, true);
+  if (bestOfProblem) return invalid("best_of", bestOfProblem);
+  if (bestOf < n || bestOf > MAX_SEQUENCES)
+    return invalid("best_of", `must be in n..${MAX_SEQUENCES} (n is ${n})`);
+  const echo = raw.echo ?? false;
+  if (typeof echo !== "boolean") return invalid("echo", "must be a boolean");
+  const skipSpecialTokens = raw.skipSpecialTokens ?? false;
+  if (typeof skipSpecialTokens !== "boolean") return invalid("skip_special_tokens", "must be a boolean");
 
   return {
     value: {
@@ -236,6 +298,40 @@ export function parseSamplingParams(
       ignoreEos,
       minTokens,
       logprobs,
+      ...(structured && { structured }),
+      ...(matched > 0 && { structuredMatchedTokens: matched }),
+      ...(logitBias.value && { logitBias: logitBias.value }),
+      ...(promptLogprobs !== undefined && { promptLogprobs }),
+      ...(n > 1 && { n }),
+      ...(bestOf > n && { bestOf }),
+      ...(echo && { echo }),
+      ...(skipSpecialTokens && { skipSpecialTokens }),
     },
   };
+}
+
+/** The bias of each id (unset when there is none), checked against the vocabulary and OpenAI's range. */
+function parseLogitBias(
+  raw: RawSamplingParams["logitBias"],
+  vocabSize: number,
+): Result<Map<number, number> | undefined> {
+  if (raw === undefined) return { value: undefined };
+  if (typeof raw !== "object" || raw === null) return invalid("logit_bias", "must map token ids to biases");
+  const entries = raw instanceof Map ? [...raw] : Object.entries(raw);
+  const bias = new Map<number, number>();
+  for (const [key, value] of entries) {
+    const id = typeof key === "number" ? key : /^\d+$/.test(key) ? Number(key) : Number.NaN;
+    if (!(Number.isSafeInteger(id) && id >= 0 && id < vocabSize))
+      return invalid(
+        "logit_bias",
+        `key ${JSON.stringify(String(key))} is not a token id of the vocabulary (0..${vocabSize - 1})`,
+      );
+    if (typeof value !== "number" || !Number.isFinite(value) || Math.abs(value) > MAX_LOGIT_BIAS)
+      return invalid(
+        "logit_bias",
+        `the bias of ${id} must be a number in [-${MAX_LOGIT_BIAS}, ${MAX_LOGIT_BIAS}]`,
+      );
+    if (value !== 0) bias.set(id, value);
+  }
+  return { value: bias.size > 0 ? bias : undefined };
 }

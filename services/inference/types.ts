@@ -39,11 +39,29 @@ export interface SamplingParams {
   logprobs: number;
   /** Generate without speculative decoding on a worker that runs it (the request's opt-out). */
   disableSpeculation?: boolean;
+  /** Token id -> bias in [-100, 100], added to its logit before sampling (after penalties). Unset: none. */
+  logitBias?: ReadonlyMap<number, number> | undefined;
+  /** Top alternatives per prompt token (vLLM's prompt_logprobs); undefined = no prompt logprobs. */
+  promptLogprobs?: number | undefined;
+  /** Sequences returned, 1..16 (unset = 1); they share one prefill of the prompt. */
+  n?: number | undefined;
+  /** Sequences generated, n..16 (unset = n); the n of highest cumulative logprob are returned. */
+  bestOf?: number | undefined;
+  /** Prepend the prompt's text (and, with logprobs, its tokens' logprobs) to each sequence (completions' echo). */
+  echo?: boolean | undefined;
+  /** Leave special tokens out of the text (vLLM's skip_special_tokens); default false. */
+  skipSpecialTokens?: boolean | undefined;
   /**
    * Output constrained by a grammar (structured outputs, tool calls): tokens that would leave the
    * grammar are masked out where sampling happens. Unset = unconstrained.
    */
   structured?: StructuredOutput;
+  /**
+   * With `structured`, in a continuation (a disaggregated decode, a request moved to another worker):
+   * how many trailing prompt tokens were generated under the constraint already; the worker's matcher
+   * accepts them before the first new token. Unset = 0.
+   */
+  structuredMatchedTokens?: number;
 }
 
 /**
@@ -62,6 +80,13 @@ export interface TokenLogprob {
   logprob: number;
 }
 
+/** A prompt token's log probability under the model (undefined for the first: nothing predicts it). */
+export interface PromptToken {
+  tokenId: number;
+  logprob: number | undefined;
+  top: TokenLogprob[];
+}
+
 export interface GeneratedToken {
   tokenId: number;
   /** Log probability of the chosen token (log-softmax of the raw logits). */
@@ -75,10 +100,19 @@ export interface Usage {
   completionTokens: number;
 }
 
+/** `index`: which of the request's sequences (SamplingParams.n) the event belongs to; unset = 0. */
 export type GenerateEvent =
-  | { type: "tokens"; tokens: GeneratedToken[]; textDelta: string }
+  | {
+      type: "tokens";
+      tokens: GeneratedToken[];
+      textDelta: string;
+      index?: number;
+      /** With prompt logprobs: on the first event of sequence 0, one entry per prompt token. */
+      promptTokens?: PromptToken[];
+    }
   | {
       type: "finish";
+      index?: number;
       reason: FinishReason;
       usage: Usage;
       textDelta: string;

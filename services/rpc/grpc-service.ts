@@ -1,6 +1,8 @@
 // Maps a protobuf-es service descriptor to a grpc-js ServiceDefinition, so grpc-js serves and calls
 // services whose messages are protobuf-es messages (serialized with toBinary / fromBinary, or, for the
-// messages streamed once per token, the hand-written codecs of stream-codecs.ts).
+// messages streamed once per token, the hand-written codecs of stream-codecs.ts). A request that does not
+// decode reaches no handler: the server's refuseUndecodableRequests interceptor refuses it
+// (undecodable-request.ts).
 import { type DescMessage, fromBinary, type MessageShape, toBinary } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
 import type {
@@ -12,6 +14,7 @@ import type {
   ServiceDefinition,
 } from "@grpc/grpc-js";
 import { asBuffer, STREAM_CODECS, type StreamCodec } from "./stream-codecs.ts";
+import { decodeOrMark } from "./undecodable-request.ts";
 
 /** The grpc-js handler type of one method, from its kind and message types. */
 export type GrpcHandler<M> = M extends { methodKind: infer K; input: infer I; output: infer O }
@@ -50,7 +53,7 @@ export function grpcMethodDefinition<I extends DescMessage, O extends DescMessag
     requestStream: method.methodKind === "client_streaming" || method.methodKind === "bidi_streaming",
     responseStream: method.methodKind === "server_streaming" || method.methodKind === "bidi_streaming",
     requestSerialize: (message) => asBuffer(toBinary(method.input, message)),
-    requestDeserialize: (bytes) => fromBinary(method.input, bytes),
+    requestDeserialize: (bytes) => decodeOrMark(method.input.typeName, () => fromBinary(method.input, bytes)),
     responseSerialize: codec
       ? (message) => codec.encode(message)
       : (message) => asBuffer(toBinary(method.output, message)),

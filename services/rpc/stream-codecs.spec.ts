@@ -49,6 +49,13 @@ function randomResponse(r: ReturnType<typeof rng>): GenerateResponse {
       usage: { promptTokens: r.uint32(), completionTokens: r.uint32(), totalTokens: r.uint32() },
     }),
     kvWritesFailed: r.int(4) === 0,
+    // Fields 30 and 31 (two-byte tags): the sequence index and the prompt's logprobs (NaN for the first).
+    index: r.int(3) === 0 ? r.uint32() : 0,
+    promptLogprobs: Array.from({ length: r.int(3) }, (_, i) => ({
+      tokenId: r.uint32(),
+      logprob: i === 0 ? Number.NaN : r.float(),
+      topLogprobs: [{ tokenId: r.uint32(), logprob: r.float(), text: r.text() }],
+    })),
   });
 }
 

@@ -112,6 +112,9 @@ function generateResponseSize(m: GenerateResponse): number {
   size += stringField(m.textDelta) + uintField(m.finishReason);
   if (m.usage) size += lenField(usageSize(m.usage));
   if (m.kvWritesFailed) size += 2;
+  // Fields 30 and 31 take two-byte tags.
+  if (m.index) size += 1 + uintField(m.index);
+  for (const token of m.promptLogprobs ?? []) size += 1 + lenField(tokenInfoSize(token));
   return size;
 }
 
@@ -135,7 +138,9 @@ class Writer {
   }
 
   tag(field: number, wireType: number): void {
-    this.buf[this.pos++] = (field << 3) | wireType;
+    const tag = (field << 3) | wireType;
+    if (tag < 0x80) this.buf[this.pos++] = tag;
+    else this.varint(tag);
   }
 
   varint(value: number): void {
@@ -196,19 +201,21 @@ class Writer {
   }
 }
 
+function writeTokenInfo(w: Writer, field: number, token: TokenInfo): void {
+  w.header(field, tokenInfoSize(token));
+  w.uint(1, token.tokenId);
+  w.float(2, token.logprob);
+  for (const top of token.topLogprobs) {
+    w.header(3, tokenLogprobSize(top));
+    w.uint(1, top.tokenId);
+    w.float(2, top.logprob);
+    w.string(3, top.text);
+  }
+}
+
 function writeGenerateResponse(w: Writer, m: GenerateResponse): void {
   w.string(1, m.requestId);
-  for (const token of m.tokens) {
-    w.header(2, tokenInfoSize(token));
-    w.uint(1, token.tokenId);
-    w.float(2, token.logprob);
-    for (const top of token.topLogprobs) {
-      w.header(3, tokenLogprobSize(top));
-      w.uint(1, top.tokenId);
-      w.float(2, top.logprob);
-      w.string(3, top.text);
-    }
-  }
+  for (const token of m.tokens) writeTokenInfo(w, 2, token);
   w.string(3, m.textDelta);
   w.uint(4, m.finishReason);
   const { usage } = m;
@@ -222,6 +229,8 @@ function writeGenerateResponse(w: Writer, m: GenerateResponse): void {
     w.tag(6, VARINT);
     w.varint(1);
   }
+  w.uint(30, m.index);
+  for (const token of m.promptLogprobs ?? []) writeTokenInfo(w, 31, token);
 }
 
 function writeRelayFrame(w: Writer, f: RelayFrame, size: number, responseSize: number): void {
@@ -361,6 +370,8 @@ const T3_LEN = (3 << 3) | LEN;
 const T4_VARINT = (4 << 3) | VARINT;
 const T5_LEN = (5 << 3) | LEN;
 const T6_VARINT = (6 << 3) | VARINT;
+const T30_VARINT = (30 << 3) | VARINT;
+const T31_LEN = (31 << 3) | LEN;
 
 function readTokenLogprob(r: Reader, end: number): TokenLogprob {
   const t: TokenLogprob = { $typeName: "tessera.v1.TokenLogprob", tokenId: 0, logprob: 0, text: "" };
@@ -406,6 +417,8 @@ function readGenerateResponse(r: Reader, end: number): GenerateResponse {
     textDelta: "",
     finishReason: 0,
     kvWritesFailed: false,
+    index: 0,
+    promptLogprobs: [],
   };
   while (r.pos < end) {
     const tag = r.tag(end);
@@ -415,6 +428,8 @@ function readGenerateResponse(r: Reader, end: number): GenerateResponse {
     else if (tag === T4_VARINT) m.finishReason = r.int32(end);
     else if (tag === T5_LEN) m.usage = readUsage(r, r.limit(end));
     else if (tag === T6_VARINT) m.kvWritesFailed = r.varint(end) !== 0;
+    else if (tag === T30_VARINT) m.index = r.uint32(end);
+    else if (tag === T31_LEN) m.promptLogprobs.push(readTokenInfo(r, r.limit(end)));
     else r.skip(tag & 7, end);
   }
   return m;

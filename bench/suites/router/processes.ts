@@ -34,8 +34,30 @@ process.once("exit", () => {
   for (const child of children) child.kill("SIGKILL");
 });
 
-async function spawnUntil(args: string[], msg: string): Promise<Proc> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] });
+/** How a benchmark process is started: node flags, environment, stdout, and the cores it runs on. */
+export interface SpawnOptions {
+  nodeArgs?: string[];
+  env?: NodeJS.ProcessEnv;
+  stdout?: "ignore" | number;
+  /**
+   * Cores (taskset's list) the process runs on from its first instruction, so it sees only those
+   * (os.availableParallelism(), what the router's GC settings follow); unpinned where taskset fails.
+   */
+  cores?: string;
+}
+
+async function spawnUntil(args: string[], msg: string, options: SpawnOptions = {}): Promise<Proc> {
+  const node = [...(options.nodeArgs ?? []), ...args];
+  const pinned = options.cores !== undefined && hasTaskset();
+  const child = spawn(
+    pinned ? "taskset" : process.execPath,
+    pinned ? ["-c", options.cores!, process.execPath, ...node] : node,
+    {
+      cwd: ROOT,
+      stdio: ["ignore", options.stdout ?? "ignore", "pipe"],
+      env: { ...process.env, ...options.env },
+    },
+  );
   children.add(child);
   const exited = once(child, "exit").finally(() => children.delete(child));
   const lines: string[] = [];
@@ -72,10 +94,14 @@ export async function startWorker(
 }
 
 /** A bare pass-through proxy to one worker (bare-proxy.ts): the floor under the router's overhead. */
-export async function startBareProxy(worker: Worker): Promise<Proc & { address: string }> {
+export async function startBareProxy(
+  worker: Worker,
+  options: SpawnOptions = {},
+): Promise<Proc & { address: string }> {
   const proc = await spawnUntil(
     [path.join(import.meta.dirname, "bare-proxy.ts"), worker.address],
     "proxying",
+    options,
   );
   return { ...proc, address: `127.0.0.1:${proc.log["port"]}` };
 }
@@ -91,6 +117,7 @@ export async function startRouter(
   modelDir: string,
   workers: readonly Worker[],
   config: Record<string, unknown>,
+  options: SpawnOptions = {},
 ): Promise<RouterProc> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "tessera-bench-router-"));
   const endpointsFile = path.join(dir, "endpoints.json");
@@ -110,6 +137,7 @@ export async function startRouter(
   const proc = await spawnUntil(
     [path.join(ROOT, "services/cli/main.ts"), "router", "--config", file],
     "routing",
+    options,
   );
   const httpUrl = `http://127.0.0.1:${proc.log["httpPort"]}`;
   for (
@@ -153,10 +181,24 @@ export async function metric(
  * not take CPU from each other; false where taskset is missing or fails (the run goes on unpinned).
  */
 export function pin(pid: number, cores: string): boolean {
+  if (!hasTaskset()) return false;
   try {
     execFileSync("taskset", ["-a", "-p", "-c", cores, String(pid)], { stdio: "ignore" });
     return true;
   } catch {
     return false;
   }
+}
+
+let tasksetFound: boolean | undefined;
+function hasTaskset(): boolean {
+  if (tasksetFound === undefined) {
+    try {
+      execFileSync("taskset", ["-p", String(process.pid)], { stdio: "ignore" });
+      tasksetFound = true;
+    } catch {
+      tasksetFound = false;
+    }
+  }
+  return tasksetFound;
 }

@@ -20,5 +20,16 @@ describe("cache key", () => {
     assert.notEqual(cacheKey("m", "r1", [1, 2, 3], { ...greedy, maxTokens: 17 }), base);
     assert.notEqual(cacheKey("m", "r1", [1, 2, 3], { ...greedy, seed: 1n }), base);
     assert.notEqual(cacheKey("m", "r1", [1, 2, 3], { ...greedy, stop: ["x"] }), base);
+    assert.notEqual(cacheKey("m", "r1", [1, 2, 3], { ...greedy, n: 2 }), base);
+    assert.notEqual(cacheKey("m", "r1", [1, 2, 3], { ...greedy, promptLogprobs: 0 }), base);
+  });
+
+  it("tells logit biases apart (a Map is keyed by its entries)", () => {
+    const bias = (entries: [number, number][]) =>
+      cacheKey("m", "r1", [1], { ...greedy, logitBias: new Map(entries) });
+    assert.notEqual(bias([[5, 100]]), cacheKey("m", "r1", [1], greedy));
+    assert.notEqual(bias([[5, 100]]), bias([[6, 100]]));
+    assert.notEqual(bias([[5, 100]]), bias([[5, -100]]));
+    assert.equal(bias([[5, 100]]), bias([[5, 100]]));
   });
 });

@@ -17,7 +17,7 @@ export function cacheKey(
   sampling: SamplingParams,
 ): string {
   const fields = JSON.stringify(sampling, (_key, value) =>
-    typeof value === "bigint" ? value.toString() : value,
+    typeof value === "bigint" ? value.toString() : value instanceof Map ? [...value] : value,
   );
   const ids = Uint32Array.from(promptIds);
   return hash(

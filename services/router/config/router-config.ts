@@ -8,6 +8,7 @@ import { z } from "zod";
 import { Code, type Result, TesseraError } from "../../kernel/errors.ts";
 import { createLogger } from "../../kernel/log.ts";
 import { createPlugins, routingConfigSchema } from "../routing/routing-config.ts";
+import { TOOL_CALL_PARSER_NAMES } from "../tools/tool-call-parsers.ts";
 
 const port = z.int().min(0).max(65_535);
 
@@ -68,6 +69,8 @@ export const routerConfigSchema = z.strictObject({
         tokenizer: z.string().min(1),
         /** Largest max_tokens a request may ask for (default: the model's context). */
         maxTokens: z.int().min(1).optional(),
+        /** How the model writes tool calls, as vLLM's --tool-call-parser (default: what its chat template shows). */
+        toolCallParser: z.enum(TOOL_CALL_PARSER_NAMES).optional(),
       }),
     )
     .min(1),

@@ -11,6 +11,7 @@ import {
   Inference,
   SamplingParamsSchema,
 } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import { structuredToMessage } from "../../inference/structured-output.ts";
 import type { SamplingParams } from "../../inference/types.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import { grpcPath } from "../../rpc/grpc-service.ts";
@@ -174,8 +175,28 @@ export function attempt(
 
 /** The validated parameters as the proto message (every field explicit, so the worker applies no default). */
 export function samplingMessage(s: SamplingParams) {
-  const { seed, ...rest } = s;
-  return create(SamplingParamsSchema, { ...rest, ...(seed === undefined ? {} : { seed }) });
+  const {
+    seed,
+    structured,
+    structuredMatchedTokens,
+    logitBias,
+    promptLogprobs,
+    n,
+    bestOf,
+    echo,
+    skipSpecialTokens,
+    ...rest
+  } = s;
+  return create(SamplingParamsSchema, {
+    ...rest,
+    ...(seed === undefined ? {} : { seed }),
+    ...(structured && { structured: structuredToMessage(structured, structuredMatchedTokens) }),
+    ...(logitBias && { logitBias: Object.fromEntries(logitBias) }),
+    ...(promptLogprobs !== undefined && { promptLogprobs }),
+    ...(n !== undefined && { n }),
+    ...(bestOf !== undefined && { bestOf }),
+    // echo and skip_special_tokens are the router's: it writes the text itself (choices.ts, detokenizer.ts).
+  });
 }
 
 function fromGrpc(err: ServiceError, endpoint: string): TesseraError {

@@ -17,7 +17,6 @@ import {
   FinishReason,
   type GenerateResponse,
   type KvTransferSchema,
-  type TokenInfo,
 } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import type { SamplingParams } from "../../inference/types.ts";
 import { Detokenizer } from "./detokenizer.ts";
@@ -41,7 +40,15 @@ export interface SegmentRequest {
  * only on the seed (the same in every segment) and the token's position.
  */
 export function resumable(sampling: SamplingParams): boolean {
-  return sampling.presencePenalty === 0 && sampling.frequencyPenalty === 0;
+  // Several sequences share one worker's prompt blocks, and prompt logprobs are computed where the
+  // prompt is: such requests stay whole on one worker.
+  const single = (sampling.n ?? 1) === 1 && (sampling.bestOf ?? 1) <= 1;
+  return (
+    single &&
+    sampling.promptLogprobs === undefined &&
+    sampling.presencePenalty === 0 &&
+    sampling.frequencyPenalty === 0
+  );
 }
 
 export class Continuation {
@@ -106,6 +113,8 @@ export class Continuation {
             ...sampling,
             maxTokens: sampling.maxTokens - this.generated.length,
             minTokens: Math.max(0, sampling.minTokens - this.generated.length),
+            // The worker's matcher replays the tokens streamed so far before it constrains new ones.
+            ...(sampling.structured && { structuredMatchedTokens: this.generated.length }),
           },
           kv: { expectedRemoteBlocks: this.#expectedBlocks, awaitWrites: false },
         };
@@ -116,25 +125,40 @@ export class Continuation {
 
   /** The router events of one message from a `kind` segment's worker. */
   accept(message: GenerateResponse, kind: SegmentKind): RouterEvent[] {
-    if (this.#done) return [];
     const events: RouterEvent[] = [];
-    const tokens: TokenInfo[] = [];
-    let text = "";
+    this.emit(message, kind, (event) => events.push(event));
+    return events;
+  }
+
+  /**
+   * accept() without its array: hands the events to `onEvent` as they are made. This runs once per
+   * relayed message of every request, so it allocates only what the client is sent: the message's
+   * own token list (copied only when a stop string cuts it) and one event per token batch.
+   */
+  emit(message: GenerateResponse, kind: SegmentKind, onEvent: (event: RouterEvent) => void): void {
+    if (this.#done) return;
     if (kind === "prefill" && message.tokens.length > 0)
       this.#expectedBlocks = Math.floor(this.#prepared.promptIds.length / this.#prepared.info.blockSize);
-    for (const token of message.tokens) {
-      this.generated.push(token.tokenId);
-      tokens.push(token);
-      text += this.#detokenizer.push(token.tokenId);
+    const { tokens } = message;
+    let text = "";
+    let taken = 0;
+    while (taken < tokens.length) {
+      const { tokenId } = tokens[taken++]!;
+      this.generated.push(tokenId);
+      text += this.#detokenizer.push(tokenId);
       if (this.#detokenizer.stopped) break;
     }
-    if (tokens.length > 0) events.push({ type: "tokens", tokens, text });
-    if (this.#detokenizer.stopped) return [...events, this.#finish(FinishReason.STOP_STRING, "")];
+    if (taken > 0)
+      onEvent({ type: "tokens", tokens: taken === tokens.length ? tokens : tokens.slice(0, taken), text });
+    if (this.#detokenizer.stopped) {
+      onEvent(this.#finish(FinishReason.STOP_STRING, ""));
+      return;
+    }
     const reason = message.finishReason;
-    if (reason === FinishReason.UNSPECIFIED) return events;
+    if (reason === FinishReason.UNSPECIFIED) return;
     // The prefill's one token; its final message came once the prompt's blocks were stored.
-    if (kind === "prefill" && reason === FinishReason.LENGTH && this.#remaining > 0) return events;
-    return [...events, this.#finish(reason, this.#detokenizer.finish(reason))];
+    if (kind === "prefill" && reason === FinishReason.LENGTH && this.#remaining > 0) return;
+    onEvent(this.#finish(reason, this.#detokenizer.finish(reason)));
   }
 
   get #remaining(): number {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { greedySampling } from "../../inference/sampling-params.ts";
+import { StopStringMatcher } from "../../inference/stop-strings.ts";
 import type { SamplingParams } from "../../inference/types.ts";
 import { Tokenizer } from "../../tokenizer/tokenizer.ts";
 import { Detokenizer } from "./detokenizer.ts";
@@ -51,5 +52,14 @@ describe("Detokenizer", () => {
 
   it("cuts the text before a stop string and drops it", () => {
     assert.equal(run(ids, sampling({ stop: ["wörld"] }), FinishReason.STOP_STRING), "Hello ");
+  });
+
+  it("hands out text without stop strings as the stop-string matcher would, emoji included", () => {
+    const emoji = tokenizer.encode("Smile 🙂, then 日本 and 😀😀 again", { addSpecialTokens: false });
+    const detokenizer = new Detokenizer(tokenizer, sampling(), [EOS]);
+    const stream = tokenizer.textStream();
+    const matcher = new StopStringMatcher([]);
+    for (const id of emoji) assert.equal(detokenizer.push(id), matcher.push(stream.push(id)).text);
+    assert.equal(detokenizer.finish(FinishReason.LENGTH), matcher.flush(stream.flush()));
   });
 });

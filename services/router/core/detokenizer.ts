@@ -14,6 +14,11 @@ export class Detokenizer {
   readonly #text: TextStream;
   readonly #stops: StopStringMatcher;
   readonly #endIds: Set<number>;
+  /**
+   * No stop strings: text the matcher would hand back unchanged skips it (no result object and no
+   * slices per token). Only a delta ending in a high surrogate still goes through, to be held.
+   */
+  readonly #noStops: boolean;
 
   constructor(
     tokenizer: Tokenizer,
@@ -23,6 +28,7 @@ export class Detokenizer {
   ) {
     this.#text = tokenizer.textStream({ skipSpecialTokens: options.skipSpecialTokens === true });
     this.#stops = new StopStringMatcher(sampling.stop);
+    this.#noStops = sampling.stop.length === 0;
     this.#endIds = new Set([...sampling.stopTokenIds, ...(sampling.ignoreEos ? [] : eosTokenIds)]);
   }
 
@@ -34,11 +40,18 @@ export class Detokenizer {
   /** The text this token releases (maybe ""). */
   push(tokenId: number): string {
     if (this.#endIds.has(tokenId)) return "";
-    return this.#stops.push(this.#text.push(tokenId)).text;
+    const text = this.#text.push(tokenId);
+    if (this.#noStops && this.#stops.held === "" && !endsInHighSurrogate(text)) return text;
+    return this.#stops.push(text).text;
   }
 
   /** The text still held back when the generation ends for `reason`. */
   finish(reason: FinishReason): string {
     return reason === FinishReason.STOP_STRING ? "" : this.#stops.flush(this.#text.flush());
   }
+}
+
+function endsInHighSurrogate(text: string): boolean {
+  const last = text.charCodeAt(text.length - 1);
+  return last >= 0xd800 && last < 0xdc00;
 }

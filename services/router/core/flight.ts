@@ -29,7 +29,8 @@ export class Flight {
   readonly served: ServingPath = { path: "colocated", endpoints: [] };
   readonly settled: Promise<void>;
   readonly #controller = new AbortController();
-  readonly #readers = new Set<FlightReader>();
+  /** An array, not a Set: push() walks it once per token, and a Set's iterator is an object each time. */
+  #readers: FlightReader[] = [];
   #error: TesseraError | undefined;
   #done = false;
   #joined = 0;
@@ -60,8 +61,9 @@ export class Flight {
 
   /** Producer side: one more event for every reader. */
   push(event: RouterEvent): void {
-    if (this.#keep || this.#readers.size === 0) this.events.push(event);
-    for (const reader of this.#readers) reader.event(event);
+    const readers = this.#readers;
+    if (this.#keep || readers.length === 0) this.events.push(event);
+    for (let i = 0; i < readers.length; i++) readers[i]!.event(event);
     if (++this.#pushed === 1) this.#wake();
   }
 
@@ -100,7 +102,7 @@ export class Flight {
   read(onEvent: (event: RouterEvent) => void, signal: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const stop = (error: unknown) => {
-        this.#readers.delete(reader);
+        this.#readers = this.#readers.filter((r) => r !== reader);
         signal.removeEventListener("abort", onAbort);
         this.leave();
         if (error === undefined) resolve();
@@ -118,7 +120,7 @@ export class Flight {
       if (this.#done) return stop(this.#error);
       if (signal.aborted) return onAbort();
       signal.addEventListener("abort", onAbort, { once: true });
-      this.#readers.add(reader);
+      this.#readers.push(reader);
     });
   }
 

@@ -37,6 +37,8 @@ export interface RouterRequest {
   deadline?: number | undefined;
   /** Leave the tokenizer's special tokens (e.g. <|im_end|>) out of the text (vLLM's skip_special_tokens). */
   skipSpecialTokens?: boolean | undefined;
+  /** The request field that set sampling.structured (`response_format`, `guided_json`...), for its errors. */
+  structuredField?: string | undefined;
 }
 
 export interface PreparedRequest {

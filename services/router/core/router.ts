@@ -4,6 +4,7 @@
 // resolves once the first event is there, so every failure before it (bad request, overload, no
 // endpoint) is a status the front door can still send; later failures end the event stream.
 import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
+import { grammarProblem } from "../../inference/grammar/grammar-source.ts";
 import type { Clock } from "../../kernel/clock.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
@@ -91,7 +92,16 @@ export class Router {
         prepared.error.code === Code.UNAVAILABLE ? "unavailable" : "invalid",
       );
     const { sampling, promptIds } = prepared.value;
-    const cost = promptIds.length + sampling.maxTokens;
+    if (sampling.structured) {
+      // A schema, regex or grammar that does not compile is the client's 400, before any worker is asked.
+      const problem = await grammarProblem(sampling.structured);
+      if (problem !== undefined) {
+        const field = request.structuredField ?? "structured";
+        throw this.#rejected(TesseraError.invalidArgument(field, problem), "invalid");
+      }
+    }
+    // Each sequence (n, best_of) may generate max_tokens; the prompt is computed once.
+    const cost = promptIds.length + sampling.maxTokens * Math.max(sampling.n ?? 1, sampling.bestOf ?? 1);
     if (caller) {
       const charged = chargeCaller(caller, cost);
       if (charged.error) throw this.#rejected(charged.error, "rate_limited");

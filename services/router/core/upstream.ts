@@ -25,7 +25,8 @@ import type { Logger } from "../../kernel/log.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
 import { AttemptError, attempt, isEndpointFailure } from "./attempt.ts";
-import { Continuation, resumable, type SegmentKind } from "./continuation.ts";
+import { Choices } from "./choices.ts";
+import { resumable, type SegmentKind } from "./continuation.ts";
 import {
   DECODE_POOL,
   type EndpointSelector,
@@ -35,6 +36,7 @@ import {
   type Selection,
 } from "./endpoint-selector.ts";
 import type { Flight, Producer } from "./flight.ts";
+import type { RouterEvent } from "./router-events.ts";
 import type { PreparedRequest } from "./router-request.ts";
 import type { ServedPart, ServingPath } from "./serving-path.ts";
 
@@ -61,7 +63,7 @@ export function upstream(prepared: PreparedRequest, options: UpstreamOptions): P
   const model = prepared.model.id;
   const { selector, metrics, log } = options;
   return async (flight, signal) => {
-    const output = new Continuation(prepared);
+    const output = new Choices(prepared);
     const split = resumable(prepared.sampling);
     const route = selector.route(model, split);
     const served = flight.served;
@@ -119,10 +121,12 @@ export function upstream(prepared: PreparedRequest, options: UpstreamOptions): P
         let writesFailed = false;
         const current = phase;
         const part = partOf(current);
+        // Made once per attempt, not once per relayed message.
+        const onEvent = (event: RouterEvent) => push(flight, endpoint, part, event);
         const onMessage = (message: Parameters<typeof output.accept>[0]) => {
           if (messages++ === 0 && current.migration) metrics?.migration("resumed");
           if (message.kvWritesFailed) writesFailed = true;
-          for (const event of output.accept(message, current.kind)) push(flight, endpoint, part, event);
+          output.emit(message, current.kind, onEvent);
           // The router ended the generation first (a stop string): the worker's call is cancelled.
           return output.done && message.finishReason === FinishReason.UNSPECIFIED;
         };

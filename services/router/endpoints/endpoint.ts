@@ -44,7 +44,8 @@ export interface EndpointOptions {
  * make grpc-js share one connection among them, so the health watch that sees a restarted worker
  * come back has connected the requests' channel too. Keepalive notices a dead peer; grpc-js's
  * reconnect backoff (1 s growing to 120 s by default) is capped so that a restarted worker is
- * reconnected within about a second of listening again.
+ * reconnected within about a second of listening again. Channelz is off: nothing reads it, and it
+ * costs the relay a timestamp per message and a tracker per call.
  */
 export function endpointChannelOptions(
   reconnect: BackoffConfig = { initialMs: 500, maxMs: 1_000 },
@@ -53,6 +54,7 @@ export function endpointChannelOptions(
     "grpc.keepalive_time_ms": 30_000,
     "grpc.keepalive_timeout_ms": 10_000,
     "grpc.enable_retries": 0,
+    "grpc.enable_channelz": 0,
     "grpc.initial_reconnect_backoff_ms": reconnect.initialMs,
     "grpc.max_reconnect_backoff_ms": reconnect.maxMs,
   };

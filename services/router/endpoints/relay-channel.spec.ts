@@ -61,6 +61,22 @@ describe("RelayChannel over a worker's Relay service", () => {
     await server.shutdown();
   });
 
+  it("fails a request protobuf cannot encode alone, not the stream the others share", async () => {
+    const other = open(channel, [0, 1], 3);
+    const bad = await new Promise<Outcome>((resolve) =>
+      channel.open(
+        { prompt: { case: "tokenIds", value: { ids: [0] } }, sampling: { repetitionPenalty: 1e308 } },
+        undefined,
+        { message: () => {}, end: (error) => resolve({ messages: [], error }) },
+      ),
+    );
+    assert.equal(bad.error?.code, Code.INVALID_ARGUMENT);
+    assert.match(bad.error?.message ?? "", /repetition_penalty/);
+    const served = await other.done;
+    assert.equal(served.error, undefined);
+    assert.equal(ids(served).length, 3);
+  });
+
   it("streams each generation's messages as Generate does, several at once on one stream", async () => {
     const relayed = await Promise.all([open(channel, [0, 1], 3).done, open(channel, [10], 2).done]);
     const direct = await new Promise<GenerateResponse[]>((resolve, reject) => {

@@ -3,8 +3,9 @@
 // batches the frames of one engine step into one message, so relaying N streams costs the router one
 // receive per step instead of N (see proto/tessera/v1/relay.proto). A worker without the Relay
 // service answers UNIMPLEMENTED once; the channel then reports `supported` false and callers go
-// back to one Generate call per request.
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+// back to one Generate call per request. A request that protobuf cannot encode fails alone, before it
+// reaches the shared stream.
+import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import type { ClientDuplexStream, ServiceError } from "@grpc/grpc-js";
 import { context, ROOT_CONTEXT } from "@opentelemetry/api";
 import type { GenerateRequestSchema, GenerateResponse } from "../../../proto/gen/tessera/v1/inference_pb.js";
@@ -65,10 +66,16 @@ export class RelayChannel {
     traceContext: Record<string, string> = {},
   ): () => void {
     const streamId = this.#nextId++;
+    const open = { streamId, request, deadlineUnixMs: BigInt(deadline ?? 0), traceContext };
+    const message = create(RelayGenerateRequestSchema, { kind: { case: "open", value: open } });
+    const unencodable = encodingProblem(message);
+    if (unencodable) {
+      queueMicrotask(() => handlers.end(unencodable));
+      return () => {};
+    }
     const call = this.#stream();
     this.#open.set(streamId, handlers);
-    const open = { streamId, request, deadlineUnixMs: BigInt(deadline ?? 0), traceContext };
-    call.write(create(RelayGenerateRequestSchema, { kind: { case: "open", value: open } }));
+    call.write(message);
     return () => {
       if (!this.#open.delete(streamId) || this.#call !== call) return;
       call.write(create(RelayGenerateRequestSchema, { kind: { case: "cancel", value: { streamId } } }));
@@ -118,5 +125,20 @@ export class RelayChannel {
     call.on("error", gone);
     call.on("end", () => gone());
     return call;
+  }
+}
+
+/**
+ * Why protobuf cannot encode `message` (a value outside its field's range that validation let
+ * through), if it cannot. grpc-js would fail the write by cancelling the whole stream, so every other
+ * generation on the worker's relay failed with it (found by fuzzing); this one fails alone, naming
+ * the field.
+ */
+function encodingProblem(message: RelayGenerateRequest): TesseraError | undefined {
+  try {
+    toBinary(RelayGenerateRequestSchema, message);
+    return undefined;
+  } catch (err) {
+    return new TesseraError(Code.INVALID_ARGUMENT, `request: ${(err as Error).message}`);
   }
 }

@@ -42,6 +42,19 @@ describe("gRPC request", () => {
     );
   });
 
+  it("refuses priority and kv, which only a worker honours, naming them (found by fuzzing: they were dropped)", () => {
+    const refused = (init: Parameters<typeof create<typeof GenerateRequestSchema>>[1]) =>
+      fromGrpc(
+        create(GenerateRequestSchema, { prompt: { case: "text", value: "x" }, ...init }),
+        new Metadata(),
+        Infinity,
+        "x-session-id",
+      ).error?.message;
+    assert.match(refused({ priority: -1 }) ?? "", /^priority: /);
+    assert.match(refused({ kv: { expectedRemoteBlocks: 2 } }) ?? "", /^kv: /);
+    assert.match(refused({ kv: {} }) ?? "", /^kv: /);
+  });
+
   it("takes a chat prompt for the router to render with the model's template", () => {
     const message = create(GenerateRequestSchema, {
       prompt: {

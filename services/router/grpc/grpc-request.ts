@@ -1,11 +1,12 @@
 // A tessera.v1.Inference Generate call, as a RouterRequest: the prompt (text, token ids, or a chat
 // that the router renders with the model's template) and sampling fields from the message; the API key
 // (`authorization: Bearer KEY`), the session key (routing.sessionHeader, by default `x-session-id`)
-// and the deadline from the call.
+// and the deadline from the call. priority and kv, which only a worker takes, are refused.
 import { randomUUID } from "node:crypto";
 import type { Metadata } from "@grpc/grpc-js";
 import type { GenerateRequest } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { chatPromptFromMessage } from "../../inference/chat-prompt.ts";
+import { structuredFromMessage } from "../../inference/structured-output.ts";
 import { type Result, TesseraError } from "../../kernel/errors.ts";
 import type { RouterPrompt, RouterRequest } from "../core/router-request.ts";
 
@@ -17,7 +18,17 @@ export function fromGrpc(
 ): Result<RouterRequest> {
   const prompt = promptOf(message.prompt);
   if (prompt.error) return prompt;
-  const { $typeName: _, ...sampling } = message.sampling ?? { $typeName: "" };
+  // Fields of a worker's request the router cannot honour for a client, refused rather than dropped:
+  // it keeps no queue of its own to order by priority, and it sets kv itself (disaggregated serving).
+  if (message.priority !== 0)
+    return { error: TesseraError.invalidArgument("priority", "is not honoured by the router; leave it 0") };
+  if (message.kv !== undefined)
+    return { error: TesseraError.invalidArgument("kv", "is set by the router itself; leave it unset") };
+  const { $typeName: _, structured: wire, ...fields } = message.sampling ?? { $typeName: "" };
+  const structured = structuredFromMessage(wire);
+  if (structured.error) return structured;
+  // A client names no matched tokens: only the router's own continuations do.
+  const sampling = { ...fields, ...(structured.value && { structured: structured.value.structured }) };
   const at = deadline instanceof Date ? deadline.getTime() : deadline;
   return {
     value: {
@@ -28,6 +39,8 @@ export function fromGrpc(
       sessionKey: header(metadata, sessionHeader),
       apiKey: bearer(header(metadata, "authorization")) ?? header(metadata, "x-api-key"),
       deadline: Number.isFinite(at) ? at : undefined,
+      // The router writes the text: it leaves special tokens out itself (the OpenAI door's field too).
+      skipSpecialTokens: message.sampling?.skipSpecialTokens,
     },
   };
 }

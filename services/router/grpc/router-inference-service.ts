@@ -17,6 +17,7 @@ import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
 import type { GrpcHandlers } from "../../rpc/grpc-service.ts";
 import { CANCELLED_BY_CLIENT, type InFlight } from "../../rpc/in-flight.ts";
+import { statusDetails } from "../../rpc/status-details.ts";
 import type { Router } from "../core/router.ts";
 import type { RouterEvent } from "../core/router-events.ts";
 import { endpointsHeader, pathHeader } from "../core/serving-path.ts";
@@ -118,19 +119,27 @@ async function generate(
 
 /** One message per token: a plain message object (every field given), without create()'s reflection. */
 function toResponse(event: RouterEvent, requestId: string): GenerateResponse {
-  const response = {
-    $typeName: "tessera.v1.GenerateResponse",
-    requestId,
-    textDelta: event.text,
-    kvWritesFailed: false,
-  } as const;
   if (event.type === "tokens")
-    return { ...response, tokens: event.tokens, finishReason: FinishReason.UNSPECIFIED };
+    return {
+      $typeName: "tessera.v1.GenerateResponse",
+      requestId,
+      tokens: event.tokens,
+      textDelta: event.text,
+      finishReason: FinishReason.UNSPECIFIED,
+      kvWritesFailed: false,
+      index: event.index ?? 0,
+      promptLogprobs: event.promptTokens ?? [],
+    };
   const { promptTokens, completionTokens } = event.usage;
   return {
-    ...response,
+    $typeName: "tessera.v1.GenerateResponse",
+    requestId,
     tokens: [],
+    textDelta: event.text,
+    index: event.index ?? 0,
+    promptLogprobs: [],
     finishReason: event.reason,
+    kvWritesFailed: false,
     usage: {
       $typeName: "tessera.v1.Usage",
       promptTokens,
@@ -144,7 +153,7 @@ function toResponse(event: RouterEvent, requestId: string): GenerateResponse {
 export function toStatus(error: TesseraError): { code: Code; details: string; metadata: Metadata } {
   const metadata = new Metadata();
   if (error.retryAfterMs !== undefined) metadata.set("grpc-retry-pushback-ms", String(error.retryAfterMs));
-  return { code: error.code, details: error.message, metadata };
+  return { code: error.code, details: statusDetails(error.message), metadata };
 }
 
 function unary<Req, Res>(

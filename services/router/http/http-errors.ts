@@ -24,8 +24,7 @@ export function httpStatus(code: Code): number {
   return STATUS[code] ?? 500;
 }
 
-export function errorBody(error: TesseraError) {
-  const status = httpStatus(error.code);
+export function errorBody(error: TesseraError, status = httpStatus(error.code)) {
   const type =
     status === 401
       ? "authentication_error"
@@ -44,7 +43,7 @@ export function errorBody(error: TesseraError) {
 export function sendError(res: ServerResponse, err: unknown, headers: Record<string, string> = {}): void {
   const error = TesseraError.from(err);
   if (error instanceof PayloadTooLarge) {
-    sendJson(res, 413, errorBody(error), headers);
+    sendJson(res, 413, errorBody(error, 413), headers);
     return;
   }
   const retry =

@@ -4,6 +4,7 @@
 import type { ModelInfo } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { SAMPLING_DEFAULT_FIELDS, type SamplingDefaults } from "../../inference/sampling-params.ts";
 import { Tokenizer } from "../../tokenizer/tokenizer.ts";
+import type { ToolCallParserName } from "../tools/tool-call-parsers.ts";
 import { ChatTemplate } from "./chat-template.ts";
 
 export interface RouterModelConfig {
@@ -12,6 +13,8 @@ export interface RouterModelConfig {
   tokenizer: string;
   /** Largest max_tokens a request may ask for (unset: the model's context). */
   maxTokens?: number | undefined;
+  /** How the model writes tool calls (unset: as its chat template shows, services/router/tools). */
+  toolCallParser?: ToolCallParserName | undefined;
 }
 
 /** What the workers serving a model report about it. */
@@ -32,6 +35,7 @@ export class RouterModel {
   readonly tokenizer: Tokenizer;
   readonly chatTemplate: ChatTemplate | undefined;
   readonly maxTokens: number | undefined;
+  readonly toolCallParser: ToolCallParserName | undefined;
   /** Undefined until a worker serving the model reported it. */
   info: WorkerModelInfo | undefined;
 
@@ -40,6 +44,7 @@ export class RouterModel {
     this.tokenizer = tokenizer;
     this.chatTemplate = chatTemplate;
     this.maxTokens = config.maxTokens;
+    this.toolCallParser = config.toolCallParser;
   }
 
   static load(config: RouterModelConfig): RouterModel {

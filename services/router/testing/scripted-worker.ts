@@ -22,6 +22,7 @@ import {
   ListModelsResponseSchema,
 } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { grpcServiceDefinition } from "../../rpc/grpc-service.ts";
+import { refuseUndecodableRequests } from "../../rpc/undecodable-request.ts";
 import type { WorkerModelInfo } from "../models/router-model.ts";
 
 export interface ScriptedWorkerOptions {
@@ -48,7 +49,7 @@ export class ScriptedWorker {
   }
 
   static async start(options: ScriptedWorkerOptions): Promise<ScriptedWorker> {
-    const server = new Server();
+    const server = new Server({ interceptors: [refuseUndecodableRequests] });
     let worker: ScriptedWorker | undefined;
     server.addService(grpcServiceDefinition(Inference), {
       generate: (call: ServerWritableStream<GenerateRequest, GenerateResponse>) =>

@@ -7,16 +7,18 @@ import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
 import type { KvCacheManager } from "../kv/kv-cache-manager.ts";
 import type { ModelRunner, SampledRow, StepResult } from "../runtime/model-runner.ts";
-import type { SequenceStep } from "../runtime/step-inputs.ts";
+import { logitRowCount, type SequenceStep } from "../runtime/step-inputs.ts";
+import { promptTokenLogprob } from "../sampling/prompt-logprobs.ts";
 import { NO_DRAFT } from "../speculative/draft.ts";
 import type { SpecDecoder } from "../speculative/spec-decoder.ts";
 import { verifyDraft } from "../speculative/verify-draft.ts";
 import type { EngineMetrics } from "./engine-metrics.ts";
+import { forkSequences } from "./fork.ts";
 import { appendToken, finishEvents, type OutputLimits } from "./output-processor.ts";
 import type { RemoteKv } from "./remote-kv.ts";
 import { type EngineRequest, RequestStatus } from "./request.ts";
 import { recordPhases } from "./request-phases.ts";
-import type { Scheduler, SchedulerOutput } from "./scheduler.ts";
+import type { ScheduledRequest, Scheduler, SchedulerOutput } from "./scheduler.ts";
 
 export interface EngineCoreParts {
   runner: ModelRunner;
@@ -45,6 +47,9 @@ export class EngineCore {
   private readonly now: () => number;
   private loopActive = false;
   private steps = 0;
+  private promptTokensComputed = 0;
+  /** Copies of forked sequences' prompt tail blocks, awaited before the next step runs. */
+  private pendingCopies: Promise<void>[] = [];
 
   constructor(parts: EngineCoreParts) {
     this.runner = parts.runner;
@@ -61,6 +66,11 @@ export class EngineCore {
 
   get numSteps(): number {
     return this.steps;
+  }
+
+  /** Prompt tokens whose K/V this engine computed (not taken from a cache or a fork), since start. */
+  get numPromptTokensComputed(): number {
+    return this.promptTokensComputed;
   }
 
   submit(request: EngineRequest): void {
@@ -80,7 +90,11 @@ export class EngineCore {
         if (!scheduler.hasWork) break;
         if (this.spec) await this.spec.propose(scheduler.running);
         const out = scheduler.schedule();
-        for (const r of out.rejected) r.events.fail(r.error);
+        for (const r of out.rejected) {
+          r.events.fail(r.error);
+          // Its other sequences were waiting for its prefill: they fail with it.
+          for (const child of r.forks.splice(0)) child.events.fail(r.error);
+        }
         for (const s of out.scheduled) this.unpin(s.request);
         this.metrics?.step(out.numBatchedTokens, out.preempted.length);
         if (out.scheduled.length === 0) {
@@ -88,6 +102,11 @@ export class EngineCore {
           continue;
         }
         await this.step(out);
+        if (this.pendingCopies.length > 0) {
+          const copies = this.pendingCopies;
+          this.pendingCopies = [];
+          await Promise.all(copies);
+        }
       }
     } catch (err) {
       this.log?.error({ err }, "engine loop failed");
@@ -116,23 +135,27 @@ export class EngineCore {
       if (numDraft > 0) tokens.set(request.draft.tokens.slice(0, numDraft), offset + numNew - numDraft);
       offset += numNew;
       // A speculative row's logits come back whole: they are verified here, not sampled by the runner.
+      // A sequence others fork from is sampled here too, beside them, from the logits row they share.
       const sampling =
-        runnerSamples && needsLogits && numDraft === 0
-          ? request.sampler.prepare(request.numTokens, request.history)
+        runnerSamples && needsLogits && numDraft === 0 && request.forks.length === 0
+          ? request.sampler.prepare(request.numTokens, request.history, maskOf(request))
           : undefined;
       seqs.push({
         numPast,
         numNew,
         blockTable: request.kv.blocks,
         needsLogits,
-        ...(numDraft > 0 && { numLogits: numDraft + 1 }),
         promptLength: request.promptLength,
+        ...logitsAsk(s),
         ...(sampling && { sampling }),
       });
     }
     let result: StepResult;
     try {
-      result = await this.runner.step(tokens, seqs);
+      const running = this.runner.step(tokens, seqs);
+      // Structured outputs: the masks of this step's rows are filled while the model thread runs it.
+      if (!runnerSamples) fillMasks(out);
+      result = await running;
     } catch (err) {
       const error = TesseraError.from(err);
       this.log?.error({ err: error.message }, "model step failed");
@@ -147,24 +170,23 @@ export class EngineCore {
     const { kv, vocabSize } = this;
     let row = 0;
     const now = this.now();
-    for (const { request, numNew, needsLogits, numDraft } of out.scheduled) {
-      const at = needsLogits ? row : -1;
-      if (needsLogits) row += numDraft + 1;
+    for (const scheduled of out.scheduled) {
+      const { request, numPast, numNew, needsLogits, numDraft } = scheduled;
+      const ask = logitsAsk(scheduled);
+      const first = row;
+      row += logitRowCount({ numNew, needsLogits, ...ask });
+      const at = needsLogits ? row - 1 : -1;
       if (request.isFinished) continue;
       if (request.cancelRequested) {
         this.finish(request, "cancelled");
         continue;
       }
+      this.promptTokensComputed += Math.max(0, Math.min(numPast + numNew, request.promptLength) - numPast);
       if (numDraft > 0) {
-        this.verify(
-          request,
-          logits.subarray(at * vocabSize, (at + numDraft + 1) * vocabSize),
-          numNew,
-          numDraft,
-          now,
-        );
+        this.verify(request, logits.subarray(first * vocabSize, row * vocabSize), numNew, numDraft, now);
         continue;
       }
+      if (ask.promptLogits) this.promptLogprobs(request, logits, first, numPast, numNew);
       request.numComputedTokens += numNew;
       const hashedBefore = request.kv.hashes.length;
       kv.cacheComputedBlocks(request.kv, request.tokens, request.numComputedTokens);
@@ -173,17 +195,30 @@ export class EngineCore {
       if (at < 0) continue;
       let reason: FinishReason | undefined;
       try {
+        const { constraint } = request;
+        // A complete grammar allows only eos: the request ends here, spending no token on it.
+        constraint?.mask();
+        if (constraint?.complete) {
+          this.finish(request, "stop");
+          continue;
+        }
+        const row = logits.subarray(at * vocabSize, (at + 1) * vocabSize);
+        // A mask writes -Infinity into its row: sequences forking from this row get it as the model gave it.
+        const shared = request.forks.length > 0 && constraint ? row.slice() : row;
         const token = tokens
           ? sampledToken(tokens[at])
-          : request.sampler.sample(
-              logits.subarray(at * vocabSize, (at + 1) * vocabSize),
-              request.numTokens,
-              request.history,
-            );
+          : request.sampler.sample(row, request.numTokens, request.history, constraint?.mask());
+        if (constraint && !constraint.accept(token.tokenId)) {
+          throw new TesseraError(Code.INTERNAL, `structured output: token ${token.tokenId} left the grammar`);
+        }
         this.metrics?.token(request, now);
         request.timings.firstToken ??= now;
         request.timings.lastToken = now;
         reason = appendToken(request, token, this.limits);
+        // An eos the grammar accepted ends it even under ignore_eos.
+        if (reason === undefined && constraint?.terminated) reason = "stop";
+        // After the parent's first token (so sequence 0 opens the stream), before it can finish.
+        if (request.forks.length > 0) this.fork(request, shared, now);
       } catch (err) {
         this.fail(request, TesseraError.from(err));
         continue;
@@ -229,6 +264,62 @@ export class EngineCore {
       this.storeBlocks(this.remote, request, hashedBefore);
   }
 
+  /** Prompt entries from the rows of positions numPast.. (row r predicts the token after position r). */
+  private promptLogprobs(
+    request: EngineRequest,
+    logits: Float32Array,
+    first: number,
+    numPast: number,
+    numNew: number,
+  ): void {
+    const { vocabSize } = this;
+    const entries = request.promptTokens!;
+    const top = request.sampling.promptLogprobs ?? 0;
+    for (let i = 0; i < numNew; i++) {
+      const next = numPast + i + 1;
+      if (next >= request.promptLength) break;
+      const row = logits.subarray((first + i) * vocabSize, (first + i + 1) * vocabSize);
+      entries[next] = promptTokenLogprob(row, request.tokens[next]!, top);
+    }
+  }
+
+  /**
+   * The parent's prompt is computed: its waiting sequences take its blocks and their first token from
+   * its row (each by its own seed), then run as requests of their own.
+   */
+  private fork(parent: EngineRequest, row: Float32Array, now: number): void {
+    const forks = parent.forks;
+    parent.forks = [];
+    const copy = forkSequences(parent, forks, this.kv, this.runner);
+    if (copy) this.pendingCopies.push(copy);
+    for (const child of forks) {
+      if (child.kv.blocks.length === 0) {
+        // No room for its tail block: it computes its prompt itself (from the prefix cache).
+        this.scheduler.add(child);
+        continue;
+      }
+      let reason: FinishReason | undefined;
+      try {
+        // Each sequence has a matcher of its own (engine.ts opens one per sequence).
+        const { constraint } = child;
+        const token = child.sampler.sample(row, child.numTokens, child.history, constraint?.mask());
+        if (constraint && !constraint.accept(token.tokenId)) {
+          throw new TesseraError(Code.INTERNAL, `structured output: token ${token.tokenId} left the grammar`);
+        }
+        this.metrics?.token(child, now);
+        child.timings.firstToken ??= now;
+        child.timings.lastToken = now;
+        reason = appendToken(child, token, this.limits);
+        if (reason === undefined && constraint?.terminated) reason = "stop";
+      } catch (err) {
+        this.fail(child, TesseraError.from(err));
+        continue;
+      }
+      if (reason) this.finish(child, reason);
+      else this.scheduler.add(child);
+    }
+  }
+
   /** Stores the blocks that just became full (exported now, before any later step can reuse them). */
   private storeBlocks(remote: RemoteKv, request: EngineRequest, from: number): void {
     const bs = this.kv.blockSize;
@@ -261,6 +352,9 @@ export class EngineCore {
 
   private finish(request: EngineRequest, reason: FinishReason): void {
     if (request.status === RequestStatus.FINISHED) return;
+    request.constraint?.dispose();
+    // Sequences still waiting to fork from it end with it (cancelled or failed before its prefill).
+    for (const child of request.forks.splice(0)) this.finish(child, reason);
     this.unpin(request);
     this.spec?.release(request);
     this.scheduler.remove(request);
@@ -271,6 +365,8 @@ export class EngineCore {
 
   private fail(request: EngineRequest, error: TesseraError): void {
     if (request.status === RequestStatus.FINISHED) return;
+    request.constraint?.dispose();
+    for (const child of request.forks.splice(0)) this.fail(child, error);
     this.unpin(request);
     this.spec?.release(request);
     this.scheduler.remove(request);
@@ -278,6 +374,43 @@ export class EngineCore {
     request.events.fail(error);
     this.metrics?.finish(request, "error", this.now());
     recordPhases(request, this.now());
+  }
+}
+
+/**
+ * The logits rows a scheduled row asks beyond its last token's (step-inputs.ts, logitRowCount): every
+ * new token's while a request wanting prompt logprobs computes its prompt, or a speculative row's
+ * numDraft + 1. step() sends it and postprocess() walks the rows by it, so both read the same count.
+ * A request asking prompt logprobs is never speculated (SpecDecoder), so the two never meet.
+ */
+function logitsAsk({
+  request,
+  numPast,
+  numDraft,
+}: ScheduledRequest): Pick<SequenceStep, "promptLogits" | "numLogits"> {
+  const promptLogits = request.wantsPromptLogits && numPast < request.promptLength;
+  if (promptLogits && numDraft > 0)
+    throw new TesseraError(Code.INTERNAL, `request ${request.id}: a speculative row asking prompt logits`);
+  return { ...(promptLogits && { promptLogits }), ...(numDraft > 0 && { numLogits: numDraft + 1 }) };
+}
+
+/** The mask of a constrained request's next token; undefined for an unconstrained one. */
+function maskOf(request: EngineRequest): Int32Array | undefined {
+  return request.constraint?.mask();
+}
+
+/**
+ * Fills the next-token masks of the step's constrained rows. A failure here is left for postprocess,
+ * which asks for the same mask again and fails that request alone.
+ */
+function fillMasks(out: SchedulerOutput): void {
+  for (const { request, needsLogits } of out.scheduled) {
+    if (!needsLogits || request.constraint === undefined) continue;
+    try {
+      request.constraint.mask();
+    } catch {
+      // postprocess reports it
+    }
   }
 }
 

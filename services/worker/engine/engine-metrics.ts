@@ -80,9 +80,10 @@ export class EngineMetrics {
       description:
         "Prompt tokens of finished requests by where their KV came from: computed here, local_cache " +
         "(this worker's prefix cache), kv_transfer (read from the remote tier: a prefill worker's, a " +
-        "migrated request's or a shared prefix).",
+        "migrated request's or a shared prefix), fork (another sequence of the same request computed " +
+        "them: n, best_of).",
     });
-    for (const source of ["computed", "local_cache", "kv_transfer"])
+    for (const source of ["computed", "local_cache", "kv_transfer", "fork"])
       this.promptTokenSources.add(0, { ...this.labels, source });
     this.generationTokens = meter.createCounter("tessera_generation_tokens", {
       description: "Generated tokens.",
@@ -155,12 +156,8 @@ export class EngineMetrics {
     const t = request.timings;
     this.finished.add(1, { ...this.labels, reason });
     this.promptTokens.add(request.promptLength, this.labels);
-    // Imported blocks sit in the prefix cache when the request is first scheduled: part of its cached tokens.
-    const cached = Math.min(request.numCachedPromptTokens, request.promptLength);
-    const transferred = Math.min(request.numRemotePromptTokens, cached);
-    this.promptTokenSources.add(request.promptLength - cached, { ...this.labels, source: "computed" });
-    this.promptTokenSources.add(cached - transferred, { ...this.labels, source: "local_cache" });
-    this.promptTokenSources.add(transferred, { ...this.labels, source: "kv_transfer" });
+    if (request.forked) this.promptTokenSources.add(request.promptLength, { ...this.labels, source: "fork" });
+    else this.promptSources(request);
     this.e2e.record((now - t.arrival) / 1000, this.labels);
     if (t.firstScheduled !== undefined) this.queue.record((t.firstScheduled - t.arrival) / 1000, this.labels);
     if (t.firstScheduled !== undefined && t.firstToken !== undefined) {
@@ -169,5 +166,14 @@ export class EngineMetrics {
     if (t.firstToken !== undefined && t.lastToken !== undefined) {
       this.decode.record((t.lastToken - t.firstToken) / 1000, this.labels);
     }
+  }
+
+  private promptSources(request: EngineRequest): void {
+    // Imported blocks sit in the prefix cache when the request is first scheduled: part of its cached tokens.
+    const cached = Math.min(request.numCachedPromptTokens, request.promptLength);
+    const transferred = Math.min(request.numRemotePromptTokens, cached);
+    this.promptTokenSources.add(request.promptLength - cached, { ...this.labels, source: "computed" });
+    this.promptTokenSources.add(cached - transferred, { ...this.labels, source: "local_cache" });
+    this.promptTokenSources.add(transferred, { ...this.labels, source: "kv_transfer" });
   }
 }

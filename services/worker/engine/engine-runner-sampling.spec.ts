@@ -39,14 +39,22 @@ const SAMPLINGS: SamplingParams[] = [
   }),
 ];
 
+/**
+ * Steps that came back as logits rows: a batch with a row others fork from (n > 1) or with prompt
+ * logits asks for logits, as a parallel group's coordinator then returns them.
+ */
+let logitSteps = 0;
+
 /** The single-process runner made to sample each row in its model thread; it refuses rows of top_k POISON_TOP_K. */
 async function samplingRunner(o: ModelRunnerOptions): Promise<ModelRunner> {
   const inner = await ModelRunner.start(o);
   const step: ModelRunner["step"] = async (tokens, seqs) => {
-    assert.ok(
-      seqs.every((s) => !s.needsLogits || s.sampling),
-      "every row that needs logits says how to sample it",
-    );
+    if (seqs.some((s) => s.promptLogits || (s.needsLogits && !s.sampling))) {
+      logitSteps++;
+      const result = await inner.step(tokens, seqs);
+      assert.equal(result.tokens, undefined, "logits rows come back");
+      return result;
+    }
     const result = await inner.step(tokens, seqs);
     assert.equal(result.logits.length, 0, "sampled rows come back instead of logits");
     const asked = seqs.filter((s) => s.needsLogits);
@@ -87,9 +95,30 @@ describe("Engine over a runner that samples", function () {
 
   it("generates what the engine generates when it samples itself (seeds, penalties, logprobs)", async () => {
     const cases = prompts.flatMap((p, i) => SAMPLINGS.map((s, j) => ({ p, s, id: `${i}-${j}` })));
+    logitSteps = 0;
     const want = await Promise.all(cases.map((c) => generate(here, `a${c.id}`, c.p, c.s)));
     const got = await Promise.all(cases.map((c) => generate(there, `b${c.id}`, c.p, c.s)));
     assert.deepEqual(got, want);
+    assert.equal(logitSteps, 0, "every row that needs logits said how to sample it");
+  });
+
+  it("n, logit_bias and prompt logprobs: the same sequences as when the engine samples itself", async () => {
+    const sampling = {
+      ...SAMPLINGS[1]!,
+      n: 3,
+      logitBias: new Map([[40, 3]]),
+      promptLogprobs: 2,
+    };
+    const events = async (engine: Engine, id: string) => {
+      const out: GenerateEvent[] = [];
+      for await (const e of engine.generate({ requestId: id, promptIds: prompts[2]!, sampling })) out.push(e);
+      return out.sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+    };
+    const want = await events(here, "n-here");
+    const got = await events(there, "n-there");
+    assert.deepEqual(got, want);
+    assert.equal(new Set(got.map((e) => e.index)).size, 3);
+    assert.ok(got.some((e) => e.type === "tokens" && e.promptTokens?.length === prompts[2]!.length));
   });
 
   it("fails only the request whose row the runner could not sample", async () => {

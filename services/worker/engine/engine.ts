@@ -16,6 +16,7 @@ import { ModelRunner, type ModelRunnerOptions } from "../runtime/model-runner.ts
 import type { SpecDecoder } from "../speculative/spec-decoder.ts";
 import type { SpeculativeConfig } from "../speculative/speculative-config.ts";
 import { startSpeculative } from "../speculative/start-speculative.ts";
+import { Grammars } from "../structured/grammars.ts";
 import {
   type EngineConfig,
   type EngineConfigInput,
@@ -29,6 +30,7 @@ import { KvShare, splitBlocks } from "./kv-share.ts";
 import { RemoteKv, type RemoteKvOptions } from "./remote-kv.ts";
 import { EngineRequest } from "./request.ts";
 import { Scheduler } from "./scheduler.ts";
+import { mergeSequences } from "./sequence-events.ts";
 import { VirtualEngines } from "./virtual-engines.ts";
 
 export interface EngineOptions {
@@ -76,6 +78,8 @@ export class Engine {
   readonly remote: RemoteKv | undefined;
   /** Speculative decoding, when configured (its stats: proposed and accepted tokens). */
   readonly speculative: SpecDecoder | undefined;
+  /** Structured outputs: the model's grammars (its vocabulary prepared on the first constrained request). */
+  readonly grammars: Grammars;
   private readonly runner: ModelRunner;
   private nextOrder = 0;
 
@@ -91,6 +95,7 @@ export class Engine {
       | "engines"
       | "remote"
       | "speculative"
+      | "grammars"
     > & {
       runner: ModelRunner;
     },
@@ -104,6 +109,7 @@ export class Engine {
     this.engines = parts.engines;
     this.remote = parts.remote;
     this.speculative = parts.speculative;
+    this.grammars = parts.grammars;
     this.runner = parts.runner;
     this.attention = { backend: parts.runner.attention, timingsMs: { ...parts.runner.attentionTimings } };
   }
@@ -216,39 +222,101 @@ export class Engine {
       engines: new VirtualEngines(schedulers, cores),
       remote,
       speculative,
+      grammars: new Grammars({ modelDir, vocabSize: model.vocabSize, eosTokenIds: checkpoint.eosTokenIds }),
       runner,
     });
   }
 
-  /** Streams the completion of one request; throws INVALID_ARGUMENT before any event for a bad prompt. */
+  /**
+   * Streams the completion of one request; throws INVALID_ARGUMENT before any event for a bad prompt.
+   * With n or best_of > 1 its sequences fork from one prefill (fork.ts) and stream as one (each event
+   * tagged with its index, sequence-events.ts).
+   */
   generate(request: GenerateRequest, signal?: AbortSignal): AsyncIterable<GenerateEvent> {
     validatePrompt(request.promptIds, this.description);
     if (signal?.aborted) throw new TesseraError(Code.CANCELLED, `request ${request.requestId} was cancelled`);
-    const r: EngineRequest = new EngineRequest({
-      id: request.requestId,
-      order: this.nextOrder++,
-      priority: request.priority ?? 0,
-      promptIds: request.promptIds,
-      sampling: request.sampling,
-      eosTokenIds: this.eosTokenIds,
-      text: this.tokenizer.textStream(),
-      deadline: request.deadline,
-      now: Date.now(),
-      onCancel: () => {
-        r.cancelRequested = true;
-      },
-      trace: request.trace,
-    });
-    signal?.addEventListener("abort", () => {
-      r.cancelRequested = true;
-    });
+    const { sampling } = request;
+    const n = sampling.n ?? 1;
+    const count = Math.max(n, sampling.bestOf ?? n);
+    const sequences = Array.from({ length: count }, (_, index) => this.sequence(request, index));
+    const cancel = () => {
+      for (const r of sequences) r.cancelRequested = true;
+    };
+    signal?.addEventListener("abort", cancel);
+    const r = sequences[0]!;
+    r.forks = sequences.slice(1);
     r.awaitKvWrites = request.kv?.awaitWrites === true;
+    if (request.sampling.structured) void this.constrainThenSubmit(r, request);
+    else this.route(r, request);
+    if (count === 1) return r.events;
+    return mergeSequences(
+      sequences.map((s) => s.events),
+      n,
+      cancel,
+    );
+  }
+
+  private route(r: EngineRequest, request: GenerateRequest): void {
     if (this.remote?.options.readThrough || (request.kv?.expectedRemoteBlocks ?? 0) > 0) {
       void this.fetchThenSubmit(r, request.kv?.expectedRemoteBlocks ?? 0);
     } else {
       this.engines.submit(r);
     }
-    return r.events;
+  }
+
+  /**
+   * Compiles the request's structured output (cached per constraint) and opens its matcher past the
+   * output a continuation already holds, then queues it; a constraint that does not compile fails it
+   * with INVALID_ARGUMENT.
+   */
+  private async constrainThenSubmit(r: EngineRequest, request: GenerateRequest): Promise<void> {
+    const { structured, structuredMatchedTokens: matched = 0 } = request.sampling;
+    try {
+      if (matched > request.promptIds.length)
+        throw TesseraError.invalidArgument("structured.matched_tokens", "exceeds the prompt's length");
+      // One matcher per sequence (n, best_of): each follows its own tokens through the constraint.
+      const output = request.promptIds.slice(request.promptIds.length - matched);
+      for (const s of [r, ...r.forks]) s.constraint = await this.grammars.open(structured!, output);
+    } catch (err) {
+      const error = TesseraError.from(err);
+      for (const s of [r, ...r.forks.splice(0)]) {
+        s.constraint?.dispose();
+        s.events.fail(error);
+      }
+      return;
+    }
+    this.route(r, request);
+  }
+
+  /** Sequence `index` of a request: with a seed, sequence i draws with seed + i (mod 2^64), as vLLM does. */
+  private sequence(request: GenerateRequest, index: number): EngineRequest {
+    const { seed } = request.sampling;
+    const sampling =
+      index === 0 || seed === undefined
+        ? request.sampling
+        : { ...request.sampling, seed: BigInt.asUintN(64, seed + BigInt(index)) };
+    const r: EngineRequest = new EngineRequest({
+      id: index === 0 ? request.requestId : `${request.requestId}/${index}`,
+      index,
+      order: this.nextOrder++,
+      priority: request.priority ?? 0,
+      promptIds: request.promptIds,
+      sampling,
+      eosTokenIds: this.eosTokenIds,
+      text: this.tokenizer.textStream({ skipSpecialTokens: sampling.skipSpecialTokens === true }),
+      deadline: request.deadline,
+      now: Date.now(),
+      onCancel: () => {
+        r.cancelRequested = true;
+      },
+      ...(index === 0 && { trace: request.trace }),
+    });
+    return r;
+  }
+
+  /** Prompt tokens computed since start, over every scheduling loop (not those taken from a cache or a fork). */
+  get numPromptTokensComputed(): number {
+    return this.engines.numPromptTokensComputed;
   }
 
   /** Imports the prefix blocks the remote tier holds, then queues the request. */
@@ -263,7 +331,9 @@ export class Engine {
     } catch (err) {
       const error = TesseraError.from(err);
       r.trace?.phase("kv_transfer.read", started, Date.now(), { "tessera.kv.error": error.message });
+      r.constraint?.dispose();
       r.events.fail(error);
+      for (const child of r.forks.splice(0)) child.events.fail(error);
       return;
     }
     r.trace?.phase("kv_transfer.read", started, Date.now(), {

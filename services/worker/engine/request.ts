@@ -2,7 +2,7 @@
 // output state, and the queue its events go out on.
 
 import { StopStringMatcher } from "../../inference/stop-strings.ts";
-import type { FinishReason, GenerateEvent, SamplingParams } from "../../inference/types.ts";
+import type { FinishReason, GenerateEvent, PromptToken, SamplingParams } from "../../inference/types.ts";
 import type { TesseraError } from "../../kernel/errors.ts";
 import type { RequestPhases } from "../../kernel/telemetry/phase-spans.ts";
 import type { TextStream } from "../../tokenizer/text-stream.ts";
@@ -10,6 +10,7 @@ import { emptyRequestKv, type RequestKv } from "../kv/kv-cache-manager.ts";
 import { TokenHistory } from "../sampling/penalties.ts";
 import { Sampler } from "../sampling/sampler.ts";
 import { type Draft, NO_DRAFT } from "../speculative/draft.ts";
+import type { Constraint } from "../structured/constraint.ts";
 import { EventQueue } from "./event-queue.ts";
 
 /** The lifecycle, in order: a request only moves forward, except RUNNING <-> PREEMPTED. */
@@ -29,6 +30,22 @@ export interface RequestTimings {
 
 export class EngineRequest {
   readonly id: string;
+  /** Which of its request's sequences (SamplingParams.n, best_of) this is; 0 for a single one. */
+  readonly index: number;
+  /**
+   * The request's other sequences, waiting for this one's prefill: once its prompt is computed they
+   * fork from it (engine-core.ts), sharing its prompt blocks, so the prompt is computed once.
+   */
+  forks: EngineRequest[] = [];
+  /** It forked from another sequence of its request, which computed its prompt. */
+  forked = false;
+  /**
+   * With prompt logprobs: each prompt token's entry, by position, filled as the prompt is computed
+   * (such a request takes nothing from the prefix cache, so every position is computed here).
+   */
+  readonly promptTokens: PromptToken[] | undefined;
+  /** The prompt entries went out (with the first token). */
+  promptTokensSent = false;
   /** Arrival order, for FCFS among equal priorities. */
   readonly order: number;
   /** Lower values are served first (as in vLLM); default 0. */
@@ -68,6 +85,8 @@ export class EngineRequest {
   awaitKvWrites = false;
   finishReason: FinishReason | undefined;
   error: TesseraError | undefined;
+  /** Structured output: the grammar its tokens must follow (set before it is submitted). */
+  constraint: Constraint | undefined;
 
   constructor(init: {
     id: string;
@@ -82,8 +101,12 @@ export class EngineRequest {
     now: number;
     onCancel: () => void;
     trace?: RequestPhases | undefined;
+    index?: number;
   }) {
     this.id = init.id;
+    this.index = init.index ?? 0;
+    // Sequence 0 carries the prompt's entries for the whole request.
+    this.promptTokens = init.sampling.promptLogprobs === undefined || this.index > 0 ? undefined : [];
     this.order = init.order;
     this.priority = init.priority;
     this.promptLength = init.promptIds.length;
@@ -107,6 +130,11 @@ export class EngineRequest {
     };
     this.trace = init.trace;
     this.events = new EventQueue(init.onCancel);
+  }
+
+  /** Whether its prompt positions' logits are wanted (prompt logprobs, on sequence 0). */
+  get wantsPromptLogits(): boolean {
+    return this.promptTokens !== undefined;
   }
 
   get numTokens(): number {

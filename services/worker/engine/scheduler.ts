@@ -106,7 +106,11 @@ export class Scheduler {
     while (this.waiting.length > 0 && budget > 0 && this.running.length < this.limits.maxNumSeqs) {
       const request = this.waiting[0]!;
       const fresh = request.kv.blocks.length === 0;
-      const cached = fresh ? this.kv.findCachedPrefix(request.tokens) : { blocks: [], hashes: [] };
+      // Prompt logprobs need every prompt position computed: such a request takes nothing from the cache.
+      const cached =
+        fresh && !request.wantsPromptLogits
+          ? this.kv.findCachedPrefix(request.tokens)
+          : { blocks: [], hashes: [] };
       const numPast = fresh ? cached.blocks.length * this.kv.blockSize : request.numComputedTokens;
       const numNew = Math.min(request.numTokens - numPast, budget);
       if (!this.kv.allocate(request.kv, numPast + numNew, cached)) {

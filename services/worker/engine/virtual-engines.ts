@@ -40,6 +40,10 @@ export class VirtualEngines {
   }
 
   /** Steps run by all engines. */
+  get numPromptTokensComputed(): number {
+    return sum(this.cores, (c) => c.numPromptTokensComputed);
+  }
+
   get numSteps(): number {
     return sum(this.cores, (c) => c.numSteps);
   }

@@ -54,6 +54,10 @@ describe("frame codec", () => {
         logprobs: 2,
         minTokens: 2,
         stopTokenIds: [11],
+        logitBias: new Map([
+          [7, 3.5],
+          [12, -100],
+        ]),
       }),
       { eosTokenIds: [2], promptLength: 3 },
     );
@@ -61,6 +65,7 @@ describe("frame codec", () => {
     history.append(9);
     const seqs = [
       { numPast: 0, numNew: 3, blockTable: [1], needsLogits: true, sampling: sampler.prepare(4, history) },
+      { numPast: 0, numNew: 2, blockTable: [2], needsLogits: false, promptLogits: true },
     ];
     const wire = create(ShardFrameSchema, {
       kind: {
@@ -74,10 +79,11 @@ describe("frame codec", () => {
     assert.deepEqual(sequencesFromWire(back.kind.value.batch!.sequences), seqs);
     assert.equal(sequencesToWire(seqs, false)[0]!.sampling, undefined);
     assert.deepEqual(
-      [...seqs[0]!.sampling.heldBackIds],
+      [...seqs[0]!.sampling!.heldBackIds],
       [11, 2],
       "min_tokens not reached: eos and stop ids held",
     );
+    assert.deepEqual([...seqs[0]!.sampling!.biasIds], [7, 12], "logit_bias reaches the last stage");
 
     const rows = sampleRows(
       Float32Array.from({ length: 16 }, (_, i) => Math.sin(i)),

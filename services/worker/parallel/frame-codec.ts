@@ -25,6 +25,7 @@ export function sequencesToWire(
     needsLogits: s.needsLogits,
     promptLength: s.promptLength ?? 0,
     numLogits: s.numLogits ?? 0,
+    promptLogits: s.promptLogits === true,
     ...(withSampling && s.sampling && { sampling: rowSamplingToWire(s.sampling) }),
   }));
 }
@@ -37,6 +38,7 @@ export function sequencesFromWire(seqs: readonly WireSequence[]): SequenceStep[]
     needsLogits: s.needsLogits,
     ...(s.promptLength > 0 && { promptLength: s.promptLength }),
     ...(s.numLogits > 1 && { numLogits: s.numLogits }),
+    ...(s.promptLogits && { promptLogits: true }),
     ...(s.sampling && { sampling: rowSamplingFromWire(s.sampling) }),
   }));
 }
@@ -55,6 +57,11 @@ function rowSamplingToWire(r: RowSampling): Omit<WireRowSampling, "$typeName"> {
     penaltyIds: Array.from(r.penaltyIds),
     penaltyCounts: Array.from(r.penaltyCounts),
     heldBackIds: Array.from(r.heldBackIds),
+    allowedTokens: r.allowed
+      ? new Uint8Array(r.allowed.buffer, r.allowed.byteOffset, r.allowed.byteLength)
+      : new Uint8Array(0),
+    biasIds: Array.from(r.biasIds),
+    biasValues: Array.from(r.biasValues),
   };
 }
 
@@ -72,7 +79,18 @@ function rowSamplingFromWire(w: WireRowSampling): RowSampling {
     penaltyIds: Int32Array.from(w.penaltyIds),
     penaltyCounts: Int32Array.from(w.penaltyCounts),
     heldBackIds: Int32Array.from(w.heldBackIds),
+    ...(w.allowedTokens.byteLength > 0 && { allowed: bytesToWords(w.allowedTokens) }),
+    biasIds: Int32Array.from(w.biasIds),
+    biasValues: Float32Array.from(w.biasValues),
   };
+}
+
+/** A received bitmask as 32-bit words (copied: the bytes may not be 4-byte aligned). */
+function bytesToWords(bytes: Uint8Array): Int32Array {
+  if (bytes.byteLength % 4 !== 0) throw new Error(`${bytes.byteLength} bytes are not a token bitmask`);
+  const out = new Int32Array(bytes.byteLength / 4);
+  new Uint8Array(out.buffer).set(bytes);
+  return out;
 }
 
 export function sampledToWire(rows: readonly SampledRow[]): MessageInitShape<typeof SampledTokenSchema>[] {

@@ -87,11 +87,18 @@ async function trace(runner: ModelRunner): Promise<Float32Array[]> {
 /** Ids the greedy request holds back (min_tokens 8 with these stop ids): its picks must avoid them. */
 const HELD = Array.from({ length: 128 }, (_, id) => id);
 
+/** logit_bias of the seeded request: enough to move its picks (the spec checks that it does). */
+const BIAS = new Map([
+  [300, 6],
+  [301, 6],
+  [302, 6],
+]);
+
 /**
  * Two requests' samplers: greedy with a repetition penalty and min_tokens holding HELD back, and seeded
- * top-p sampling with a frequency penalty.
+ * top-p sampling with a frequency penalty and (unless `bias` is false) BIAS.
  */
-function samplers(): { sampler: Sampler; history: TokenHistory }[] {
+function samplers(bias = true): { sampler: Sampler; history: TokenHistory }[] {
   const prompts = [
     [1, 20, 33, 47, 5, 61, 7, 80, 9],
     [100, 11, 120, 13, 140, 15],
@@ -105,6 +112,7 @@ function samplers(): { sampler: Sampler; history: TokenHistory }[] {
       seed: 7n,
       frequencyPenalty: 0.5,
       logprobs: 3,
+      ...(bias && { logitBias: BIAS }),
     }),
   ];
   return params.map((p, i) => ({
@@ -118,8 +126,12 @@ function samplers(): { sampler: Sampler; history: TokenHistory }[] {
  * runner samples, else here from the returned logits, as the engine does (blocks of their own, apart
  * from `trace`'s).
  */
-async function sampledTrace(runner: ModelRunner): Promise<GeneratedToken[][]> {
-  const requests = samplers();
+async function sampledTrace(
+  runner: ModelRunner,
+  bias = true,
+  allowed?: Int32Array,
+): Promise<GeneratedToken[][]> {
+  const requests = samplers(bias);
   let seqs: SequenceStep[] = [
     { numPast: 0, numNew: 9, blockTable: [12, 13, 14], needsLogits: true },
     { numPast: 0, numNew: 6, blockTable: [15, 16, 17], needsLogits: true },
@@ -132,13 +144,18 @@ async function sampledTrace(runner: ModelRunner): Promise<GeneratedToken[][]> {
     if (runner.samplesRows)
       seqs = seqs.map((s, r) => ({
         ...s,
-        sampling: requests[r]!.sampler.prepare(positions[r]!, requests[r]!.history),
+        sampling: requests[r]!.sampler.prepare(positions[r]!, requests[r]!.history, allowed),
       }));
     const result = await runner.step(tokens, seqs);
     const vocab = result.logits.length / 2;
     const picked = requests.map(({ sampler, history }, r) => {
       if (!result.tokens)
-        return sampler.sample(result.logits.subarray(r * vocab, (r + 1) * vocab), positions[r]!, history);
+        return sampler.sample(
+          result.logits.subarray(r * vocab, (r + 1) * vocab),
+          positions[r]!,
+          history,
+          allowed,
+        );
       const row = result.tokens[r]!;
       assert.ok(!("error" in row), JSON.stringify(row));
       return row;
@@ -162,6 +179,12 @@ describe("ShardedRunner (in-process group over gRPC)", () => {
     single = await ModelRunner.start({ modelDir: MODEL, architectureOverride: undefined, ...POOL });
     expected = await trace(single);
     expectedTokens = await sampledTrace(single);
+    // Without its logit_bias the seeded request picks other tokens: a group that dropped it would differ.
+    const unbiased = await sampledTrace(single, false);
+    assert.notDeepEqual(
+      unbiased.map((rows) => rows[1]!.tokenId),
+      expectedTokens.map((rows) => rows[1]!.tokenId),
+    );
   });
   after(() => single.close());
 
@@ -183,8 +206,20 @@ describe("ShardedRunner (in-process group over gRPC)", () => {
         await runner.importBlocks([9, 10, 11], whole.slice()); // the data is handed over (transferred)
         assert.deepEqual(await runner.exportBlocks([9, 10, 11]), whole);
 
+        // Prompt logits (prompt logprobs): a row for every new token, the single process's to 1e-4.
+        const prompt = Int32Array.from([1, 20, 33, 47, 5]);
+        const promptSeq = [
+          { numPast: 0, numNew: 5, blockTable: [20, 21], needsLogits: true, promptLogits: true },
+        ];
+        const wholeRows = (await single.step(prompt, promptSeq)).logits;
+        const groupRows = await runner.step(prompt, promptSeq);
+        assert.equal(groupRows.tokens, undefined);
+        assert.equal(groupRows.logits.length, wholeRows.length);
+        assert.equal(wholeRows.length, 5 * (expected[0]!.length / 2));
+        assert.ok(maxDiff(groupRows.logits, wholeRows) <= 1e-4, "prompt logits");
+
         // The last stage samples: the same tokens as sampling the single process's logits here,
-        // logprobs within 1e-4 (seeded draws and penalties travel with the rows).
+        // logprobs within 1e-4 (seeded draws, penalties and logit_bias travel with the rows).
         const sampled = await sampledTrace(runner);
         for (const rows of sampled) assert.ok(!HELD.includes(rows[0]!.tokenId), "min_tokens holds HELD back");
         for (const [step, rows] of sampled.entries())
@@ -229,6 +264,26 @@ describe("ShardedRunner (in-process group over gRPC)", () => {
         "5 rows: 4 of the speculative row, 1 of the decode",
       );
       for (const [i, logits] of got.entries()) assert.ok(maxDiff(logits, want[i]!) <= 1e-4, `step ${i}`);
+    } finally {
+      await runner.close();
+      for (const m of members) await m.close();
+    }
+  });
+
+  // Structured outputs: the mask travels with each row (RowSampling.allowed_tokens) to the last stage.
+  it("PP=2 TP=1 with a structured-output mask: the last stage samples only allowed ids, as one process does", async () => {
+    const allowedIds = Array.from({ length: 40 }, (_, i) => 130 + 3 * i);
+    const mask = new Int32Array(Math.ceil(expected[0]!.length / 32));
+    for (const id of allowedIds) mask[id >> 5]! |= 1 << (id & 31);
+    const want = await sampledTrace(single, true, mask);
+    const { runner, members } = await startGroup(2, 1);
+    try {
+      const got = await sampledTrace(runner, true, mask);
+      for (const rows of got) for (const t of rows) assert.ok(allowedIds.includes(t.tokenId), `${t.tokenId}`);
+      assert.deepEqual(
+        got.map((rows) => rows.map((t) => t.tokenId)),
+        want.map((rows) => rows.map((t) => t.tokenId)),
+      );
     } finally {
       await runner.close();
       for (const m of members) await m.close();

@@ -584,3 +584,49 @@ describe("Sampler min_tokens", () => {
     assert.throws(() => new Sampler(greedySampling({ minTokens: 1 })), /prompt length/);
   });
 });
+
+describe("Sampler logit_bias", () => {
+  const logits = randomLogits(300, 11n);
+  const top = logitStats(logits).argmax;
+
+  it("adds each id's bias before picking: +100 forces an id, -100 removes the argmax (greedy and sampled)", () => {
+    const forced = (top + 7) % 300;
+    for (const temperature of [0, 1]) {
+      const up = new Sampler(params({ temperature, logitBias: new Map([[forced, 100]]) }));
+      assert.deepEqual(sequence(up, logits, 5), [forced, forced, forced, forced, forced]);
+      const down = new Sampler(params({ temperature: 0, logitBias: new Map([[top, -100]]) }));
+      assert.notEqual(down.sample(logits, 0).tokenId, top);
+    }
+  });
+
+  it("samples the softmax of the biased logits, reports raw logprobs and leaves the logits as they were", () => {
+    const bias = new Map([
+      [3, 2.5],
+      [top, -1.5],
+    ]);
+    const biased = Float32Array.from(logits, (v, id) => v + (bias.get(id) ?? 0));
+    const copy = Float32Array.from(logits);
+    const withBias = new Sampler(params({ seed: 5n, logitBias: bias }));
+    const onBiased = new Sampler(params({ seed: 5n }));
+    const { logSumExp } = logitStats(logits);
+    for (let position = 0; position < 50; position++) {
+      const got = withBias.sample(logits, position);
+      assert.equal(got.tokenId, onBiased.sample(biased, position).tokenId);
+      assert.ok(Math.abs(got.logprob - (logits[got.tokenId]! - logSumExp)) < 1e-5);
+    }
+    assert.deepEqual(logits, copy);
+  });
+
+  it("yields to min_tokens (a held-back id stays held back however it is biased) and travels in a row", () => {
+    const eos = top;
+    const sampler = new Sampler(params({ temperature: 0, minTokens: 2, logitBias: new Map([[eos, 100]]) }), {
+      eosTokenIds: [eos],
+      promptLength: 4,
+    });
+    assert.notEqual(sampler.sample(logits, 4).tokenId, eos);
+    assert.equal(sampler.sample(logits, 6).tokenId, eos);
+    const row = sampler.prepare(6);
+    assert.deepEqual([...row.biasIds], [eos]);
+    assert.equal(sampleRow(logits, row).tokenId, eos);
+  });
+});

@@ -19,6 +19,11 @@
 // its default) report. A consequence: a sampled token's logprob can be far below that of a
 // filtered-out or penalized alternative, and a token masked with -Infinity has logprob -Infinity.
 //
+// Structured output (allowed-tokens.ts) hands a row a bitmask of the ids its grammar allows: the others
+// get -Infinity before penalties, temperature and the rest, so a masked token is never sampled, while
+// the logprobs stay those of the raw logits, taken before the mask (the masked entries of `logits` are
+// left at -Infinity: a constrained row's logits are consumed by its sampling).
+//
 // Penalties are applied without copying the vocabulary: `sample` writes the penalized values of the
 // few touched ids into the caller's `logits` for the duration of the call and writes the raw values
 // back before it returns or throws. The caller must not read that array concurrently (another thread
@@ -27,8 +32,10 @@
 import { MAX_PENALTY } from "../../inference/sampling-params.ts";
 import type { GeneratedToken, SamplingParams, TokenLogprob } from "../../inference/types.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
+import { maskDisallowed } from "./allowed-tokens.ts";
 import { expNonPositive } from "./fast-exp.ts";
 import { heldBackIds, holdBack } from "./held-back.ts";
+import { addBias, type LogitBias, logitBiasArrays } from "./logit-bias.ts";
 import { selectNucleus } from "./nucleus.ts";
 import {
   collectListed,
@@ -122,16 +129,47 @@ export interface RowSampling extends Knobs, Penalties {
   penaltyCounts: Int32Array;
   /** Ids that cannot be picked at this position (eos and stop ids before min_tokens); usually empty. */
   heldBackIds: Int32Array;
+  /** Structured output: the bitmask of the ids that may be picked (allowed-tokens.ts); unset = all. */
+  allowed?: Int32Array | undefined;
+  /** logit_bias (logit-bias.ts): ids and the bias added to each; usually empty. */
+  biasIds: Int32Array;
+  biasValues: Float32Array;
 }
 
 /** Picks the token of one row from a RowSampling (made by Sampler.prepare, here or in another process). */
 export function sampleRow(logits: Float32Array, row: RowSampling): GeneratedToken {
+  const raw = row.allowed && rawBeforeMask(logits, row.allowed, row.logprobs);
   let touched =
     row.penaltyIds.length > 0
       ? collectListed(logits, { ids: row.penaltyIds, counts: row.penaltyCounts }, row, penaltyScratch)
       : 0;
+  if (row.biasIds.length > 0)
+    touched = addBias(logits, { ids: row.biasIds, values: row.biasValues }, penaltyScratch, touched);
   if (row.heldBackIds.length > 0) touched = holdBack(logits, row.heldBackIds, penaltyScratch, touched);
-  return sampleKnobs(logits, row, row.draw, touched);
+  return withRaw(logits, sampleKnobs(logits, row, row.draw, touched), raw);
+}
+
+/** The raw log-sum-exp and top alternatives of a row, taken before its mask is applied (in place). */
+interface RawStats {
+  logSumExp: number;
+  top: TokenLogprob[];
+}
+
+function rawBeforeMask(logits: Float32Array, allowed: Int32Array, logprobs: number): RawStats {
+  const { logSumExp } = logitStats(logits);
+  const top: TokenLogprob[] = [];
+  if (logprobs > 0) {
+    for (const id of topKIndices(logits, logprobs))
+      top.push({ tokenId: id, logprob: logits[id]! - logSumExp });
+  }
+  maskDisallowed(logits, allowed);
+  return { logSumExp, top };
+}
+
+/** The picked token with the raw logprobs (an allowed id's logit is its raw one again after sampling). */
+function withRaw(logits: Float32Array, token: GeneratedToken, raw: RawStats | undefined): GeneratedToken {
+  if (raw === undefined) return token;
+  return { tokenId: token.tokenId, logprob: logits[token.tokenId]! - raw.logSumExp, top: raw.top };
 }
 
 /** What a Sampler needs beside the request's parameters when min_tokens is on. */
@@ -162,6 +200,7 @@ export class Sampler {
   /** Ids held back before position #holdUntil (empty when min_tokens is off). */
   readonly #heldBack: Int32Array;
   readonly #holdUntil: number;
+  readonly #bias: LogitBias;
 
   constructor(params: SamplingParams, context: SamplerContext = {}) {
     const { temperature, topP, topK, logprobs } = params;
@@ -198,6 +237,7 @@ export class Sampler {
     }
     this.#heldBack = heldBackIds(params, context.eosTokenIds ?? []);
     this.#holdUntil = (context.promptLength ?? 0) + minTokens;
+    this.#bias = logitBiasArrays(params.logitBias);
     this.params = params;
     this.#knobs = { temperature, topK, topP, minP, logprobs };
     this.#penalties = { repetition, presence, frequency };
@@ -213,21 +253,28 @@ export class Sampler {
    * so far) is required when `usesHistory`, ignored otherwise. It is not modified: append the
    * returned token to it yourself. Sampling the same position twice draws the same number.
    */
-  sample(logits: Float32Array, position: number, history?: TokenHistory): GeneratedToken {
+  sample(
+    logits: Float32Array,
+    position: number,
+    history?: TokenHistory,
+    allowed?: Int32Array,
+  ): GeneratedToken {
     const u = this.#drawAt(position);
+    const raw = allowed && rawBeforeMask(logits, allowed, this.#knobs.logprobs);
     let touched = this.usesHistory
       ? this.#history(history).collect(logits, this.#penalties, penaltyScratch)
       : 0;
+    if (this.#bias.ids.length > 0) touched = addBias(logits, this.#bias, penaltyScratch, touched);
     const held = this.#heldAt(position);
     if (held.length > 0) touched = holdBack(logits, held, penaltyScratch, touched);
-    return sampleKnobs(logits, this.#knobs, u, touched);
+    return withRaw(logits, sampleKnobs(logits, this.#knobs, u, touched), raw);
   }
 
   /**
    * What `sampleRow` needs to pick this request's token at `position` elsewhere, in place of `sample`
    * (the same draw, the same penalized ids).
    */
-  prepare(position: number, history?: TokenHistory): RowSampling {
+  prepare(position: number, history?: TokenHistory, allowed?: Int32Array): RowSampling {
     const draw = this.#drawAt(position);
     const listed = this.usesHistory ? this.#history(history).touched(this.#penalties) : NO_PENALTIES;
     return {
@@ -237,18 +284,23 @@ export class Sampler {
       penaltyIds: listed.ids,
       penaltyCounts: listed.counts,
       heldBackIds: this.#heldAt(position),
+      ...(allowed && { allowed }),
+      biasIds: this.#bias.ids,
+      biasValues: this.#bias.values,
     };
   }
 
   /**
-   * The distribution `sample` draws from at `position`, after penalties, held-back ids, temperature,
-   * min_p, top_k and top_p: candidate ids and their probabilities (summing to 1); greedy puts all of it
-   * on the argmax. Speculative decoding's rejection sampling weighs proposals with it.
+   * The distribution `sample` draws from at `position`, after penalties, logit_bias, held-back ids
+   * (in sample's order), temperature, min_p, top_k and top_p: candidate ids and their probabilities
+   * (summing to 1); greedy puts all of it on the argmax. Speculative decoding's rejection sampling weighs
+   * proposals with it. No structured-output mask: a constrained request is never speculated.
    */
   distribution(logits: Float32Array, position: number, history?: TokenHistory): TokenDistribution {
     let touched = this.usesHistory
       ? this.#history(history).collect(logits, this.#penalties, penaltyScratch)
       : 0;
+    if (this.#bias.ids.length > 0) touched = addBias(logits, this.#bias, penaltyScratch, touched);
     const held = this.#heldAt(position);
     if (held.length > 0) touched = holdBack(logits, held, penaltyScratch, touched);
     const { ids, raw, penalized } = penaltyScratch;

@@ -25,6 +25,13 @@ export function toGenerateResponse(
         requestId,
         tokens: event.tokens.map((token) => toTokenInfo(token, tokenizer)),
         textDelta: event.textDelta,
+        index: event.index ?? 0,
+        ...(event.promptTokens && {
+          // The first prompt token has no logprob: NaN on the wire, as the proto says.
+          promptLogprobs: event.promptTokens.map((t) =>
+            toTokenInfo({ ...t, logprob: t.logprob ?? Number.NaN }, tokenizer),
+          ),
+        }),
       });
     case "finish": {
       const { promptTokens, completionTokens } = event.usage;
@@ -34,6 +41,7 @@ export function toGenerateResponse(
         finishReason: toProtoFinishReason(event.reason),
         usage: { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens },
         kvWritesFailed: event.kvWritesFailed === true,
+        index: event.index ?? 0,
       });
     }
     default:

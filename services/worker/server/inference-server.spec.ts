@@ -72,6 +72,17 @@ describe("InferenceServer", () => {
     );
   });
 
+  it("echo: the prompt's text opens the generated text", async () => {
+    const messages = await collect(
+      client.serverStream(Inference.method.generate, {
+        prompt: { case: "text", value: "ab" },
+        sampling: { maxTokens: 2, echo: true },
+      }),
+    );
+    assert.equal(messages[0]?.textDelta, "abc");
+    assert.equal(messages.map((m) => m.textDelta).join(""), "abcd");
+  });
+
   it("tokenizes text with the tokenizer's special tokens when asked, and lists the model", async () => {
     const plain = await client.unary(Inference.method.tokenize, { text: "abc" });
     assert.deepEqual(plain.tokenIds, [0, 1, 2]);
@@ -129,6 +140,27 @@ describe("InferenceServer", () => {
       "a negative temperature",
       { prompt: { case: "text", value: "a" }, sampling: { temperature: -1 } },
       /^temperature: /,
+    ],
+    [
+      "a logit_bias id outside the vocabulary",
+      { prompt: { case: "text", value: "a" }, sampling: { logitBias: { 64: 1 } } },
+      /^logit_bias: key "64" is not a token id/,
+    ],
+    [
+      "a logit_bias beyond 100",
+      { prompt: { case: "text", value: "a" }, sampling: { logitBias: { 3: 101 } } },
+      /^logit_bias: the bias of 3/,
+    ],
+    ["n above 16", { prompt: { case: "text", value: "a" }, sampling: { n: 17 } }, /^n: /],
+    [
+      "best_of below n",
+      { prompt: { case: "text", value: "a" }, sampling: { n: 3, bestOf: 2 } },
+      /^best_of: /,
+    ],
+    [
+      "prompt_logprobs above 20",
+      { prompt: { case: "text", value: "a" }, sampling: { promptLogprobs: 21 } },
+      /^prompt_logprobs: /,
     ],
   ];
   for (const [name, request, details] of badRequests) {

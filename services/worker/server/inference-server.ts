@@ -17,6 +17,7 @@ import { grpcServiceDefinition } from "../../rpc/grpc-service.ts";
 import { traceHandlers } from "../../rpc/grpc-tracing.ts";
 import { InFlight } from "../../rpc/in-flight.ts";
 import { addReflection } from "../../rpc/reflection.ts";
+import { refuseUndecodableRequests } from "../../rpc/undecodable-request.ts";
 import { InferenceService } from "./inference-service.ts";
 import { RelayService } from "./relay-service.ts";
 import { RpcMetrics } from "./rpc-metrics.ts";
@@ -68,7 +69,7 @@ export class InferenceServer {
   }
 
   static async start(model: ServedModel, options: InferenceServerOptions): Promise<InferenceServer> {
-    const server = new Server();
+    const server = new Server({ interceptors: [refuseUndecodableRequests] });
     const inFlight = new InFlight();
     const metrics = options.meter && new RpcMetrics(options.meter, () => inFlight.size);
     const inference = new InferenceService(model, inFlight, options.log, metrics, options.modelInfo);

@@ -20,6 +20,7 @@ import type { Logger } from "../../kernel/log.ts";
 import { phaseSpans } from "../../kernel/telemetry/phase-spans.ts";
 import type { GrpcHandlers } from "../../rpc/grpc-service.ts";
 import { CANCELLED_BY_CLIENT, type InFlight } from "../../rpc/in-flight.ts";
+import { statusDetails } from "../../rpc/status-details.ts";
 import { toGenerateResponse } from "./generate-response.ts";
 import type { RpcMetrics } from "./rpc-metrics.ts";
 
@@ -162,7 +163,19 @@ export class InferenceService {
     log.info({ promptTokens: request.value.promptIds.length }, "generate started");
     const started = performance.now();
     let tokens = 0;
-    for await (const event of this.#model.generate(request.value, signal)) {
+    // echo: the prompt's text (as given, or its tokens decoded) opens each sequence's text.
+    const echo = request.value.sampling.echo
+      ? message.prompt.case === "text"
+        ? message.prompt.value
+        : this.#model.tokenizer.decode(request.value.promptIds)
+      : undefined;
+    const echoed = new Set<number>();
+    for await (const generated of this.#model.generate(request.value, signal)) {
+      let event = generated;
+      if (echo !== undefined && !echoed.has(event.index ?? 0)) {
+        echoed.add(event.index ?? 0);
+        event = { ...event, textDelta: echo + event.textDelta };
+      }
       if (event.type === "tokens") {
         if (tokens === 0) this.#metrics?.firstToken((performance.now() - started) / 1000);
         tokens += event.tokens.length;
@@ -225,7 +238,7 @@ function unavailable(): TesseraError {
 }
 
 function toStatus(error: TesseraError): { code: Code; details: string } {
-  return { code: error.code, details: error.message };
+  return { code: error.code, details: statusDetails(error.message) };
 }
 
 /** Writes one message, waiting while the client is slower than the engine (until aborted). */

@@ -2,8 +2,11 @@
 // get proposals (request.draft) from the configured proposer; the scheduler gives each such request a
 // row of 1 + k tokens (its last token and the proposals), the model returns logits at all of them, and
 // verify-draft.ts keeps the accepted prefix and one more token. Requests that opt out
-// (disable_speculation), constrained ones (structured outputs: their mask follows each token), and
-// every request while more than disable_by_batch_size are running, decode one token per step.
+// (disable_speculation), constrained ones (structured outputs, forced tool calls: their mask follows
+// each token), those with several sequences (n, best_of > 1: they fork from one prefill and share its
+// blocks), those asking prompt logprobs (their rows already carry every prompt token's logits; the two
+// row kinds never meet, step-inputs.ts), and every request while more than disable_by_batch_size are
+// running, decode one token per step.
 import type { EngineRequest } from "../engine/request.ts";
 import { RequestStatus } from "../engine/request.ts";
 import { NO_DRAFT } from "./draft.ts";
@@ -39,7 +42,7 @@ export class SpecDecoder {
   /** How many proposals a request may take now: 0 unless it is decoding and may speculate. */
   private proposals(r: EngineRequest): number {
     if (r.status !== RequestStatus.RUNNING || r.cancelRequested || r.numPendingTokens !== 1) return 0;
-    if (r.sampling.disableSpeculation || r.sampling.structured !== undefined) return 0;
+    if (!maySpeculate(r)) return 0;
     // The step emits up to k + 1 tokens: no proposal past max_tokens or the context's last position.
     const left = Math.min(r.sampling.maxTokens - r.numOutputTokens, this.maxContext - r.numTokens);
     return Math.max(0, Math.min(this.config.numSpeculativeTokens, left - 1));
@@ -57,4 +60,13 @@ export class SpecDecoder {
   close(): Promise<void> {
     return this.proposer.close();
   }
+}
+
+/** Whether a request's tokens may be speculated at all (see the file's head for why each is not). */
+export function maySpeculate(r: EngineRequest): boolean {
+  const { sampling } = r;
+  if (sampling.disableSpeculation) return false;
+  if (sampling.structured !== undefined || r.constraint !== undefined) return false;
+  if ((sampling.n ?? 1) > 1 || (sampling.bestOf ?? 1) > 1 || r.forks.length > 0) return false;
+  return sampling.promptLogprobs === undefined && !r.wantsPromptLogits;
 }

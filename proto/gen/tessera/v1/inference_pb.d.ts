@@ -3,7 +3,7 @@
 /* eslint-disable */
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import type { JsonObject, Message } from "@bufbuild/protobuf";
+import type { JsonObject as JsonObject$1, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file tessera/v1/inference.proto.
@@ -170,7 +170,7 @@ export declare type ChatPrompt = Message<"tessera.v1.ChatPrompt"> & {
    *
    * @generated from field: google.protobuf.Struct chat_template_kwargs = 4;
    */
-  chatTemplateKwargs?: JsonObject | undefined;
+  chatTemplateKwargs?: JsonObject$1 | undefined;
 
   /**
    * One of the model's own templates by name (e.g. "tool_use" from additional_chat_templates/); empty
@@ -332,6 +332,68 @@ export declare type SamplingParams = Message<"tessera.v1.SamplingParams"> & {
   minTokens?: number | undefined;
 
   /**
+   * Structured output: the generated text must match this constraint (OpenAI's response_format and
+   * vLLM's guided_* fields). Tokens that would leave it are masked out at every step; eos is allowed only
+   * where the constraint can end, and the generation ends with FINISH_REASON_STOP once it is complete
+   * (FINISH_REASON_LENGTH when max_tokens cut it first). An invalid schema, regex or grammar is
+   * INVALID_ARGUMENT naming the field. Unset = unconstrained.
+   *
+   * @generated from field: tessera.v1.StructuredOutput structured = 15;
+   */
+  structured?: StructuredOutput | undefined;
+
+  /**
+   * Added to the logits of these token ids before sampling (OpenAI's logit_bias): each bias in
+   * [-100, 100], each id inside the vocabulary. Penalties apply first; reported logprobs stay those of
+   * the raw logits (as vLLM's default raw_logprobs).
+   *
+   * @generated from field: map<uint32, float> logit_bias = 16;
+   */
+  logitBias: { [key: number]: number };
+
+  /**
+   * vLLM's prompt_logprobs: with each request's first message (index 0), the log probability of every
+   * prompt token after the first under the model and this many top alternatives (0..20). Unset: none.
+   *
+   * @generated from field: optional uint32 prompt_logprobs = 17;
+   */
+  promptLogprobs?: number | undefined;
+
+  /**
+   * Sequences returned (1..16; 0 = 1). They share the prompt's KV blocks and its one prefill; the
+   * stream's messages say which sequence they carry (GenerateResponse.index). With a seed, sequence i
+   * draws with seed + i (mod 2^64).
+   *
+   * @generated from field: uint32 n = 18;
+   */
+  n: number;
+
+  /**
+   * Sequences generated (n <= best_of <= 16; 0 = n); the n with the highest cumulative logprob are
+   * returned, each once it is complete, when all have finished (so a stream carries them at its end).
+   *
+   * @generated from field: uint32 best_of = 19;
+   */
+  bestOf: number;
+
+  /**
+   * Prepend the prompt's text to each sequence's text (OpenAI's echo, completions); with logprobs the
+   * prompt tokens' logprobs come with the first message as with prompt_logprobs.
+   *
+   * @generated from field: bool echo = 20;
+   */
+  echo: boolean;
+
+  /**
+   * Leave the tokenizer's special tokens (bos, eos with ignore_eos, <|im_end|>...) out of the text
+   * (vLLM's skip_special_tokens; unset = false here: they stay, as the OpenAI door's default). Token ids
+   * and logprobs still list them.
+   *
+   * @generated from field: optional bool skip_special_tokens = 21;
+   */
+  skipSpecialTokens?: boolean | undefined;
+
+  /**
    * Opts this request out of speculative decoding where the worker runs it (`--speculative-config`):
    * its tokens are then generated one per step. The output's distribution is the same either way.
    *
@@ -345,6 +407,127 @@ export declare type SamplingParams = Message<"tessera.v1.SamplingParams"> & {
  * Use `create(SamplingParamsSchema)` to create a new message.
  */
 export declare const SamplingParamsSchema: GenMessage<SamplingParams>;
+
+/**
+ * What a request's output must match (SamplingParams.structured).
+ *
+ * @generated from message tessera.v1.StructuredOutput
+ */
+export declare type StructuredOutput = Message<"tessera.v1.StructuredOutput"> & {
+  /**
+   * @generated from oneof tessera.v1.StructuredOutput.kind
+   */
+  kind: {
+    /**
+     * Any JSON object (OpenAI's response_format {"type": "json_object"}).
+     *
+     * @generated from field: tessera.v1.JsonObject json_object = 1;
+     */
+    value: JsonObject;
+    case: "jsonObject";
+  } | {
+    /**
+     * A JSON value valid against a JSON Schema (response_format json_schema, guided_json).
+     *
+     * @generated from field: tessera.v1.JsonSchema json_schema = 2;
+     */
+    value: JsonSchema;
+    case: "jsonSchema";
+  } | {
+    /**
+     * A regular expression the whole output matches (guided_regex; JavaScript/Python syntax without
+     * lookaround or backreferences).
+     *
+     * @generated from field: string regex = 3;
+     */
+    value: string;
+    case: "regex";
+  } | {
+    /**
+     * Exactly one of these strings (guided_choice).
+     *
+     * @generated from field: tessera.v1.Choices choice = 4;
+     */
+    value: Choices;
+    case: "choice";
+  } | {
+    /**
+     * An EBNF grammar as xgrammar and vLLM's guided_grammar accept it (root rule `root`).
+     *
+     * @generated from field: string grammar = 5;
+     */
+    value: string;
+    case: "grammar";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * In a continuation (another worker finishing a request, a disaggregated decode): how many trailing
+   * tokens of the prompt were generated under this constraint already; the worker matches them first.
+   *
+   * @generated from field: uint32 matched_tokens = 6;
+   */
+  matchedTokens: number;
+};
+
+/**
+ * Describes the message tessera.v1.StructuredOutput.
+ * Use `create(StructuredOutputSchema)` to create a new message.
+ */
+export declare const StructuredOutputSchema: GenMessage<StructuredOutput>;
+
+/**
+ * @generated from message tessera.v1.JsonObject
+ */
+export declare type JsonObject = Message<"tessera.v1.JsonObject"> & {
+};
+
+/**
+ * Describes the message tessera.v1.JsonObject.
+ * Use `create(JsonObjectSchema)` to create a new message.
+ */
+export declare const JsonObjectSchema: GenMessage<JsonObject>;
+
+/**
+ * @generated from message tessera.v1.JsonSchema
+ */
+export declare type JsonSchema = Message<"tessera.v1.JsonSchema"> & {
+  /**
+   * The schema, as JSON text.
+   *
+   * @generated from field: string schema_json = 1;
+   */
+  schemaJson: string;
+
+  /**
+   * OpenAI's strict: properties the schema does not list are not generated (additionalProperties false
+   * unless the schema says otherwise).
+   *
+   * @generated from field: bool strict = 2;
+   */
+  strict: boolean;
+};
+
+/**
+ * Describes the message tessera.v1.JsonSchema.
+ * Use `create(JsonSchemaSchema)` to create a new message.
+ */
+export declare const JsonSchemaSchema: GenMessage<JsonSchema>;
+
+/**
+ * @generated from message tessera.v1.Choices
+ */
+export declare type Choices = Message<"tessera.v1.Choices"> & {
+  /**
+   * @generated from field: repeated string choices = 1;
+   */
+  choices: string[];
+};
+
+/**
+ * Describes the message tessera.v1.Choices.
+ * Use `create(ChoicesSchema)` to create a new message.
+ */
+export declare const ChoicesSchema: GenMessage<Choices>;
 
 /**
  * @generated from message tessera.v1.TokenLogprob
@@ -473,6 +656,21 @@ export declare type GenerateResponse = Message<"tessera.v1.GenerateResponse"> & 
    * @generated from field: bool kv_writes_failed = 6;
    */
   kvWritesFailed: boolean;
+
+  /**
+   * Which of the request's sequences (SamplingParams.n) this message carries, 0..n-1.
+   *
+   * @generated from field: uint32 index = 30;
+   */
+  index: number;
+
+  /**
+   * With SamplingParams.prompt_logprobs (or echo with logprobs), on the first message of index 0: one
+   * entry per prompt token; the first token has no logprob (NaN, nothing predicts it).
+   *
+   * @generated from field: repeated tessera.v1.TokenInfo prompt_logprobs = 31;
+   */
+  promptLogprobs: TokenInfo[];
 };
 
 /**

@@ -257,6 +257,14 @@ export declare type SequenceStep = Message<"tessera.v1.SequenceStep"> & {
   promptLength: number;
 
   /**
+   * The logits of every new token are wanted, not only the last (a request's prompt logprobs): the
+   * last stage returns logits rows for the whole batch then.
+   *
+   * @generated from field: bool prompt_logits = 17;
+   */
+  promptLogits: boolean;
+
+  /**
    * With needs_logits: logits rows of the last num_logits tokens (0 reads as 1). A speculative row
    * (the last token and k proposals) asks for k + 1 (services/worker/speculative/).
    *
@@ -340,6 +348,26 @@ export declare type RowSampling = Message<"tessera.v1.RowSampling"> & {
    * @generated from field: repeated int32 held_back_ids = 12;
    */
   heldBackIds: number[];
+
+  /**
+   * Structured output: the ids that may be sampled at this position, a little-endian bitmask (bit i of
+   * 32-bit word i / 32 set = id i allowed; ids past its end are not). Empty = every id.
+   *
+   * @generated from field: bytes allowed_tokens = 13;
+   */
+  allowedTokens: Uint8Array;
+
+  /**
+   * logit_bias: added to these ids' logits (after penalties) before sampling.
+   *
+   * @generated from field: repeated int32 bias_ids = 15;
+   */
+  biasIds: number[];
+
+  /**
+   * @generated from field: repeated float bias_values = 16;
+   */
+  biasValues: number[];
 };
 
 /**

@@ -1,0 +1,28 @@
+import assert from "node:assert/strict";
+import { routerNodeFlags, SINGLE_THREADED_GC_FLAG } from "./router-process.ts";
+import { SEMI_SPACE_FLAG } from "./serve-process.ts";
+
+describe("routerNodeFlags", () => {
+  it("caps the young generation, and on one CPU collects garbage without helper threads", () => {
+    assert.deepEqual(routerNodeFlags(["--enable-source-maps"], undefined, 4), [
+      "--enable-source-maps",
+      SEMI_SPACE_FLAG,
+    ]);
+    assert.deepEqual(routerNodeFlags([], undefined, 1), [SEMI_SPACE_FLAG, SINGLE_THREADED_GC_FLAG]);
+  });
+
+  it("keeps what the caller chose on the command line or in NODE_OPTIONS", () => {
+    assert.equal(routerNodeFlags(["--max-semi-space-size=32"], undefined, 4), undefined);
+    assert.deepEqual(routerNodeFlags(["--max-semi-space-size=32"], undefined, 1), [
+      "--max-semi-space-size=32",
+      SINGLE_THREADED_GC_FLAG,
+    ]);
+    assert.deepEqual(routerNodeFlags([], "--parallel-scavenge", 1), [SEMI_SPACE_FLAG]);
+    assert.equal(routerNodeFlags([], "--max_semi_space_size=4 --no-single-threaded-gc", 1), undefined);
+  });
+
+  it("asks for nothing once the flags are there, so the re-executed router goes on", () => {
+    const once = routerNodeFlags([], undefined, 1)!;
+    assert.equal(routerNodeFlags(once, undefined, 1), undefined);
+  });
+});
