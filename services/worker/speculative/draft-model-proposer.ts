@@ -29,8 +29,12 @@ interface DraftState {
   kv: RequestKv;
   /** Tokens whose K/V the draft's cache holds, positions 0.. in order. */
   fed: number[];
-  /** Knobs-only sampler of a sampled request (undefined: greedy, argmax proposals). */
+  /**
+   * Knobs-only sampler of a sampled request, or of a greedy one with logit_bias (its biased argmax);
+   * undefined: greedy, the draft's argmax.
+   */
   sampler: Sampler | undefined;
+  /** The draft's draws of a sampled request; undefined for a greedy one (point-mass proposals). */
   rng: CounterRng | undefined;
 }
 
@@ -133,16 +137,18 @@ export class DraftModelProposer implements Proposer {
     }
     for (const r of rounds)
       if (r.tokens.length > 0 && !r.request.isFinished)
-        r.request.draft = r.state.sampler ? { tokens: r.tokens, q: r.q } : { tokens: r.tokens };
+        r.request.draft = r.state.rng ? { tokens: r.tokens, q: r.q } : { tokens: r.tokens };
   }
 
   /** The draft's token at `position`: its argmax for a greedy request, else a draw from its distribution. */
   private pick(r: Round, logits: Float32Array, position: number): void {
     const { sampler, rng } = r.state;
-    if (!sampler || !rng) {
-      r.tokens.push(logitStats(logits).argmax);
+    if (!rng) {
+      // Greedy: the argmax, after the request's logit_bias (a banned id would only be rejected).
+      r.tokens.push(sampler ? sampler.distribution(logits, position).ids[0]! : logitStats(logits).argmax);
       return;
     }
+    if (!sampler) throw new Error("a sampled draft without its sampler");
     const q = sampler.distribution(logits, position);
     const u = rng.uniform(position, DRAFT_DRAW);
     let acc = 0;
@@ -162,16 +168,17 @@ export class DraftModelProposer implements Proposer {
     let state = this.states.get(request);
     if (!state) {
       const greedy = request.sampling.temperature === 0 || !Number.isFinite(1 / request.sampling.temperature);
-      const sampler = greedy
-        ? undefined
-        : new Sampler({
-            ...request.sampling,
-            repetitionPenalty: 1,
-            presencePenalty: 0,
-            frequencyPenalty: 0,
-            minTokens: 0,
-            seed: request.sampler.seed,
-          });
+      const sampler =
+        greedy && request.sampling.logitBias === undefined
+          ? undefined
+          : new Sampler({
+              ...request.sampling,
+              repetitionPenalty: 1,
+              presencePenalty: 0,
+              frequencyPenalty: 0,
+              minTokens: 0,
+              seed: request.sampler.seed,
+            });
       state = {
         kv: emptyRequestKv(),
         fed: [],

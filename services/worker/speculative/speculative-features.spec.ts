@@ -4,6 +4,8 @@
 // requests are not (their proposals would fight the mask, the forks or the prompt's logits rows) and
 // still come out right beside speculated requests in the same batches.
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import path from "node:path";
 import { greedySampling } from "../../inference/sampling-params.ts";
 import type { GenerateEvent, PromptToken, SamplingParams } from "../../inference/types.ts";
 import { Engine, type EngineOptions } from "../engine/engine.ts";
@@ -49,6 +51,7 @@ const NGRAM = parseSpeculativeConfig({
   prompt_lookup_max: 3,
   prompt_lookup_min: 1,
 });
+const DRAFT_DIR = path.join(TRAINED_LLAMA_DIR, "../trained-llama-draft");
 const OPTIONS: EngineOptions = { engine: { attention: "onnx-ops", maxNumBatchedTokens: 48 } };
 const REGEX = "[a-z]+( [a-z]+){2,6}\\.";
 const CHOICES = ["the river", "a small house", "nothing at all"];
@@ -181,4 +184,33 @@ describe("speculative decoding with structured outputs, n > 1 and logit_bias", f
     assert.deepEqual(greedyTwo!.sequences[0], greedyTwo!.sequences[1], "greedy sequences agree");
     assert.equal(withPrompt!.prompt?.length, prompts[6]!.length, "one entry per prompt token");
   });
+
+  // A draft model proposes a greedy biased request's biased argmax (its Sampler's distribution), and a
+  // sampled one's proposals from q with the bias; either way the greedy output is the target's.
+  (existsSync(DRAFT_DIR) ? it : it.skip)(
+    "gives greedy logit_bias requests their non-speculative output with a draft model",
+    async () => {
+      const unbiased = await collect(plain.generate(request(prompts[0]!, {})));
+      const banned = unbiased.sequences[0]!.ids[1]!;
+      const bias = new Map([[banned, -100]]);
+      const draft = await Engine.load(TRAINED_LLAMA_DIR, {
+        threads: 1,
+        ...OPTIONS,
+        speculative: parseSpeculativeConfig({ model: DRAFT_DIR, num_speculative_tokens: 3 }),
+      });
+      try {
+        const reqs = prompts.slice(0, 4).map((prompt) => request(prompt, { logitBias: bias }));
+        const want = await Promise.all(
+          reqs.map((r) => collect(plain.generate({ ...r, requestId: `${r.requestId}p` }))),
+        );
+        const got = await Promise.all(reqs.map((r) => collect(draft.generate(r))));
+        assertSame(got, want);
+        for (const o of got) assert.ok(!o.sequences[0]!.ids.includes(banned));
+        assert.ok(draft.speculative!.stats.accepted > 0, "some proposals were accepted");
+        assert.equal(draft.pool.numUsed, 0);
+      } finally {
+        await draft.close();
+      }
+    },
+  );
 });
