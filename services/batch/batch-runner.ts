@@ -50,6 +50,11 @@ export interface RunBatchOptions {
   /** Requests in flight at most (and results held back waiting for an earlier one). */
   window: number;
   signal?: AbortSignal;
+  /**
+   * When `signal` aborts, let the requests in flight finish (and write them) instead of cancelling
+   * them: a router handing its batches to the next one, or cancelling one, keeps that work.
+   */
+  finishInFlight?: boolean;
   onProgress?: (progress: Readonly<BatchProgress>) => void;
 }
 
@@ -70,17 +75,22 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchSummary> 
   await skipResumed(items, sink, progress);
   options.onProgress?.(progress);
   const cancel = new AbortController();
-  const onAbort = () => cancel.abort(signal?.reason);
+  // Stops taking new items; with finishInFlight the requests themselves are not cancelled.
+  const stopping = new AbortController();
+  const onAbort = () => {
+    stopping.abort(signal?.reason);
+    if (!options.finishInFlight) cancel.abort(signal?.reason);
+  };
   signal?.addEventListener("abort", onAbort, { once: true });
-  const stopped = aborted(cancel.signal);
+  const stopped = aborted(stopping.signal);
   const pending: Pending[] = [];
   let exhausted = false;
   let complete = false;
   try {
-    while (!cancel.signal.aborted) {
+    while (!stopping.signal.aborted) {
       if (pending.length >= window || (exhausted && pending.length > 0)) {
         await Promise.race([pending[0]!.result, stopped]);
-        if (cancel.signal.aborted) break;
+        if (stopping.signal.aborted) break;
         await flushReady(pending, sink, progress);
         options.onProgress?.(progress);
         continue;
@@ -93,7 +103,7 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchSummary> 
       }
       pending.push(start(next.value, options.execute, cancel.signal));
     }
-    // Interrupted: what finished before the first cancelled request is kept.
+    // Interrupted: what finished before the first cancelled request is kept (with finishInFlight, all).
     await Promise.allSettled(pending.map((p) => p.result));
     await flushReady(pending, sink, progress);
     options.onProgress?.(progress);

@@ -37,6 +37,8 @@ export interface RouterRequest {
   deadline?: number | undefined;
   /** Leave the tokenizer's special tokens (e.g. <|im_end|>) out of the text (vLLM's skip_special_tokens). */
   skipSpecialTokens?: boolean | undefined;
+  /** The workers schedule lower values first (default 0, interactive); batch lines run at a higher one. */
+  priority?: number | undefined;
 }
 
 export interface PreparedRequest {
