@@ -100,6 +100,7 @@ async function batch(flags: BatchFlags, format: "jsonl" | "csv" | "parquet"): Pr
   const view = progressView(total, process.stderr, flags.progressIntervalMs);
   try {
     const window = flags.window ?? (flags.url === undefined ? 512 : 64);
+    const started = performance.now();
     const summary = await runBatch({
       ...files,
       execute,
@@ -109,7 +110,7 @@ async function batch(flags: BatchFlags, format: "jsonl" | "csv" | "parquet"): Pr
     });
     view.finish(summary);
     process.stdout.write(
-      `${JSON.stringify({ total, ...summary, executed: summary.done - summary.resumed })}\n`,
+      `${JSON.stringify({ total, ...summary, executed: summary.done - summary.resumed, seconds: (performance.now() - started) / 1000 })}\n`,
     );
     if (summary.interrupted) process.exitCode = EXIT_INTERRUPTED;
   } finally {

@@ -1,0 +1,131 @@
+// `npm run bench -- batch` (issue 21): offline throughput of `tessera batch --model` (an engine in its
+// process, a large running batch, 2048-token steps, prefix caching) against the same requests sent to
+// `tessera serve` over gRPC at several concurrencies, the best of which is the baseline. The requests:
+// N greedy completions (ignore_eos, so every one generates max_tokens) whose prompts share one of a few
+// long heads (a system prompt, few-shot examples) and end in their own question. Throughput is
+// generated tokens per second of the batch itself (the model's load is not counted on either side).
+
+// `npm run bench -- batch` (issue 21): offline throughput of `tessera batch --model` (an engine in its
+// process, a large running batch, 2048-token steps, prefix caching) against the same requests sent to
+// `tessera serve` over gRPC at several concurrencies, the best of which is the baseline. The requests:
+// N greedy completions (ignore_eos, so every one generates max_tokens) whose prompts share one of a few
+// long heads (a system prompt, few-shot examples) and end in their own question. Throughput is
+// generated tokens per second of the batch itself (the model's load is not counted on either side).
+import fs, { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createCheckpoint } from "../../devtools/model-factory/create-checkpoint.ts";
+import { Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
+import { runTessera, startServe } from "../../services/cli/child-process.ts";
+import { GrpcClient } from "../../services/rpc/grpc-client.ts";
+import { waitUntilServing } from "../../services/rpc/health-client.ts";
+import { check, writeResult } from "../report.ts";
+
+const MODEL_DIR = path.resolve(import.meta.dirname, "../../.tessera/bench/llama-small");
+const REQUESTS = 512;
+const MAX_TOKENS = 32;
+const CONCURRENCIES = [16, 64, 128, 256];
+
+const WORDS =
+  "the a model of river city light small old new red blue tree house road story quiet night".split(" ");
+
+function prompts(): string[] {
+  let seed = 2026;
+  const word = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return WORDS[seed % WORDS.length];
+  };
+  const heads = Array.from({ length: 4 }, () => Array.from({ length: 120 }, word).join(" "));
+  return Array.from(
+    { length: REQUESTS },
+    (_, i) =>
+      `${heads[i % heads.length]} question ${i}: ${Array.from({ length: 8 + (i % 24) }, word).join(" ")}`,
+  );
+}
+
+async function offline(dir: string, all: string[]) {
+  const input = path.join(dir, "in.jsonl");
+  writeFileSync(
+    input,
+    all
+      .map((prompt, i) =>
+        JSON.stringify({
+          custom_id: `r${i}`,
+          method: "POST",
+          url: "/v1/completions",
+          body: { prompt, max_tokens: MAX_TOKENS, temperature: 0, ignore_eos: true },
+        }),
+      )
+      .join("\n"),
+  );
+  const output = path.join(dir, "out.jsonl");
+  rmSync(output, { force: true });
+  const run = await runTessera(["batch", "--model", MODEL_DIR, "--input", input, "--output", output]);
+  if (run.code !== 0) throw new Error(`tessera batch failed: ${run.stderr}`);
+  const summary = JSON.parse(run.stdout) as { completionTokens: number; seconds: number; succeeded: number };
+  if (summary.succeeded !== REQUESTS) throw new Error(`tessera batch: ${run.stdout}`);
+  return {
+    tokens: summary.completionTokens,
+    seconds: summary.seconds,
+    tokensPerSecond: summary.completionTokens / summary.seconds,
+  };
+}
+
+async function overGrpc(client: GrpcClient, all: string[], concurrency: number) {
+  let next = 0;
+  let tokens = 0;
+  const started = performance.now();
+  const worker = async () => {
+    while (next < all.length) {
+      const prompt = all[next++]!;
+      for await (const m of client.serverStream(Inference.method.generate, {
+        prompt: { case: "text", value: prompt },
+        sampling: { maxTokens: MAX_TOKENS, temperature: 0, ignoreEos: true },
+      }))
+        tokens += m.tokens.length;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const seconds = (performance.now() - started) / 1000;
+  return { concurrency, tokens, seconds, tokensPerSecond: tokens / seconds };
+}
+
+export async function run(): Promise<void> {
+  if (!fs.existsSync(path.join(MODEL_DIR, "config.json")))
+    await createCheckpoint({ arch: "llama", preset: "small", seed: 1, out: MODEL_DIR });
+  const loadBefore = os.loadavg();
+  const dir = mkdtempSync(path.join(os.tmpdir(), "tessera-bench-batch-"));
+  const all = prompts();
+  const served = await startServe(MODEL_DIR, []);
+  const client = new GrpcClient(served.address);
+  const serve: Awaited<ReturnType<typeof overGrpc>>[] = [];
+  try {
+    await waitUntilServing(served.address, 120_000);
+    await overGrpc(client, all.slice(0, 32), 32); // warm-up
+    for (const c of CONCURRENCIES) serve.push(await overGrpc(client, all, c));
+  } finally {
+    client.close();
+    served.child.kill("SIGTERM");
+    await served.exited;
+  }
+  const batch = await offline(dir, all);
+  rmSync(dir, { recursive: true, force: true });
+  const best = serve.reduce((a, b) => (b.tokensPerSecond > a.tokensPerSecond ? b : a));
+  const ratio = batch.tokensPerSecond / best.tokensPerSecond;
+  writeResult({
+    suite: "batch",
+    description:
+      `${REQUESTS} greedy completions (${MAX_TOKENS} tokens each, prompts sharing one of 4 heads of 120 words) on the small llama preset: ` +
+      "`tessera batch --model` (in process) against `tessera serve` over gRPC at concurrencies " +
+      `${CONCURRENCIES.join(", ")} (the best is the baseline); generated tokens per second of the batch, load not counted.`,
+    figures: {
+      requests: REQUESTS,
+      maxTokens: MAX_TOKENS,
+      offline: batch,
+      serve,
+      bestServeConcurrency: best.concurrency,
+      loadAverage: { before: loadBefore, after: os.loadavg() },
+    },
+    checks: [check("offline tok/s over tessera serve gRPC at its best concurrency", ratio, ">=", 1.3)],
+  });
+}
