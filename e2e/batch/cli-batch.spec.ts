@@ -34,6 +34,8 @@ function prompts(n: number): string[] {
 interface Summary {
   total: number;
   done: number;
+  succeeded: number;
+  failed: number;
   resumed: number;
   executed: number;
   interrupted: boolean;
@@ -113,6 +115,46 @@ describe("tessera batch (e2e)", function () {
       texts.map((t) => t.text),
     );
     assert.equal(existsSync(path.join(dir, "out.parquet.journal.jsonl")), false);
+  });
+
+  it("answers chat lines with the chat template, and bad bodies with the router's 400 naming the field", async () => {
+    const input = path.join(dir, "mixed.jsonl");
+    const line = (custom_id: string, url: string, body: object) =>
+      JSON.stringify({ custom_id, method: "POST", url, body });
+    writeFileSync(
+      input,
+      [
+        line("chat", "/v1/chat/completions", {
+          messages: [{ role: "user", content: "hello there" }],
+          max_tokens: 4,
+          temperature: 0,
+        }),
+        line("hot", "/v1/completions", { prompt: "x", temperature: "hot" }),
+        line("unknown", "/v1/completions", { prompt: "x", use_beam_search: true }),
+        line("model", "/v1/completions", { prompt: "x", model: "other" }),
+        line("stream", "/v1/completions", { prompt: "x", stream: true }),
+      ].join("\n"),
+    );
+    const output = path.join(dir, "mixed-out.jsonl");
+    const summary = await batch(input, output);
+    assert.deepEqual([summary.succeeded, summary.failed], [1, 4]);
+    const results = readFileSync(output, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const chat = results[0].response.body;
+    assert.equal(chat.object, "chat.completion");
+    assert.equal(chat.usage.completion_tokens, 4);
+    assert.equal(typeof chat.choices[0].message.content, "string");
+    assert.deepEqual(
+      results.slice(1).map((r) => [r.custom_id, r.response.status_code, r.response.body.error.param]),
+      [
+        ["hot", 400, "temperature"],
+        ["unknown", 400, "use_beam_search"],
+        ["model", 404, null],
+        ["stream", 400, "stream"],
+      ],
+    );
   });
 
   for (const signal of ["SIGKILL", "SIGINT"] as const) {

@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { promisify } from "node:util";
-import type { Served } from "../../services/cli/child-process.ts";
+import { runTessera, type Served } from "../../services/cli/child-process.ts";
 import { metricValue, type RunningRouter, startRouter, startWorkers, stopAll } from "../router/fleet.ts";
 
 const run = promisify(execFile);
@@ -132,5 +132,38 @@ describe("router Batch API with the openai Python client (e2e)", function () {
       output.find((r) => r.custom_id === "req-123")?.response.body.choices[0]?.text,
       direct.choices[0]?.text,
     );
+  });
+  it("tessera batch --url sends a file through the router with the same answers as its Batch API", async () => {
+    const router = routers.at(-1)!;
+    const input = path.join(dir, "requests.jsonl");
+    const head = path.join(dir, "head.jsonl");
+    writeFileSync(head, readFileSync(input, "utf8").split("\n").slice(0, 20).join("\n"));
+    const output = path.join(dir, "via-url.jsonl");
+    const run = await runTessera(["batch", "--url", router.httpUrl, "--input", head, "--output", output]);
+    assert.equal(run.code, 0, run.stderr);
+    const viaUrl = readFileSync(output, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    assert.equal(viaUrl.length, 20);
+    assert.deepEqual(
+      viaUrl.map((r) => [r.custom_id, r.response.status_code]),
+      Array.from({ length: 20 }, (_, i) => [`req-${i}`, i === 7 ? 400 : 200]),
+    );
+    const batchOutput = (await (await fetch(`${router.httpUrl}/v1/batches?limit=1`)).json()) as {
+      data: { output_file_id: string }[];
+    };
+    const content = await (
+      await fetch(`${router.httpUrl}/v1/files/${batchOutput.data[0]!.output_file_id}/content`)
+    ).text();
+    const byId = new Map(
+      content
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l))
+        .map((r) => [r.custom_id, r.response.body.choices[0].text]),
+    );
+    for (const r of viaUrl.filter((r) => r.response.status_code === 200))
+      assert.equal(r.response.body.choices[0].text, byId.get(r.custom_id), r.custom_id);
   });
 });
