@@ -62,6 +62,7 @@ function writeInputs(dir: string) {
   const parquet = path.join(dir, "in.parquet");
   parquetWriteFile({
     filename: parquet,
+    rowGroupSize: 7, // several row groups, read one after the other
     columnData: [
       { name: "prompt", data: PROMPTS, type: "STRING" },
       { name: "max_tokens", data: PROMPTS.map(() => 4), type: "INT32" },
@@ -89,6 +90,11 @@ async function outputs(format: BatchFormat, file: string): Promise<{ id: string;
     return rows.map((r, i) => ({ id: `row-${i + 1}`, text: r["output"]! }));
   }
   const rows = await parquetReadObjects({ file: await asyncBufferFromFile(file) });
+  assert.deepEqual(
+    rows.map((r) => r["label"]),
+    rows.map((_, i) => `l${i}`),
+    "the input's columns are carried through",
+  );
   return rows.map((r, i) => ({ id: `row-${i + 1}`, text: String(r["output"]) }));
 }
 
