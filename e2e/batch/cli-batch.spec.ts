@@ -117,6 +117,35 @@ describe("tessera batch (e2e)", function () {
     assert.equal(existsSync(path.join(dir, "out.parquet.journal.jsonl")), false);
   });
 
+  it("refuses bad flags with exit code 2 naming the flag", async () => {
+    const input = path.join(dir, "in.jsonl");
+    const neither = await runTessera(["batch", "--input", input, "--output", path.join(dir, "x.jsonl")]);
+    assert.equal(neither.code, 2);
+    assert.match(neither.stderr, /one of --model or --url is required/);
+    const unknown = await runTessera([
+      "batch",
+      "--model",
+      model,
+      "--input",
+      path.join(dir, "in.txt"),
+      "--output",
+      "x",
+    ]);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /--format: cannot tell the format of/);
+    const missing = await runTessera([
+      "batch",
+      "--model",
+      model,
+      "--input",
+      path.join(dir, "none.csv"),
+      "--output",
+      "x",
+    ]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /--input: .*none.csv does not exist/);
+  });
+
   it("answers chat lines with the chat template, and bad bodies with the router's 400 naming the field", async () => {
     const input = path.join(dir, "mixed.jsonl");
     const line = (custom_id: string, url: string, body: object) =>

@@ -38,7 +38,7 @@ export function progressView(total: number, out: NodeJS.WriteStream, intervalMs 
       },
     };
   }
-  let last = 0;
+  let last = Number.NEGATIVE_INFINITY;
   return {
     update: (p) => {
       if (performance.now() - last < intervalMs) return;
