@@ -66,6 +66,9 @@ async function run(
       { ...OPENAI_SAMPLING_DEFAULTS, ...samplingDefaults },
     ),
   );
+  // As the router caps it (prepare-request.ts): a model served alone has its context as the cap.
+  if (sampling.maxTokens > description.maxContext)
+    throw TesseraError.invalidArgument("max_tokens", `must be <= ${description.maxContext}`);
   if (openai.skipSpecialTokens === true && sampling.stop.length > 0)
     throw TesseraError.invalidArgument(
       "skip_special_tokens",
