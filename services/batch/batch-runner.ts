@@ -82,14 +82,13 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchSummary> 
     if (!options.finishInFlight) cancel.abort(signal?.reason);
   };
   signal?.addEventListener("abort", onAbort, { once: true });
-  const stopped = aborted(stopping.signal);
   const pending: Pending[] = [];
   let exhausted = false;
   let complete = false;
   try {
     while (!stopping.signal.aborted) {
       if (pending.length >= window || (exhausted && pending.length > 0)) {
-        await Promise.race([pending[0]!.result, stopped]);
+        await headOrStop(pending[0]!.result, stopping.signal);
         if (stopping.signal.aborted) break;
         await flushReady(pending, sink, progress);
         options.onProgress?.(progress);
@@ -174,9 +173,21 @@ async function flushReady(pending: Pending[], sink: BatchSink, progress: BatchPr
 
 const NOT_YET = Symbol("not yet");
 
-function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener("abort", () => resolve(), { once: true });
+/**
+ * Waits for the head result or the stop signal. A fresh promise per wait: racing every wait against one
+ * long-lived "stopped" promise would attach a reaction to it per item and keep them all (memory growing
+ * with the input).
+ */
+async function headOrStop(head: Promise<unknown>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return;
+  let onAbort = () => {};
+  const stopped = new Promise<void>((resolve) => {
+    onAbort = resolve;
+    signal.addEventListener("abort", onAbort, { once: true });
   });
+  try {
+    await Promise.race([head, stopped]);
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+  }
 }
