@@ -1,12 +1,5 @@
-// `npm run bench -- batch` (issue 21): offline throughput of `tessera batch --model` (an engine in its
-// process, a large running batch, 2048-token steps, prefix caching) against the same requests sent to
-// `tessera serve` over gRPC at several concurrencies, the best of which is the baseline. The requests:
-// N greedy completions (ignore_eos, so every one generates max_tokens) whose prompts share one of a few
-// long heads (a system prompt, few-shot examples) and end in their own question. Throughput is
-// generated tokens per second of the batch itself (the model's load is not counted on either side).
-
-// `npm run bench -- batch` (issue 21): offline throughput of `tessera batch --model` (an engine in its
-// process, a large running batch, 2048-token steps, prefix caching) against the same requests sent to
+// `npm run bench -- batch` (issue 21): offline throughput of `tessera batch --model`'s path (an engine in
+// its process, a large running batch, 2048-token steps, prefix caching) against the same requests sent to
 // `tessera serve` over gRPC at several concurrencies, the best of which is the baseline. The requests:
 // N greedy completions (ignore_eos, so every one generates max_tokens) whose prompts share one of a few
 // long heads (a system prompt, few-shot examples) and end in their own question. Throughput is
@@ -16,9 +9,14 @@ import os from "node:os";
 import path from "node:path";
 import { createCheckpoint } from "../../devtools/model-factory/create-checkpoint.ts";
 import { Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
-import { runTessera, startServe } from "../../services/cli/child-process.ts";
+import { openBatchFiles } from "../../services/batch/batch-format.ts";
+import { runBatch } from "../../services/batch/batch-runner.ts";
+import { engineExecutor } from "../../services/cli/batch-engine-executor.ts";
+import { startServe } from "../../services/cli/child-process.ts";
+import { createLogger } from "../../services/kernel/log.ts";
 import { GrpcClient } from "../../services/rpc/grpc-client.ts";
 import { waitUntilServing } from "../../services/rpc/health-client.ts";
+import { loadOfflineEngine } from "../../services/worker/index.ts";
 import { check, writeResult } from "../report.ts";
 
 const MODEL_DIR = path.resolve(import.meta.dirname, "../../.tessera/bench/llama-small");
@@ -43,10 +41,9 @@ function prompts(): string[] {
   );
 }
 
-async function offline(dir: string, all: string[]) {
-  const input = path.join(dir, "in.jsonl");
+function writeInput(file: string, all: string[]): void {
   writeFileSync(
-    input,
+    file,
     all
       .map((prompt, i) =>
         JSON.stringify({
@@ -58,17 +55,29 @@ async function offline(dir: string, all: string[]) {
       )
       .join("\n"),
   );
-  const output = path.join(dir, "out.jsonl");
-  rmSync(output, { force: true });
-  const run = await runTessera(["batch", "--model", MODEL_DIR, "--input", input, "--output", output]);
-  if (run.code !== 0) throw new Error(`tessera batch failed: ${run.stderr}`);
-  const summary = JSON.parse(run.stdout) as { completionTokens: number; seconds: number; succeeded: number };
-  if (summary.succeeded !== REQUESTS) throw new Error(`tessera batch: ${run.stdout}`);
-  return {
-    tokens: summary.completionTokens,
-    seconds: summary.seconds,
-    tokensPerSecond: summary.completionTokens / summary.seconds,
+}
+
+/**
+ * `tessera batch --model`'s own path (offline-engine.ts's engine, the CLI's executor, the batch runner
+ * and its JSONL files), in this process so that it is warmed up as the served engine is: onnxruntime's
+ * first runs of each new batch shape are slow, and `tessera serve` stays up across the measurements.
+ */
+async function offlineRunner(dir: string) {
+  const offlineEngine = await loadOfflineEngine();
+  const { engine, samplingDefaults } = await offlineEngine(MODEL_DIR, { log: createLogger("bench", "warn") });
+  const execute = engineExecutor(engine, samplingDefaults);
+  const once = async (all: string[]) => {
+    const input = path.join(dir, "in.jsonl");
+    const output = path.join(dir, "out.jsonl");
+    writeInput(input, all);
+    rmSync(output, { force: true });
+    const started = performance.now();
+    const summary = await runBatch({ ...openBatchFiles("jsonl", input, output), execute, window: 512 });
+    const seconds = (performance.now() - started) / 1000;
+    if (summary.succeeded !== all.length) throw new Error(`offline batch: ${JSON.stringify(summary)}`);
+    return { tokens: summary.completionTokens, seconds, tokensPerSecond: summary.completionTokens / seconds };
   };
+  return { once, close: () => engine.close() };
 }
 
 async function overGrpc(client: GrpcClient, all: string[], concurrency: number) {
@@ -101,18 +110,22 @@ export async function run(): Promise<void> {
   const all = prompts();
   const served = await startServe(MODEL_DIR, []);
   const client = new GrpcClient(served.address);
+  const batch = await offlineRunner(dir);
   const serve: Awaited<ReturnType<typeof overGrpc>>[] = [];
-  const offlineRuns: Awaited<ReturnType<typeof offline>>[] = [];
+  const offlineRuns: Awaited<ReturnType<typeof batch.once>>[] = [];
   try {
     await waitUntilServing(served.address, 120_000);
-    await overGrpc(client, all.slice(0, 32), 32); // warm-up
+    // Warm-up, alike on both sides.
+    await overGrpc(client, all, 256);
+    await batch.once(all);
     // The served engine idles while the offline one runs (and the other way round).
     for (let round = 0; round < ROUNDS; round++) {
       for (const c of CONCURRENCIES) serve.push(await overGrpc(client, all, c));
-      offlineRuns.push(await offline(dir, all));
+      offlineRuns.push(await batch.once(all));
     }
   } finally {
     client.close();
+    await batch.close();
     served.child.kill("SIGTERM");
     await served.exited;
     rmSync(dir, { recursive: true, force: true });
@@ -120,18 +133,18 @@ export async function run(): Promise<void> {
   const fastest = <T extends { tokensPerSecond: number }>(runs: T[]) =>
     runs.reduce((a, b) => (b.tokensPerSecond > a.tokensPerSecond ? b : a));
   const best = fastest(serve);
-  const batch = fastest(offlineRuns);
-  const ratio = batch.tokensPerSecond / best.tokensPerSecond;
+  const offline = fastest(offlineRuns);
+  const ratio = offline.tokensPerSecond / best.tokensPerSecond;
   writeResult({
     suite: "batch",
     description:
       `${REQUESTS} greedy completions (${MAX_TOKENS} tokens each, prompts sharing one of 4 heads of 120 words) on the small llama preset: ` +
-      "`tessera batch --model` (in process, its defaults) against `tessera serve` (its defaults) over gRPC at concurrencies " +
-      `${CONCURRENCIES.join(", ")}; ${ROUNDS} interleaved rounds, the fastest of each side compared; generated tokens per second of the batch, load not counted.`,
+      "`tessera batch --model`'s path (its engine defaults, executor and runner, in the bench process) against `tessera serve` (its defaults) over gRPC at concurrencies " +
+      `${CONCURRENCIES.join(", ")}; each side warmed up once with the whole batch, then ${ROUNDS} interleaved rounds, the fastest of each side compared; generated tokens per second of the batch, load not counted.`,
     figures: {
       requests: REQUESTS,
       maxTokens: MAX_TOKENS,
-      offline: batch,
+      offline,
       offlineRuns,
       bestServe: best,
       serve,
