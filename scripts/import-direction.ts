@@ -16,6 +16,7 @@ export type Layer =
   | "kube"
   | "api"
   | "inference"
+  | "batch"
   | "worker"
   | "router"
   | "operator"
@@ -32,6 +33,7 @@ const LAYER_PREFIXES: [string, Layer][] = [
   ["services/kube/", "kube"],
   ["services/api/", "api"],
   ["services/inference/", "inference"],
+  ["services/batch/", "batch"],
   ["services/worker/", "worker"],
   ["services/router/", "router"],
   ["operator/", "operator"],
@@ -52,10 +54,11 @@ export const MAY_IMPORT: Record<Exclude<Layer, "test">, readonly Layer[]> = {
   kube: ["kernel"],
   api: ["kernel", "kube"],
   inference: ["kernel", "tokenizer", "proto"],
+  batch: ["kernel"],
   worker: ["kernel", "rpc", "inference", "tokenizer", "proto"],
-  router: ["kernel", "rpc", "inference", "tokenizer", "kube", "api", "proto"],
+  router: ["kernel", "rpc", "inference", "tokenizer", "kube", "api", "proto", "batch"],
   operator: ["kernel", "rpc", "kube", "api", "proto"],
-  cli: ["kernel", "rpc", "inference", "tokenizer", "proto"],
+  cli: ["kernel", "rpc", "inference", "tokenizer", "proto", "batch"],
   devtools: ["kernel", "tokenizer", "rpc", "kube", "api", "inference", "proto"],
 };
 

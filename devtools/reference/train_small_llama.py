@@ -14,7 +14,13 @@ of 256 tokens), the mean negative log-likelihood and perplexity transformers com
 an English prompt (float32 over the same weights).
 
 Run from the repository root: python3 devtools/reference/train_small_llama.py  (about 5 minutes
-on 2 cores). Torch's CPU kernels need not give the same bits on another machine, so the checkpoint is
+on 2 cores).
+
+DRAFT=1 trains the speculative-decoding draft of that model the same way (same corpus, steps, seed and
+optimizer) at a fraction of its size (hidden 96, 2 layers, 3 heads, intermediate 256: about 0.4M
+parameters), with trained-llama's own tokenizer (loaded, not retrained, so the ids are the same), into
+trained-llama-draft/, recording its held-out perplexity in expected/trained-llama-draft.json; it leaves
+trained-llama/ and its records untouched. Torch's CPU kernels need not give the same bits on another machine, so the checkpoint is
 committed and the tests read it.
 """
 
@@ -32,9 +38,14 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "trained-llama")
+DRAFT = os.environ.get("DRAFT") == "1"
+TARGET = os.path.join(HERE, "trained-llama")
+OUT = os.path.join(HERE, "trained-llama-draft" if DRAFT else "trained-llama")
 HELDOUT_FILE = os.path.join(HERE, "trained-llama-heldout.txt")
-EXPECTED = os.path.join(HERE, "expected", "trained-llama.json")
+EXPECTED = os.path.join(HERE, "expected", "trained-llama-draft.json" if DRAFT else "trained-llama.json")
+SIZE = (dict(hidden_size=96, intermediate_size=256, num_hidden_layers=2, num_attention_heads=3, num_key_value_heads=3)
+        if DRAFT else
+        dict(hidden_size=192, intermediate_size=512, num_hidden_layers=4, num_attention_heads=6, num_key_value_heads=6))
 LICENSES = "/usr/share/common-licenses"
 HELDOUT = "Apache-2.0"
 TRAIN = ["GPL-1", "GPL-2", "GPL-3", "LGPL-2", "LGPL-2.1", "LGPL-3", "GFDL-1.2", "GFDL-1.3",
@@ -83,7 +94,7 @@ def main():
     torch.set_num_threads(int(os.environ.get("THREADS", "2")))
     texts = [read(n) for n in TRAIN]
     heldout = read(HELDOUT)
-    tokenizer = train_tokenizer(texts)
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(TARGET) if DRAFT else train_tokenizer(texts)
     eot = tokenizer.eos_token_id
     train_ids = []
     for t in texts:
@@ -93,8 +104,7 @@ def main():
         sys.exit("held-out text too short")
     print(f"training tokens {len(train_ids)}, held-out tokens {len(heldout_ids)}", flush=True)
 
-    config = LlamaConfig(vocab_size=VOCAB, hidden_size=192, intermediate_size=512, num_hidden_layers=4,
-                         num_attention_heads=6, num_key_value_heads=6, max_position_embeddings=CONTEXT,
+    config = LlamaConfig(vocab_size=VOCAB, **SIZE, max_position_embeddings=CONTEXT,
                          rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=True,
                          bos_token_id=eot, eos_token_id=eot)
     model = LlamaForCausalLM(config)
@@ -120,8 +130,9 @@ def main():
     model.eval()
     model.half().save_pretrained(OUT, safe_serialization=True)
     tokenizer.save_pretrained(OUT)
-    with open(HELDOUT_FILE, "w", encoding="utf-8") as f:
-        f.write(heldout)
+    if not DRAFT:
+        with open(HELDOUT_FILE, "w", encoding="utf-8") as f:
+            f.write(heldout)
 
     # Reload as a user would, and compute in float32 over the saved float16 weights.
     model = LlamaForCausalLM.from_pretrained(OUT, dtype=torch.float32).eval()

@@ -39,6 +39,7 @@ const anySampling = {
   presencePenalty: float32,
   frequencyPenalty: float32,
   minTokens: uint32,
+  disableSpeculation: fc.boolean(),
 };
 
 /** Values in range for the tiny model (512 tokens of vocabulary and context), short generations. */
@@ -59,6 +60,7 @@ const validSampling = {
   presencePenalty: fc.double({ min: -2, max: 2, noNaN: true }),
   frequencyPenalty: fc.double({ min: -2, max: 2, noNaN: true }),
   minTokens: fc.integer({ min: 0, max: 0 }),
+  disableSpeculation: fc.boolean(),
 };
 
 const struct = fc.dictionary(nastyString, fc.jsonValue({ maxDepth: 3 }), { maxKeys: 3 });

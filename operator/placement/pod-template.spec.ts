@@ -113,6 +113,37 @@ describe("shard pod template", () => {
     assert.equal("TESSERA_QUANTIZATION" in podOf({}).env, false);
   });
 
+  it("tells the workers the model's speculative decoding as vLLM's JSON (TESSERA_SPECULATIVE_CONFIG), a draft below the PVC", () => {
+    const ngram = { method: "ngram", numSpeculativeTokens: 4, promptLookupMax: 3 } as const;
+    assert.deepEqual(
+      JSON.parse(
+        String(
+          podOf({ model: { path: "/models/tiny", speculative: ngram } }).env["TESSERA_SPECULATIVE_CONFIG"],
+        ),
+      ),
+      { method: "ngram", num_speculative_tokens: 4, prompt_lookup_max: 3 },
+    );
+    const draft = {
+      method: "draft_model",
+      draftModelPath: "tiny-draft",
+      numSpeculativeTokens: 3,
+      disableByBatchSize: 8,
+    } as const;
+    const pvc = { claimName: "weights" };
+    assert.deepEqual(
+      JSON.parse(
+        String(podOf({ model: { path: "tiny", pvc, speculative: draft } }).env["TESSERA_SPECULATIVE_CONFIG"]),
+      ),
+      {
+        method: "draft_model",
+        model: "/models/tiny-draft",
+        num_speculative_tokens: 3,
+        disable_by_batch_size: 8,
+      },
+    );
+    assert.equal("TESSERA_SPECULATIVE_CONFIG" in podOf({}).env, false);
+  });
+
   it("mounts a PVC read-only and reads the model below it", () => {
     const { container, podSpec } = podOf({ model: { path: "llama/7b", pvc: { claimName: "weights" } } });
     assert.equal(container.args[2], "/models/llama/7b");

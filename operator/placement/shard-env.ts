@@ -67,6 +67,21 @@ export function serveArgs(spec: InferenceModelSpec): string[] {
   ];
 }
 
+/** spec.model.speculative as `tessera serve --speculative-config` reads it (vLLM's JSON). */
+export function speculativeConfigJson(spec: InferenceModelSpec): string {
+  const s = spec.model.speculative!;
+  const draft = s.draftModelPath;
+  const model = draft && spec.model.pvc && !draft.startsWith("/") ? `${MODELS_MOUNT}/${draft}` : draft;
+  return JSON.stringify({
+    method: s.method,
+    ...(model && { model }),
+    num_speculative_tokens: s.numSpeculativeTokens,
+    ...(s.promptLookupMax !== undefined && { prompt_lookup_max: s.promptLookupMax }),
+    ...(s.promptLookupMin !== undefined && { prompt_lookup_min: s.promptLookupMin }),
+    ...(s.disableByBatchSize !== undefined && { disable_by_batch_size: s.disableByBatchSize }),
+  });
+}
+
 export function shardEnv(
   model: ModelRef,
   spec: InferenceModelSpec,
@@ -97,6 +112,7 @@ export function shardEnv(
   if (spec.model.architecture !== "auto") env.push(value("TESSERA_ARCHITECTURE", spec.model.architecture));
   if (spec.model.dtype !== "auto") env.push(value("TESSERA_DTYPE", spec.model.dtype));
   if (spec.model.quantization !== "none") env.push(value("TESSERA_QUANTIZATION", spec.model.quantization));
+  if (spec.model.speculative) env.push(value("TESSERA_SPECULATIVE_CONFIG", speculativeConfigJson(spec)));
   const redis = spec.kvTransfer.redis;
   if (redis) {
     env.push(

@@ -108,6 +108,23 @@ describe("CRD validation in the dev cluster API", () => {
       /should match/,
     ],
     [
+      "a draft model without its path",
+      { model: { path: "/m", speculative: { method: "draft_model", numSpeculativeTokens: 3 } } },
+      "spec.model.speculative.draftModelPath",
+      /draft_model needs draftModelPath/,
+    ],
+    [
+      "n-gram lookup bounds the wrong way round",
+      {
+        model: {
+          path: "/m",
+          speculative: { method: "ngram", numSpeculativeTokens: 3, promptLookupMin: 4, promptLookupMax: 2 },
+        },
+      },
+      "spec.model.speculative.promptLookupMin",
+      /promptLookupMin must be <= promptLookupMax/,
+    ],
+    [
       "a malformed quantity",
       { resources: { requests: { cpu: "two" } } },
       "spec.resources.requests.cpu",

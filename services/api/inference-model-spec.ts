@@ -18,6 +18,59 @@ export const ROUTING_STRATEGIES = [
 ] as const;
 export const KV_FAILURE_POLICIES = ["recompute", "fail"] as const;
 
+export const SPECULATIVE_METHODS = ["ngram", "draft_model"] as const;
+
+const speculative = doc(
+  z
+    .object({
+      method: doc(
+        z.enum(SPECULATIVE_METHODS),
+        "ngram: prompt lookup (propose the tokens that followed the last n-gram's earlier occurrence); draft_model: a smaller checkpoint with the same tokenizer proposes.",
+      ),
+      draftModelPath: doc(
+        z.string().min(1).max(1024).optional(),
+        "The draft checkpoint's folder (draft_model only): absolute inside the worker, or relative to the volume when pvc is set.",
+      ),
+      numSpeculativeTokens: doc(
+        z.int().min(1).max(16),
+        "Tokens proposed per step and verified in one target step.",
+      ),
+      promptLookupMax: doc(
+        z.int().min(1).optional(),
+        "Longest n-gram matched (ngram only; default: promptLookupMin, else 5).",
+      ),
+      promptLookupMin: doc(
+        z.int().min(1).optional(),
+        "Shortest n-gram matched (ngram only; default: promptLookupMax, else 5).",
+      ),
+      disableByBatchSize: doc(
+        z.int().min(1).optional(),
+        "Turn proposals off while more requests than this run on a worker (large batches, where verifying costs more than it saves); unset: never off.",
+      ),
+    })
+    .optional(),
+  "Speculative decoding (tessera serve --speculative-config, vLLM's): output distribution unchanged, fewer target steps per token. Requests opt out with disable_speculation. A change replaces the pods one replica at a time.",
+  {
+    rules: [
+      {
+        rule: "self.method != 'draft_model' || has(self.draftModelPath)",
+        message: "draft_model needs draftModelPath",
+        fieldPath: ".draftModelPath",
+      },
+      {
+        rule: "self.method != 'ngram' || (!has(self.draftModelPath))",
+        message: "draftModelPath applies to draft_model only",
+        fieldPath: ".draftModelPath",
+      },
+      {
+        rule: "!has(self.promptLookupMin) || !has(self.promptLookupMax) || self.promptLookupMin <= self.promptLookupMax",
+        message: "promptLookupMin must be <= promptLookupMax",
+        fieldPath: ".promptLookupMin",
+      },
+    ],
+  },
+);
+
 const modelSource = doc(
   z.object({
     path: doc(
@@ -48,6 +101,7 @@ const modelSource = doc(
       z.enum(QUANTIZATIONS).default("none"),
       "Weight-only quantization at load (tessera serve --quantization): int8 or int4 keep the projection matrices as block-wise codes (blocks of 32 input features, one scale each), about 28% or 16% of their float32 size (a float32 scale per block included), at some cost in quality (bench/RESULTS.md, quality); none keeps the weights as dtype says. A change replaces the pods one replica at a time.",
     ),
+    speculative: speculative,
     numLayers: doc(
       z.int().min(1).max(1024).optional(),
       "Decoder layers of the checkpoint; needed to split it into pipeline stages (parallelism.pipeline > 1).",

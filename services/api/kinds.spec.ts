@@ -49,6 +49,12 @@ describe("CRD kinds", () => {
     assert.deepEqual(optionalWithoutDefault(structuralSchema(inferenceModelSpecSchema)), [
       "spec.model.pvc",
       "spec.model.servedName",
+      // Unset: no speculative decoding; its optional fields follow vLLM's defaults (speculative-config.ts).
+      "spec.model.speculative",
+      "spec.model.speculative.draftModelPath",
+      "spec.model.speculative.promptLookupMax",
+      "spec.model.speculative.promptLookupMin",
+      "spec.model.speculative.disableByBatchSize",
       "spec.model.numLayers",
       "spec.pools.prefill",
       "spec.pools.decode",

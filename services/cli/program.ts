@@ -1,8 +1,9 @@
-// The `tessera` command line: model create, generate, serve, router, operator. runCli returns the exit
+// The `tessera` command line: model create, generate, serve, router, batch, operator. runCli returns the exit
 // code: 0 done, 1 failed (e.g. a missing model folder, a port in use), 2 bad flags. A failure is one
 // line on stderr naming the command: `tessera router: cannot listen on 127.1.0.3:8080 (httpPort): ...`.
 import { Command, CommanderError } from "commander";
 import { TesseraError } from "../kernel/errors.ts";
+import { batchCommand } from "./batch-command.ts";
 import { devCommand } from "./dev-command.ts";
 import { generateCommand } from "./generate-command.ts";
 import { modelCommand } from "./model-command.ts";
@@ -21,6 +22,7 @@ export function createProgram(): Command {
     .addCommand(generateCommand())
     .addCommand(withTracing(serveCommand(), "tessera-worker"))
     .addCommand(withTracing(routerCommand(), "tessera-router"))
+    .addCommand(batchCommand())
     .addCommand(operatorCommand())
     .addCommand(devCommand());
   throwInsteadOfExit(program);

@@ -26,11 +26,28 @@ describe("toEngineRequest", () => {
     const message = create(GenerateRequestSchema, {
       model: "m",
       prompt: { case: "tokenIds", value: { ids: [3, 4] } },
-      sampling: { maxTokens: 3, temperature: 0.5, topK: 4, seed: 9n, stop: ["x"], logprobs: 2 },
+      sampling: {
+        maxTokens: 3,
+        temperature: 0.5,
+        topK: 4,
+        seed: 9n,
+        stop: ["x"],
+        logprobs: 2,
+        disableSpeculation: true,
+      },
     });
     const { value } = toEngineRequest(message, model, "r");
     assert.deepEqual(value?.promptIds, [3, 4]);
-    const expected = { maxTokens: 3, temperature: 0.5, topP: 1, topK: 4, seed: 9n, stop: ["x"], logprobs: 2 };
+    const expected = {
+      maxTokens: 3,
+      temperature: 0.5,
+      topP: 1,
+      topK: 4,
+      seed: 9n,
+      stop: ["x"],
+      logprobs: 2,
+      disableSpeculation: true,
+    };
     const sampling: Record<string, unknown> = { ...value?.sampling };
     for (const [field, want] of Object.entries(expected)) assert.deepEqual(sampling[field], want, field);
   });

@@ -48,6 +48,7 @@ export interface RawSamplingParams {
   ignoreEos?: boolean | undefined;
   minTokens?: number | undefined;
   logprobs?: number | undefined;
+  disableSpeculation?: boolean | undefined;
   /** Structured output (already in the engine's shape: front doors convert theirs). */
   structured?: StructuredOutput | undefined;
   structuredMatchedTokens?: number | undefined;
@@ -239,6 +240,8 @@ export function parseSamplingParams(
     return invalid("min_tokens", `must be <= max_tokens (${effectiveMaxTokens})`);
   }
 
+  const disableSpeculation = raw.disableSpeculation ?? false;
+  if (typeof disableSpeculation !== "boolean") return invalid("disable_speculation", "must be a boolean");
   let structured: StructuredOutput | undefined;
   if (raw.structured !== undefined) {
     const checked = checkStructured(raw.structured, "structured");
@@ -280,6 +283,7 @@ export function parseSamplingParams(
 
   return {
     value: {
+      ...(disableSpeculation && { disableSpeculation }),
       maxTokens: effectiveMaxTokens,
       temperature,
       topP: topP === 0 ? 1 : topP,

@@ -37,6 +37,8 @@ export interface SamplingParams {
   minTokens: number;
   /** Number of top alternatives returned per token, 0..20. */
   logprobs: number;
+  /** Generate without speculative decoding on a worker that runs it (the request's opt-out). */
+  disableSpeculation?: boolean;
   /** Token id -> bias in [-100, 100], added to its logit before sampling (after penalties). Unset: none. */
   logitBias?: ReadonlyMap<number, number> | undefined;
   /** Top alternatives per prompt token (vLLM's prompt_logprobs); undefined = no prompt logprobs. */

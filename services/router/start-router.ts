@@ -7,6 +7,9 @@ import { hostPort, listening } from "../kernel/listen-failure.ts";
 import type { Logger } from "../kernel/log.ts";
 import { listeningPort, Metrics } from "../kernel/telemetry/metrics.ts";
 import { ApiKeys } from "./admission/api-keys.ts";
+import { routerBatchExecutor } from "./batch/batch-executor.ts";
+import { BatchJobs } from "./batch/batch-jobs.ts";
+import { BatchStore } from "./batch/batch-store.ts";
 import { redisPassword, SharedResponseCache } from "./cache/shared-response-cache.ts";
 import type { RouterConfig } from "./config/router-config.ts";
 import { RouterTls } from "./config/router-tls.ts";
@@ -118,6 +121,16 @@ export async function startRouter(
   let grpc: RouterGrpcServer | undefined;
   let http: RouterHttpServer | undefined;
   let metricsServer: HttpServer | undefined;
+  const batchRouter = router;
+  const jobs =
+    config.batch.dir === undefined
+      ? undefined
+      : new BatchJobs(
+          await BatchStore.open(config.batch.dir),
+          (apiKey) => routerBatchExecutor(batchRouter, config.batch.priority, apiKey),
+          config.batch.maxInFlight,
+          log.child({ component: "batch" }),
+        );
   try {
     await discovery.start((specs) => pool.update(specs));
     const shared = { host: config.host, maxRequestBytes: config.admission.maxRequestBytes, log, metrics };
@@ -138,8 +151,11 @@ export async function startRouter(
         ready,
         tls: tls.https,
         endpoints: () => pool.endpoints.map(describeEndpoint),
+        batch: { jobs, maxFileBytes: config.batch.maxFileBytes },
       }),
     );
+    // Batches a previous router left running go on (their journals say what is done).
+    await jobs?.resume();
     const { metricsPort: wanted } = config;
     if (telemetry && wanted !== undefined)
       metricsServer = await listening(on(wanted), "metricsPort", () => telemetry.serve(wanted, config.host));
@@ -152,6 +168,8 @@ export async function startRouter(
     const stop = async (drainTimeoutMs = config.drainTimeoutMs) => {
       const timeout = new AbortController();
       const deadline = delay(drainTimeoutMs, undefined, { signal: timeout.signal }).catch(() => {});
+      // Running batches stop where they are, in_progress, for the next router to resume.
+      await jobs?.stop();
       const [fromGrpc, fromHttp] = await Promise.all([
         started.grpc.shutdown(deadline),
         started.http.shutdown(deadline),

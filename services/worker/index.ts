@@ -18,3 +18,8 @@ export async function loadServeConfig() {
 export async function loadServe() {
   return (await import("./server/serve.ts")).serve;
 }
+
+/** An engine in this process tuned for throughput, with the model's sampling defaults (`tessera batch`). */
+export async function loadOfflineEngine() {
+  return (await import("./server/offline-engine.ts")).offlineEngine;
+}

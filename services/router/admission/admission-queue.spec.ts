@@ -28,6 +28,24 @@ describe("AdmissionQueue", () => {
     assert.equal(queue.running, 0);
   });
 
+  it("admits a waiting interactive request before batch lines that queued earlier", async () => {
+    const queue = new AdmissionQueue({ capacity: () => 1, maxQueue: 5, retryAfterMs: 1 });
+    const first = await queue.acquire(never);
+    const order: string[] = [];
+    const admitted = (name: string) => (release: () => void) => {
+      order.push(name);
+      release();
+    };
+    const waiting = [
+      queue.acquire(never, 10).then(admitted("batch-1")),
+      queue.acquire(never, 10).then(admitted("batch-2")),
+      queue.acquire(never).then(admitted("interactive")),
+    ];
+    first();
+    await Promise.all(waiting);
+    assert.deepEqual(order, ["interactive", "batch-1", "batch-2"]);
+  });
+
   it("drops a waiter whose caller gives up", async () => {
     const queue = new AdmissionQueue({ capacity: () => 1, maxQueue: 5, retryAfterMs: 1 });
     const release = await queue.acquire(never);

@@ -1,5 +1,5 @@
 // Admission per model: at most `capacity()` requests run upstream at once; the next `maxQueue` wait
-// in arrival order; any more are refused at once with RESOURCE_EXHAUSTED and a retry hint, so an
+// in priority order (lower first: interactive requests before batch lines), then arrival order; any more are refused at once with RESOURCE_EXHAUSTED and a retry hint, so an
 // overloaded router sheds load instead of growing an unbounded backlog. A waiting request leaves the
 // queue when its caller cancels or its deadline passes.
 import { Code, TesseraError } from "../../kernel/errors.ts";
@@ -13,6 +13,7 @@ export interface AdmissionOptions {
 }
 
 interface Waiter {
+  priority: number;
   admit: () => void;
 }
 
@@ -37,19 +38,19 @@ export class AdmissionQueue {
    * Resolves with a release function once admitted; rejects when full or when `signal` aborts. A
    * request that has to wait gets a "queue" span in its trace.
    */
-  async acquire(signal: AbortSignal): Promise<() => void> {
+  async acquire(signal: AbortSignal, priority = 0): Promise<() => void> {
     if (this.#running < this.#options.capacity() && this.#waiting.length === 0) return this.#admit();
     const span = tesseraTracer().startSpan("queue", {
       attributes: { "tessera.queued": this.#waiting.length },
     });
     try {
-      return await this.#wait(signal);
+      return await this.#wait(signal, priority);
     } finally {
       span.end();
     }
   }
 
-  async #wait(signal: AbortSignal): Promise<() => void> {
+  async #wait(signal: AbortSignal, priority: number): Promise<() => void> {
     if (this.#waiting.length >= this.#options.maxQueue) {
       const { retryAfterMs } = this.#options;
       throw new TesseraError(
@@ -61,6 +62,7 @@ export class AdmissionQueue {
     signal.throwIfAborted();
     await new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
+        priority,
         admit: () => {
           signal.removeEventListener("abort", onAbort);
           resolve();
@@ -72,7 +74,10 @@ export class AdmissionQueue {
         reject(signal.reason);
       };
       signal.addEventListener("abort", onAbort, { once: true });
-      this.#waiting.push(waiter);
+      // After every waiter of the same or a lower priority value.
+      const at = this.#waiting.findIndex((w) => w.priority > priority);
+      if (at < 0) this.#waiting.push(waiter);
+      else this.#waiting.splice(at, 0, waiter);
     });
     return this.#release();
   }

@@ -173,6 +173,25 @@ export const routerConfigSchema = z.strictObject({
       defaultTimeoutMs: z.int().min(1).optional(),
     })
     .prefault({}),
+  /**
+   * OpenAI's Batch API (/v1/files, /v1/batches; router/batch/): files and batch state live in `dir`
+   * (a PersistentVolume in a cluster), so a restarted router resumes its running batches. Unset dir:
+   * the Batch API answers 404.
+   */
+  batch: z
+    .strictObject({
+      dir: z.string().min(1).optional(),
+      /** Lines of one batch in flight at once (the rest wait), so batches never crowd out interactive requests. */
+      maxInFlight: z.int().min(1).default(16),
+      /** Priority of batch lines at the workers: interactive requests (0) are scheduled first. */
+      priority: z.int().min(1).default(10),
+      /** Largest file accepted by POST /v1/files. */
+      maxFileBytes: z
+        .int()
+        .min(1_024)
+        .default(200 * 1024 * 1024),
+    })
+    .prefault({}),
 });
 
 export type RouterConfig = z.infer<typeof routerConfigSchema>;
@@ -200,6 +219,7 @@ export function parseRouterConfig(raw: unknown, baseDir: string): Result<RouterC
   if (config.tls.frontDoor) config.tls.frontDoor.dir = resolve(config.tls.frontDoor.dir);
   if (config.admission.apiKeysFile !== undefined)
     config.admission.apiKeysFile = resolve(config.admission.apiKeysFile);
+  if (config.batch.dir !== undefined) config.batch.dir = resolve(config.batch.dir);
   return { value: config };
 }
 

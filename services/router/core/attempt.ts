@@ -37,6 +37,8 @@ export function isEndpointFailure(code: Code): boolean {
 
 export interface AttemptOptions {
   requestId: string;
+  /** The workers schedule lower values first (RouterRequest.priority); unset: 0. */
+  priority?: number | undefined;
   /** Milliseconds since the epoch. */
   deadline: number | undefined;
   signal: AbortSignal;
@@ -75,6 +77,7 @@ export function attempt(
     prompt: { case: "tokenIds" as const, value: { ids: segment.promptIds } },
     sampling: samplingMessage(segment.sampling),
     requestId: options.requestId,
+    ...(options.priority !== undefined && { priority: options.priority }),
     ...(segment.kv && { kv: segment.kv }),
   };
   endpoint.inFlight++;

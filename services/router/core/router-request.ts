@@ -39,6 +39,8 @@ export interface RouterRequest {
   skipSpecialTokens?: boolean | undefined;
   /** The request field that set sampling.structured (`response_format`, `guided_json`...), for its errors. */
   structuredField?: string | undefined;
+  /** The workers schedule lower values first (default 0, interactive); batch lines run at a higher one. */
+  priority?: number | undefined;
 }
 
 export interface PreparedRequest {

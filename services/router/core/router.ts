@@ -151,7 +151,7 @@ export class Router {
       const joined = await this.#read(running, signal, caller, sampling.maxTokens);
       return { ...base, ...joined, cache: "coalesced" };
     }
-    const release = await this.#admit(model.id, signal);
+    const release = await this.#admit(model.id, signal, prepared.request.priority ?? 0);
     const flight = new Flight(
       upstream(prepared, {
         selector: this.#deps.selector,
@@ -199,9 +199,9 @@ export class Router {
     };
   }
 
-  async #admit(model: string, signal: AbortSignal): Promise<() => void> {
+  async #admit(model: string, signal: AbortSignal, priority: number): Promise<() => void> {
     try {
-      return await this.#queues.get(model)!.acquire(signal);
+      return await this.#queues.get(model)!.acquire(signal, priority);
     } catch (err) {
       const error = TesseraError.from(err);
       throw error.code === Code.RESOURCE_EXHAUSTED ? this.#rejected(error, "queue_full") : error;

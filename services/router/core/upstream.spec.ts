@@ -76,6 +76,7 @@ async function run(
   f: Fleet,
   sampling: Record<string, unknown>,
   maxMigrations = 2,
+  priority?: number,
 ): Promise<{
   served: Flight["served"];
   events: RouterEvent[];
@@ -84,7 +85,7 @@ async function run(
   text: string;
 }> {
   const prepared = prepareRequest(
-    { requestId: "r1", model: "", prompt: { type: "tokens", ids: PROMPT }, sampling },
+    { requestId: "r1", model: "", prompt: { type: "tokens", ids: PROMPT }, sampling, priority },
     new ModelRegistry([model]),
     { prefixBlocks: 4 },
   );
@@ -185,6 +186,19 @@ describe("upstream: disaggregated serving and migration (scripted workers)", () 
     assert.deepEqual(resumed, [...PROMPT, ...story(6)], "the prompt and the 6 tokens streamed");
     assert.equal(second?.sampling?.maxTokens, 4);
     assert.notEqual(first, undefined);
+  });
+
+  it("sends a request's priority (a batch line's) to every worker of every segment", async () => {
+    const prioritiesOf = () => [...f.workers.values()].flatMap((w) => w.requests).map((r) => r.priority);
+    f = await fleet({ p0: "prefill", d0: "decode", d1: "decode" });
+    f.workers.get("d0")!.failAfter = 5;
+    f.workers.get("d1")!.failAfter = 5;
+    assert.equal((await run(f, { maxTokens: 10 }, 2, 10)).error, undefined);
+    assert.deepEqual(prioritiesOf(), [10, 10, 10], "prefill, decode, and the decode it migrated to");
+    close(f);
+    f = await fleet({ p0: "prefill", d0: "decode" });
+    assert.equal((await run(f, { maxTokens: 4 })).error, undefined);
+    assert.deepEqual(prioritiesOf(), [0, 0], "interactive requests keep the default");
   });
 
   it("gives every segment of a sampled request one seed: the client's, or one drawn for the request", async () => {

@@ -133,6 +133,7 @@ export function upstream(prepared: PreparedRequest, options: UpstreamOptions): P
         try {
           await attempt(endpoint, model, output.segment(phase.kind), {
             requestId,
+            priority: prepared.request.priority,
             deadline: options.deadline,
             signal,
             metrics,

@@ -43,6 +43,8 @@ const SAMPLING: Record<string, Probe[]> = {
   guided_regex: [["a+", "honoured"]],
   guided_choice: [[["a", "b"], "honoured"]],
   guided_grammar: [["root ::= 'a'", "honoured"]],
+  // Tessera's own extension.
+  disable_speculation: [[true, "honoured"]],
 };
 
 const COMPLETION: Record<string, Probe[]> = {

@@ -58,6 +58,18 @@ describe("OpenAI request bodies", () => {
     assert.equal(parsed.value?.skipSpecialTokens, true);
   });
 
+  it("takes Tessera's disable_speculation extension, a boolean", () => {
+    assert.equal(
+      parseCompletionRequest({ prompt: "Hi", disable_speculation: true }).value?.sampling.disableSpeculation,
+      true,
+    );
+    assert.equal(parseCompletionRequest({ prompt: "Hi" }).value?.sampling.disableSpeculation, undefined);
+    assert.match(
+      parseCompletionRequest({ prompt: "Hi", disable_speculation: "yes" }).error!.message,
+      /^disable_speculation: /,
+    );
+  });
+
   it("takes token-id prompts, vLLM's extra fields and stream options", () => {
     const parsed = parseCompletionRequest({
       model: "m",

@@ -19,6 +19,7 @@
 // routes, as vLLM accepts it, and vLLM's guided_json, guided_regex, guided_choice and guided_grammar;
 // at most one of them constrains a request (two is a 400 naming the second), and a schema, regex or
 // grammar that does not compile is a 400 naming its field (the router compiles it before routing).
+// Tessera's own extension: disable_speculation (true: no speculative decoding for this request).
 import { z } from "zod";
 import type { RawSamplingParams, SamplingDefaults } from "../../inference/sampling-params.ts";
 import { checkStructured } from "../../inference/structured-output.ts";
@@ -61,6 +62,8 @@ const common = {
   stream_options: nullable(z.strictObject({ include_usage: nullable(z.boolean()) })),
   skip_special_tokens: nullable(z.boolean()),
   min_tokens: nullable(z.int().min(0)),
+  // Tessera's extension: true generates this request without speculative decoding (same distribution).
+  disable_speculation: nullable(z.boolean()),
   // Token id (a decimal string) -> bias in [-100, 100]; ids are checked against the vocabulary later.
   logit_bias: nullable(z.record(z.string(), z.number())),
   // vLLM's extension: the prompt tokens' logprobs with this many alternatives each.
@@ -189,6 +192,7 @@ function sampling(
     stopTokenIds: body.stop_token_ids,
     ignoreEos: body.ignore_eos,
     minTokens: body.min_tokens,
+    disableSpeculation: body.disable_speculation,
     logprobs: logprobs ?? 0,
     logitBias: body.logit_bias,
     n: body.n,

@@ -1,6 +1,6 @@
 // The router's OpenAI-compatible HTTP front door: POST /v1/completions, POST /v1/chat/completions,
 // GET /v1/models[/ID], GET /v1/endpoints (every worker endpoint with its role and health, what the
-// router routes by), and GET /health (alive) and /ready (every model has an eligible endpoint).
+// router routes by), OpenAI's Files and Batch API (batch-routes.ts), and GET /health (alive) and /ready (every model has an eligible endpoint).
 // Bodies are bounded (413 over admission.maxRequestBytes); a client that disconnects cancels its
 // request upstream. shutdown() refuses new requests and lets those in flight finish until a deadline.
 import http from "node:http";
@@ -14,11 +14,13 @@ import { tracingEnabled } from "../../kernel/telemetry/tracing.ts";
 import { InFlight } from "../../rpc/in-flight.ts";
 import { followFolder } from "../../rpc/tls-credentials.ts";
 import type { TlsFolder } from "../../rpc/tls-folder.ts";
+import type { BatchJobs } from "../batch/batch-jobs.ts";
 import type { Router } from "../core/router.ts";
 import type { EndpointDescription } from "../endpoints/describe-endpoint.ts";
 import { bearer } from "../grpc/grpc-request.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
 import type { RouterModel } from "../models/router-model.ts";
+import { handleBatchRoute, isBatchRoute } from "./batch-routes.ts";
 import { sendError, sendJson } from "./http-errors.ts";
 import { answerError, handleGenerate } from "./openai-handler.ts";
 import { readJson } from "./request-body.ts";
@@ -35,6 +37,8 @@ export interface RouterHttpOptions {
   endpoints?: () => EndpointDescription[];
   /** HTTPS from a TLS folder (reloaded on rotation), asking for client certificates if `clientAuth`; default HTTP. */
   tls?: { folder: TlsFolder; clientAuth: boolean } | undefined;
+  /** OpenAI's Files and Batch API (batch-routes.ts); unset: those routes answer 404. */
+  batch?: { jobs: BatchJobs | undefined; maxFileBytes: number } | undefined;
 }
 
 export class RouterHttpServer {
@@ -97,6 +101,18 @@ export class RouterHttpServer {
         return await this.#generate("completion", req, res, router, options);
       if (req.method === "POST" && path === "/v1/chat/completions")
         return await this.#generate("chat", req, res, router, options);
+      if (isBatchRoute(path))
+        return await handleBatchRoute(
+          req,
+          res,
+          new URL(req.url ?? "/", "http://router"),
+          router,
+          options.batch?.jobs,
+          {
+            maxRequestBytes: options.maxRequestBytes,
+            maxFileBytes: options.batch?.maxFileBytes ?? options.maxRequestBytes,
+          },
+        );
       sendError(res, TesseraError.notFound(`no route for ${req.method} ${path}`));
     } catch (err) {
       answerError(res, err);

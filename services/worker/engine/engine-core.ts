@@ -9,13 +9,16 @@ import type { KvCacheManager } from "../kv/kv-cache-manager.ts";
 import type { ModelRunner, SampledRow, StepResult } from "../runtime/model-runner.ts";
 import { logitRowCount, type SequenceStep } from "../runtime/step-inputs.ts";
 import { promptTokenLogprob } from "../sampling/prompt-logprobs.ts";
+import { NO_DRAFT } from "../speculative/draft.ts";
+import type { SpecDecoder } from "../speculative/spec-decoder.ts";
+import { verifyDraft } from "../speculative/verify-draft.ts";
 import type { EngineMetrics } from "./engine-metrics.ts";
 import { forkSequences } from "./fork.ts";
 import { appendToken, finishEvents, type OutputLimits } from "./output-processor.ts";
 import type { RemoteKv } from "./remote-kv.ts";
 import { type EngineRequest, RequestStatus } from "./request.ts";
 import { recordPhases } from "./request-phases.ts";
-import type { Scheduler, SchedulerOutput } from "./scheduler.ts";
+import type { ScheduledRequest, Scheduler, SchedulerOutput } from "./scheduler.ts";
 
 export interface EngineCoreParts {
   runner: ModelRunner;
@@ -26,6 +29,8 @@ export interface EngineCoreParts {
   vocabSize: number;
   log: Logger | undefined;
   remote?: RemoteKv | undefined;
+  /** Speculative decoding (`--speculative-config`), shared by the engine's scheduling loops. */
+  spec?: SpecDecoder | undefined;
   now?: () => number;
 }
 
@@ -38,6 +43,7 @@ export class EngineCore {
   private readonly vocabSize: number;
   private readonly log: Logger | undefined;
   private readonly remote: RemoteKv | undefined;
+  private readonly spec: SpecDecoder | undefined;
   private readonly now: () => number;
   private loopActive = false;
   private steps = 0;
@@ -54,6 +60,7 @@ export class EngineCore {
     this.vocabSize = parts.vocabSize;
     this.log = parts.log;
     this.remote = parts.remote;
+    this.spec = parts.spec;
     this.now = parts.now ?? Date.now;
   }
 
@@ -81,6 +88,7 @@ export class EngineCore {
       while (scheduler.hasWork) {
         this.reap();
         if (!scheduler.hasWork) break;
+        if (this.spec) await this.spec.propose(scheduler.running);
         const out = scheduler.schedule();
         for (const r of out.rejected) {
           r.events.fail(r.error);
@@ -121,23 +129,24 @@ export class EngineCore {
     // the original prompt plus the tokens streamed so far.
     const runnerSamples = this.runner.samplesRows === true;
     for (const s of out.scheduled) {
-      const { request, numPast, numNew, needsLogits } = s;
+      const { request, numPast, numNew, needsLogits, numDraft } = s;
       request.timings.firstScheduled ??= now;
-      tokens.set(request.tokens.slice(numPast, numPast + numNew), offset);
+      tokens.set(request.tokens.slice(numPast, numPast + numNew - numDraft), offset);
+      if (numDraft > 0) tokens.set(request.draft.tokens.slice(0, numDraft), offset + numNew - numDraft);
       offset += numNew;
-      // A sequence others fork from is sampled here, beside them, from the logits row they share.
+      // A speculative row's logits come back whole: they are verified here, not sampled by the runner.
+      // A sequence others fork from is sampled here too, beside them, from the logits row they share.
       const sampling =
-        runnerSamples && needsLogits && request.forks.length === 0
+        runnerSamples && needsLogits && numDraft === 0 && request.forks.length === 0
           ? request.sampler.prepare(request.numTokens, request.history, maskOf(request))
           : undefined;
-      const promptLogits = request.wantsPromptLogits && numPast < request.promptLength;
       seqs.push({
         numPast,
         numNew,
         blockTable: request.kv.blocks,
         needsLogits,
         promptLength: request.promptLength,
-        ...(promptLogits && { promptLogits }),
+        ...logitsAsk(s),
         ...(sampling && { sampling }),
       });
     }
@@ -161,10 +170,11 @@ export class EngineCore {
     const { kv, vocabSize } = this;
     let row = 0;
     const now = this.now();
-    for (const { request, numPast, numNew, needsLogits } of out.scheduled) {
-      const promptLogits = request.wantsPromptLogits && numPast < request.promptLength;
+    for (const scheduled of out.scheduled) {
+      const { request, numPast, numNew, needsLogits, numDraft } = scheduled;
+      const ask = logitsAsk(scheduled);
       const first = row;
-      row += logitRowCount({ numNew, needsLogits, promptLogits });
+      row += logitRowCount({ numNew, needsLogits, ...ask });
       const at = needsLogits ? row - 1 : -1;
       if (request.isFinished) continue;
       if (request.cancelRequested) {
@@ -172,7 +182,11 @@ export class EngineCore {
         continue;
       }
       this.promptTokensComputed += Math.max(0, Math.min(numPast + numNew, request.promptLength) - numPast);
-      if (promptLogits) this.promptLogprobs(request, logits, first, numPast, numNew);
+      if (numDraft > 0) {
+        this.verify(request, logits.subarray(first * vocabSize, row * vocabSize), numNew, numDraft, now);
+        continue;
+      }
+      if (ask.promptLogits) this.promptLogprobs(request, logits, first, numPast, numNew);
       request.numComputedTokens += numNew;
       const hashedBefore = request.kv.hashes.length;
       kv.cacheComputedBlocks(request.kv, request.tokens, request.numComputedTokens);
@@ -211,6 +225,43 @@ export class EngineCore {
       }
       if (reason) this.finish(request, reason);
     }
+  }
+
+  /**
+   * A speculative row: its pending token and the proposals it accepted are now in the cache; the slots
+   * of rejected proposals are released and the blocks that became full are registered.
+   */
+  private verify(
+    request: EngineRequest,
+    rows: Float32Array,
+    numNew: number,
+    numDraft: number,
+    now: number,
+  ): void {
+    const { kv } = this;
+    let verified: ReturnType<typeof verifyDraft>;
+    try {
+      verified = verifyDraft(request, rows, this.vocabSize, numDraft, this.limits, () => {
+        this.metrics?.token(request, now);
+        request.timings.firstToken ??= now;
+        request.timings.lastToken = now;
+      });
+    } catch (err) {
+      this.fail(request, TesseraError.from(err));
+      return;
+    }
+    this.spec?.verified(numDraft, verified.accepted);
+    request.numComputedTokens += numNew - numDraft + verified.accepted;
+    request.draft = NO_DRAFT;
+    if (verified.reason) {
+      this.finish(request, verified.reason);
+      return;
+    }
+    kv.trim(request.kv, request.numComputedTokens + 1);
+    const hashedBefore = request.kv.hashes.length;
+    kv.cacheComputedBlocks(request.kv, request.tokens, request.numComputedTokens);
+    if (this.remote?.options.writeThrough && request.kv.hashes.length > hashedBefore)
+      this.storeBlocks(this.remote, request, hashedBefore);
   }
 
   /** Prompt entries from the rows of positions numPast.. (row r predicts the token after position r). */
@@ -305,6 +356,7 @@ export class EngineCore {
     // Sequences still waiting to fork from it end with it (cancelled or failed before its prefill).
     for (const child of request.forks.splice(0)) this.finish(child, reason);
     this.unpin(request);
+    this.spec?.release(request);
     this.scheduler.remove(request);
     finishEvents(request, reason);
     this.metrics?.finish(request, reason, this.now());
@@ -316,12 +368,30 @@ export class EngineCore {
     request.constraint?.dispose();
     for (const child of request.forks.splice(0)) this.fail(child, error);
     this.unpin(request);
+    this.spec?.release(request);
     this.scheduler.remove(request);
     request.error = error;
     request.events.fail(error);
     this.metrics?.finish(request, "error", this.now());
     recordPhases(request, this.now());
   }
+}
+
+/**
+ * The logits rows a scheduled row asks beyond its last token's (step-inputs.ts, logitRowCount): every
+ * new token's while a request wanting prompt logprobs computes its prompt, or a speculative row's
+ * numDraft + 1. step() sends it and postprocess() walks the rows by it, so both read the same count.
+ * A request asking prompt logprobs is never speculated (SpecDecoder), so the two never meet.
+ */
+function logitsAsk({
+  request,
+  numPast,
+  numDraft,
+}: ScheduledRequest): Pick<SequenceStep, "promptLogits" | "numLogits"> {
+  const promptLogits = request.wantsPromptLogits && numPast < request.promptLength;
+  if (promptLogits && numDraft > 0)
+    throw new TesseraError(Code.INTERNAL, `request ${request.id}: a speculative row asking prompt logits`);
+  return { ...(promptLogits && { promptLogits }), ...(numDraft > 0 && { numLogits: numDraft + 1 }) };
 }
 
 /** The mask of a constrained request's next token; undefined for an unconstrained one. */

@@ -13,6 +13,9 @@ import { KvCacheManager } from "../kv/kv-cache-manager.ts";
 import { describeCheckpoint } from "../model/checkpoint.ts";
 import { type QuantOptions, quantizationLabel, servedRevision } from "../model/quantize-blocks.ts";
 import { ModelRunner, type ModelRunnerOptions } from "../runtime/model-runner.ts";
+import type { SpecDecoder } from "../speculative/spec-decoder.ts";
+import type { SpeculativeConfig } from "../speculative/speculative-config.ts";
+import { startSpeculative } from "../speculative/start-speculative.ts";
 import { Grammars } from "../structured/grammars.ts";
 import {
   type EngineConfig,
@@ -46,6 +49,8 @@ export interface EngineOptions {
   /** A remote KV tier (Redis) for disaggregated prefill/decode, a shared prefix tier and migration. */
   remoteKv?: RemoteKvOptions;
   log?: Logger;
+  /** Speculative decoding (`--speculative-config`, parsed by parseSpeculativeConfig). */
+  speculative?: SpeculativeConfig;
   /**
    * Starts the runner (default ModelRunner.start: the whole model in a thread of this process, a group
    * of one; rank 0 of a parallel replica passes ShardedRunner.start with its placement).
@@ -71,6 +76,8 @@ export class Engine {
   /** The scheduling loops (one unless engine.virtualEngines says more), with their queues summed. */
   readonly engines: VirtualEngines;
   readonly remote: RemoteKv | undefined;
+  /** Speculative decoding, when configured (its stats: proposed and accepted tokens). */
+  readonly speculative: SpecDecoder | undefined;
   /** Structured outputs: the model's grammars (its vocabulary prepared on the first constrained request). */
   readonly grammars: Grammars;
   private readonly runner: ModelRunner;
@@ -87,6 +94,7 @@ export class Engine {
       | "pool"
       | "engines"
       | "remote"
+      | "speculative"
       | "grammars"
     > & {
       runner: ModelRunner;
@@ -100,6 +108,7 @@ export class Engine {
     this.pool = parts.pool;
     this.engines = parts.engines;
     this.remote = parts.remote;
+    this.speculative = parts.speculative;
     this.grammars = parts.grammars;
     this.runner = parts.runner;
     this.attention = { backend: parts.runner.attention, timingsMs: { ...parts.runner.attentionTimings } };
@@ -161,6 +170,16 @@ export class Engine {
     const metrics = options.metrics
       ? new EngineMetrics(options.metrics, info, pool, schedulers, remote)
       : undefined;
+    const speculative = options.speculative
+      ? await startSpeculative(options.speculative, {
+          target: description,
+          targetDir: modelDir,
+          engine: config,
+          log: options.log,
+        })
+      : undefined;
+    if (speculative && options.metrics)
+      speculative.stats.observe(options.metrics, description.id, speculative.proposer.method);
     const cores = schedulers.map(
       (scheduler) =>
         new EngineCore({
@@ -172,6 +191,7 @@ export class Engine {
           vocabSize: model.vocabSize,
           log: options.log,
           remote,
+          spec: speculative,
         }),
     );
     options.log?.info(
@@ -187,6 +207,7 @@ export class Engine {
         attention: runner.attention,
         attentionTimingsMs: runner.attentionTimings,
         quantization: quantizationLabel(options.quantization),
+        ...(options.speculative && { speculative: options.speculative }),
         ...(options.quantization && { quantized: QUANTIZED_WEIGHTS }),
       },
       "model loaded",
@@ -200,6 +221,7 @@ export class Engine {
       pool,
       engines: new VirtualEngines(schedulers, cores),
       remote,
+      speculative,
       grammars: new Grammars({ modelDir, vocabSize: model.vocabSize, eosTokenIds: checkpoint.eosTokenIds }),
       runner,
     });
@@ -321,8 +343,9 @@ export class Engine {
     this.engines.submit(r);
   }
 
-  close(): Promise<void> {
-    return this.runner.close();
+  async close(): Promise<void> {
+    await this.speculative?.close();
+    await this.runner.close();
   }
 }
 

@@ -48,12 +48,21 @@ export class KvShare extends KvCacheManager {
   }
 
   override free(kv: RequestKv): void {
-    for (const id of kv.blocks) {
+    this.unhold(kv.blocks);
+    super.free(kv);
+  }
+
+  override trim(kv: RequestKv, totalTokens: number): void {
+    this.unhold(kv.blocks.slice(Math.ceil(totalTokens / this.blockSize)));
+    super.trim(kv, totalTokens);
+  }
+
+  private unhold(ids: readonly number[]): void {
+    for (const id of ids) {
       const n = this.held.get(id) ?? 0;
       if (n <= 1) this.held.delete(id);
       else this.held.set(id, n - 1);
     }
-    super.free(kv);
   }
 }
 

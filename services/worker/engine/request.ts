@@ -9,6 +9,7 @@ import type { TextStream } from "../../tokenizer/text-stream.ts";
 import { emptyRequestKv, type RequestKv } from "../kv/kv-cache-manager.ts";
 import { TokenHistory } from "../sampling/penalties.ts";
 import { Sampler } from "../sampling/sampler.ts";
+import { type Draft, NO_DRAFT } from "../speculative/draft.ts";
 import type { Constraint } from "../structured/constraint.ts";
 import { EventQueue } from "./event-queue.ts";
 
@@ -72,6 +73,8 @@ export class EngineRequest {
   numRemotePromptTokens = 0;
   numPreemptions = 0;
   kv: RequestKv = emptyRequestKv();
+  /** Speculative proposals after its last token, verified by its next step (speculative/). */
+  draft: Draft = NO_DRAFT;
   cancelRequested = false;
   /** Blocks imported from the remote tier for this request, held until it is first scheduled. */
   pinnedBlocks: number[] = [];

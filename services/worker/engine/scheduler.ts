@@ -8,6 +8,7 @@
 //      while the budget, the running cap and the KV pool allow, reusing their cached prefix blocks.
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { KvCacheManager } from "../kv/kv-cache-manager.ts";
+import { NO_DRAFT } from "../speculative/draft.ts";
 import { type EngineRequest, RequestStatus, servesBefore } from "./request.ts";
 
 export interface SchedulerLimits {
@@ -23,6 +24,8 @@ export interface ScheduledRequest {
   numNew: number;
   /** The step computes the request's last pending token, so its next token is sampled. */
   needsLogits: boolean;
+  /** Speculative proposals computed after the pending tokens (request.draft), verified by this step. */
+  numDraft: number;
 }
 
 export interface SchedulerOutput {
@@ -70,7 +73,7 @@ export class Scheduler {
     let budget = this.limits.maxNumBatchedTokens;
     for (let i = 0; i < this.running.length && budget > 0; i++) {
       const request = this.running[i]!;
-      const numNew = Math.min(request.numPendingTokens, budget);
+      const numNew = Math.min(request.numPendingTokens + request.draft.tokens.length, budget);
       if (numNew === 0) continue;
       if (!this.makeRoom(request, request.numComputedTokens + numNew, out)) break;
       budget -= numNew;
@@ -131,13 +134,21 @@ export class Scheduler {
 
   private push(out: SchedulerOutput, request: EngineRequest, numNew: number): void {
     const numPast = request.numComputedTokens;
-    out.scheduled.push({ request, numPast, numNew, needsLogits: numPast + numNew === request.numTokens });
+    const numDraft = Math.max(0, numPast + numNew - request.numTokens);
+    out.scheduled.push({
+      request,
+      numPast,
+      numNew,
+      needsLogits: numPast + numNew >= request.numTokens,
+      numDraft,
+    });
     out.numBatchedTokens += numNew;
   }
 
   private preempt(request: EngineRequest, out: SchedulerOutput): void {
     this.running.splice(this.running.indexOf(request), 1);
     this.kv.free(request.kv);
+    request.draft = NO_DRAFT;
     request.numComputedTokens = 0;
     request.numPreemptions++;
     this.numPreemptions++;

@@ -94,6 +94,16 @@ export class KvCacheManager {
     }
   }
 
+  /**
+   * Releases the blocks past those `totalTokens` tokens need (a speculative step's rejected proposals:
+   * their slots were written but hold nothing the request keeps). Registered blocks are never past them.
+   */
+  trim(kv: RequestKv, totalTokens: number): void {
+    const keep = Math.ceil(totalTokens / this.blockSize);
+    if (kv.blocks.length <= keep) return;
+    this.pool.release(kv.blocks.splice(keep));
+  }
+
   /** Releases every block of the request (finished, cancelled or preempted). */
   free(kv: RequestKv): void {
     this.pool.release(kv.blocks);

@@ -81,7 +81,11 @@ export class Coordinator {
     if (this.group.error) return Promise.reject(this.group.error);
     const stepId = this.nextStep++;
     const { microBatches, stepTimeoutMs } = this.placement;
-    const sample = seqs.every((s) => !s.promptLogits && (!s.needsLogits || s.sampling !== undefined));
+    // The last stage samples only where each needsLogits row is one row with its sampling: prompt logits
+    // and a speculative row's k + 1 rows come back as logits (step-inputs.ts, logitRowCount).
+    const sample = seqs.every(
+      (s) => !s.promptLogits && (!s.needsLogits || (s.sampling !== undefined && (s.numLogits ?? 1) === 1)),
+    );
     const micro = splitMicroBatches(seqs, microBatches);
     return new Promise((resolve, reject) => {
       const timer = Number.isFinite(stepTimeoutMs)

@@ -24,6 +24,7 @@ export function sequencesToWire(
     blockTable: s.blockTable,
     needsLogits: s.needsLogits,
     promptLength: s.promptLength ?? 0,
+    numLogits: s.numLogits ?? 0,
     promptLogits: s.promptLogits === true,
     ...(withSampling && s.sampling && { sampling: rowSamplingToWire(s.sampling) }),
   }));
@@ -36,6 +37,7 @@ export function sequencesFromWire(seqs: readonly WireSequence[]): SequenceStep[]
     blockTable: [...s.blockTable],
     needsLogits: s.needsLogits,
     ...(s.promptLength > 0 && { promptLength: s.promptLength }),
+    ...(s.numLogits > 1 && { numLogits: s.numLogits }),
     ...(s.promptLogits && { promptLogits: true }),
     ...(s.sampling && { sampling: rowSamplingFromWire(s.sampling) }),
   }));

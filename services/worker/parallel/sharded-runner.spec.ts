@@ -240,6 +240,36 @@ describe("ShardedRunner (in-process group over gRPC)", () => {
       }
     });
 
+  it("PP=2 TP=2: a speculative row's logits at all its positions (num_logits) are one process's", async () => {
+    // A prefill, then one row of 4 tokens (a last token and 3 proposals) asking for 4 logits rows,
+    // beside a plain decode row.
+    const specTrace = async (runner: ModelRunner) => {
+      const first = await runner.step(Int32Array.from([1, 20, 33, 47, 5, 61, 7, 100, 11]), [
+        { numPast: 0, numNew: 6, blockTable: [20, 21, 22], needsLogits: true },
+        { numPast: 0, numNew: 3, blockTable: [23, 24], needsLogits: true },
+      ]);
+      const next = await runner.step(Int32Array.from([9, 40, 41, 42, 12]), [
+        { numPast: 6, numNew: 4, blockTable: [20, 21, 22], needsLogits: true, numLogits: 4 },
+        { numPast: 3, numNew: 1, blockTable: [23, 24], needsLogits: true },
+      ]);
+      return [first.logits, next.logits];
+    };
+    const want = await specTrace(single);
+    const { runner, members } = await startGroup(2, 2);
+    try {
+      const got = await specTrace(runner);
+      assert.equal(
+        got[1]!.length,
+        (want[0]!.length / 2) * 5,
+        "5 rows: 4 of the speculative row, 1 of the decode",
+      );
+      for (const [i, logits] of got.entries()) assert.ok(maxDiff(logits, want[i]!) <= 1e-4, `step ${i}`);
+    } finally {
+      await runner.close();
+      for (const m of members) await m.close();
+    }
+  });
+
   // Structured outputs: the mask travels with each row (RowSampling.allowed_tokens) to the last stage.
   it("PP=2 TP=1 with a structured-output mask: the last stage samples only allowed ids, as one process does", async () => {
     const allowedIds = Array.from({ length: 40 }, (_, i) => 130 + 3 * i);

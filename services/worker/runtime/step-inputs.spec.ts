@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import type { RopeScaling } from "../arch/rope.ts";
 import { ropeInverseFrequencies } from "../arch/rope.ts";
-import { buildStepInputs, type StepModel } from "./step-inputs.ts";
+import { buildStepInputs, logitRowCount, type StepModel } from "./step-inputs.ts";
 
 const model = (ropeScaling: RopeScaling): StepModel => ({
   slidingWindow: undefined,
@@ -67,5 +67,34 @@ describe("buildStepInputs rope tables", () => {
     });
     assert.equal(buildStepInputs(seqs, 16, yarn).ropeInverseFrequencies, undefined);
     assert.equal(buildStepInputs(seqs, 16).ropeInverseFrequencies, undefined);
+  });
+});
+
+// One mechanism for several logits rows per sequence: prompt logprobs want every new token's row, a
+// speculative row its last k + 1; the rows come back in batch order, each sequence's in position order.
+describe("buildStepInputs logits rows", () => {
+  const none = model({ type: "default" });
+  it("takes every new token's row with promptLogits and the last numLogits with a speculative row", () => {
+    const seqs = [
+      { numPast: 0, numNew: 3, blockTable: [0], needsLogits: false, promptLogits: true },
+      { numPast: 5, numNew: 4, blockTable: [1], needsLogits: true, numLogits: 3 },
+      { numPast: 2, numNew: 2, blockTable: [2], needsLogits: true },
+      { numPast: 3, numNew: 2, blockTable: [3], needsLogits: true, promptLogits: true },
+      { numPast: 0, numNew: 2, blockTable: [4], needsLogits: false },
+    ];
+    const inputs = buildStepInputs(seqs, 16, none);
+    // Offsets of the sequences' tokens: 0, 3, 7, 9, 11.
+    assert.deepEqual([...inputs.logitsIndex].map(Number), [0, 1, 2, 4, 5, 6, 8, 9, 10]);
+    assert.deepEqual(
+      seqs.map((s) => logitRowCount(s)),
+      [3, 3, 1, 2, 0],
+    );
+  });
+
+  it("refuses a row asking both prompt logits and speculative rows", () => {
+    assert.throws(
+      () => logitRowCount({ numNew: 4, needsLogits: true, promptLogits: true, numLogits: 4 }),
+      /both prompt logits and speculative rows/,
+    );
   });
 });

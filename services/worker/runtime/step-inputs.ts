@@ -16,6 +16,12 @@ export interface SequenceStep {
   /** Whether the next-token logits after this step's last token are wanted. */
   needsLogits: boolean;
   /**
+   * With needsLogits: logits rows of this step's last numLogits tokens, in order (default 1). A
+   * speculative step's row (the last token and k proposals) asks for k + 1: each proposal's
+   * verification and the token after the last one. Never with promptLogits (see logitRowCount).
+   */
+  numLogits?: number;
+  /**
    * The logits of every new token are wanted (a request's prompt logprobs), not only the last: rows for
    * positions numPast..numPast+numNew-1 come back, the last one being the needsLogits row when set.
    */
@@ -99,22 +105,32 @@ export function buildStepInputs(
     groupBase += t.batch * t.queries;
     groups[group] = t;
   }
-  const logitsIndex = BigInt64Array.from(seqs.flatMap((s, i) => logitRows(s, offsets[i]!)));
+  const logitsIndex = BigInt64Array.from(
+    seqs.flatMap((s, i) => {
+      const rows = logitRowCount(s);
+      const end = offsets[i]! + s.numNew;
+      return Array.from({ length: rows }, (_, j) => BigInt(end - rows + j));
+    }),
+  );
   const rope = model && ropeDependsOnLength(model) ? tokenRope(seqs, model) : undefined;
   return { positions, groups, unpadIndex, logitsIndex, newSlots, ropeInverseFrequencies: rope };
 }
 
-/** The rows a sequence's logits come from: its last new token's when needsLogits, every new token's with promptLogits. */
-function logitRows(s: SequenceStep, offset: number): bigint[] {
+/**
+ * Logits rows a sequence takes in a step's result, the last ones of its new tokens in order: every new
+ * token's with promptLogits, the last numLogits (a speculative row's k + 1, capped at numNew) with
+ * needsLogits, else none. The two never combine: a request asking prompt logprobs is never speculated
+ * (EngineCore), and a step asking both is a bug, refused here rather than answered with rows a reader
+ * would take for the other kind.
+ */
+export function logitRowCount(
+  s: Pick<SequenceStep, "numNew" | "needsLogits" | "promptLogits" | "numLogits">,
+): number {
   if (s.promptLogits) {
-    return Array.from({ length: s.numNew }, (_, i) => BigInt(offset + i));
+    if ((s.numLogits ?? 1) > 1) throw new Error("a step's row asks both prompt logits and speculative rows");
+    return s.numNew;
   }
-  return s.needsLogits ? [BigInt(offset + s.numNew - 1)] : [];
-}
-
-/** Logits rows a sequence takes in a step's result (see logitRows). */
-export function logitRowCount(s: Pick<SequenceStep, "numNew" | "needsLogits" | "promptLogits">): number {
-  return s.promptLogits ? s.numNew : s.needsLogits ? 1 : 0;
+  return s.needsLogits ? Math.min(s.numLogits ?? 1, s.numNew) : 0;
 }
 
 /**

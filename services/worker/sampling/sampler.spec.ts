@@ -629,4 +629,36 @@ describe("Sampler logit_bias", () => {
     assert.deepEqual([...row.biasIds], [eos]);
     assert.equal(sampleRow(logits, row).tokenId, eos);
   });
+
+  // Speculative decoding's rejection sampling weighs a draft's proposals with `distribution`: it must be
+  // the one `sample` draws from, bias and held-back ids included, or the output leaves the target's.
+  it("weighs the biased logits in distribution() as sample() does (held-back ids still out)", () => {
+    const bias = new Map([
+      [3, 2.5],
+      [top, -1.5],
+      [17, 100],
+    ]);
+    const biased = Float32Array.from(logits, (v, id) => v + (bias.get(id) ?? 0));
+    const copy = Float32Array.from(logits);
+    for (const knobs of [
+      { temperature: 0.8, topK: 20 },
+      { temperature: 1.3, topP: 0.9 },
+      { temperature: 0 },
+    ]) {
+      const got = new Sampler(params({ ...knobs, logitBias: bias })).distribution(logits, 0);
+      const want = new Sampler(params(knobs)).distribution(biased, 0);
+      assert.deepEqual([...got.ids], [...want.ids]);
+      for (const [i, p] of got.probs.entries()) assert.ok(Math.abs(p - want.probs[i]!) < 1e-12);
+    }
+    assert.deepEqual(logits, copy, "the logits are left as they were");
+    // min_tokens holds eos back even at +100: it has no probability before the hold ends.
+    const eos = 17;
+    const held = new Sampler(params({ temperature: 1, minTokens: 2, logitBias: bias }), {
+      eosTokenIds: [eos],
+      promptLength: 4,
+    });
+    assert.ok(!held.distribution(logits, 4).ids.includes(eos));
+    const after = held.distribution(logits, 6);
+    assert.ok(after.probs[after.ids.indexOf(eos)]! > 0.99, "+100 takes nearly all the mass once allowed");
+  });
 });

@@ -290,6 +290,33 @@ export class Sampler {
     };
   }
 
+  /**
+   * The distribution `sample` draws from at `position`, after penalties, logit_bias, held-back ids
+   * (in sample's order), temperature, min_p, top_k and top_p: candidate ids and their probabilities
+   * (summing to 1); greedy puts all of it on the argmax. Speculative decoding's rejection sampling weighs
+   * proposals with it. No structured-output mask: a constrained request is never speculated.
+   */
+  distribution(logits: Float32Array, position: number, history?: TokenHistory): TokenDistribution {
+    let touched = this.usesHistory
+      ? this.#history(history).collect(logits, this.#penalties, penaltyScratch)
+      : 0;
+    if (this.#bias.ids.length > 0) touched = addBias(logits, this.#bias, penaltyScratch, touched);
+    const held = this.#heldAt(position);
+    if (held.length > 0) touched = holdBack(logits, held, penaltyScratch, touched);
+    const { ids, raw, penalized } = penaltyScratch;
+    for (let i = 0; i < touched; i++) logits[ids[i]!] = penalized[i]!;
+    try {
+      const { max, argmax } = finiteMax(logits);
+      if (isGreedy(this.#knobs.temperature)) return { ids: Int32Array.of(argmax), probs: Float64Array.of(1) };
+      const c = candidates(logits, max, this.#knobs);
+      const out = { ids: c.ids.slice(0, c.n), probs: new Float64Array(c.n) };
+      for (let i = 0; i < c.n; i++) out.probs[i] = c.weights[i]! / c.total;
+      return out;
+    } finally {
+      for (let i = 0; i < touched; i++) logits[ids[i]!] = raw[i]!;
+    }
+  }
+
   /** The ids held back at `position`: every eos and stop id while fewer than min_tokens were generated. */
   #heldAt(position: number): Int32Array {
     return position < this.#holdUntil ? this.#heldBack : NOTHING_HELD;
@@ -305,6 +332,17 @@ export class Sampler {
     }
     return history;
   }
+}
+
+/** A sparse distribution over token ids: the ids with probability > 0 and their probabilities. */
+export interface TokenDistribution {
+  ids: Int32Array;
+  probs: Float64Array;
+}
+
+/** `tokenId` as `sample` reports a token it picked from these raw logits: its logprob and the top ones. */
+export function scoreToken(logits: Float32Array, tokenId: number, logprobs: number): GeneratedToken {
+  return result(logits, tokenId, logitStats(logits).logSumExp, logprobs);
 }
 
 const NO_PENALTIES = { ids: new Int32Array(0), counts: new Int32Array(0) };
@@ -395,9 +433,19 @@ function result(logits: Float32Array, tokenId: number, logSumExp: number, logpro
 }
 
 function choose(logits: Float32Array, max: number, argmax: number, knobs: Knobs, u: number): number {
-  const { temperature, topK, topP, minP } = knobs;
   fullWeightSum = Number.NaN;
-  if (isGreedy(temperature)) return argmax;
+  if (isGreedy(knobs.temperature)) return argmax;
+  const { ids, weights, n, total } = candidates(logits, max, knobs);
+  return draw(ids, weights, n, total, u) ?? argmax;
+}
+
+/** The tokens `choose` draws from (in the shared scratch) and their weights, for a temperature in use. */
+function candidates(
+  logits: Float32Array,
+  max: number,
+  knobs: Knobs,
+): { ids: Int32Array; weights: Float64Array; n: number; total: number } {
+  const { temperature, topK, topP, minP } = knobs;
   const invT = 1 / temperature;
 
   // Weights are exp((logit - max) / T): the most likely token weighs 1, so min_p keeps weights >= minP.
@@ -444,7 +492,7 @@ function choose(logits: Float32Array, max: number, argmax: number, knobs: Knobs,
     total = 0;
     for (let i = 0; i < n; i++) total += weights[i]!;
   }
-  return draw(ids, weights, n, total, u) ?? argmax;
+  return { ids, weights, n, total };
 }
 
 /** Inverse-CDF draw over the first `n` candidates; undefined when they carry no weight. */

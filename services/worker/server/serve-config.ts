@@ -6,6 +6,7 @@ import { servedModelNameProblem } from "../../kernel/served-model-name.ts";
 import { engineConfigSchema } from "../engine/engine-config.ts";
 import { redisKvConfigSchema } from "../kv-transfer/redis-kv-config.ts";
 import { blockSizeProblem } from "../model/quantize-blocks.ts";
+import type { SpeculativeConfig } from "../speculative/speculative-config.ts";
 import { SERVE_DTYPES } from "./serve-model-flags.ts";
 
 const port = z.int().min(0).max(65_535);
@@ -99,6 +100,12 @@ export const ServeConfigSchema = z
      * Unset: auto.
      */
     generationConfig: z.enum(["auto", "none"]).optional(),
+    /** Speculative decoding, as parseSpeculativeConfig returns it (`--speculative-config`); unset: off. */
+    speculative: z
+      .custom<SpeculativeConfig>((v) => typeof v === "object" && v !== null && "method" in v, {
+        message: "parse it with parseSpeculativeConfig",
+      })
+      .optional(),
     /** Interface to listen on. */
     host: z.string().min(1).default("127.0.0.1"),
     /** gRPC port; 0 picks a free one (logged as `port` in the "serving" line). */

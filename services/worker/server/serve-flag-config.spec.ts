@@ -53,6 +53,24 @@ describe("serve config from flags and environment", () => {
     assert.match(bad.error?.message ?? "", /TESSERA_GENERATION_CONFIG.*auto, none/);
   });
 
+  describe("--speculative-config", () => {
+    it("takes vLLM's JSON from the flag or TESSERA_SPECULATIVE_CONFIG (the operator's)", () => {
+      const json = '{"method":"ngram","num_speculative_tokens":4,"prompt_lookup_max":4}';
+      assert.equal(
+        serveConfigFromFlags({ ...model, speculativeConfig: json }, {}).value?.speculative?.method,
+        "ngram",
+      );
+      const env = { TESSERA_SPECULATIVE_CONFIG: '{"model":"/d","num_speculative_tokens":2}' };
+      assert.equal(serveConfigFromFlags(model, env).value?.speculative?.method, "draft_model");
+      assert.equal(serveConfigFromFlags(model, {}).value?.speculative, undefined);
+    });
+
+    it("refuses a bad config at start-up, naming the flag and the field", () => {
+      const { error } = serveConfigFromFlags({ ...model, speculativeConfig: '{"method":"ngram"}' }, {});
+      assert.match(error?.message ?? "", /--speculative-config.*speculative_config\.num_speculative_tokens/);
+    });
+  });
+
   describe("--quantization", () => {
     it("is off unless --quantization or TESSERA_QUANTIZATION (the operator's) says int8 or int4; blocks of 32, symmetric", () => {
       assert.equal(serveConfigFromFlags(model, {}).value?.quantization, undefined);

@@ -5,8 +5,9 @@
 // worker (1 stage, tensor size 1 is the whole model in this process); its layers come from --layers, else
 // from TESSERA_LAYER_START and TESSERA_LAYER_END when both are set. Errors name the flag or variable a
 // bad value came from, or the config field (services/cli/serve-command.ts names its flag).
-import type { Result } from "../../kernel/errors.ts";
+import { type Result, TesseraError } from "../../kernel/errors.ts";
 import { configOf, type Env, readFlags } from "../../kernel/flag-table.ts";
+import { parseSpeculativeConfig, type SpeculativeConfig } from "../speculative/speculative-config.ts";
 import { parseServeConfig, type ServeConfig } from "./serve-config.ts";
 import { SERVE_FLAGS, type ServeFlags } from "./serve-flags.ts";
 import { modelInput } from "./serve-model-flags.ts";
@@ -21,6 +22,12 @@ export function serveConfigFromFlags(given: Partial<ServeFlags>, env: Env): Resu
   if (model.error) return model;
   const quantization = quantizationInput(values, from);
   if (quantization.error) return quantization;
+  let speculative: SpeculativeConfig | undefined;
+  try {
+    speculative = values.speculativeConfig ? parseSpeculativeConfig(values.speculativeConfig) : undefined;
+  } catch (err) {
+    return { error: TesseraError.invalidArgument(from("speculativeConfig"), TesseraError.from(err).message) };
+  }
   const { kv, shard, tls, ...rest } = configOf(SERVE_FLAGS, values);
   const { layerStart: start, layerEnd: end } = values;
   const isGroup = values.pipelineStages !== 1 || values.tensorSize !== 1;
@@ -28,6 +35,7 @@ export function serveConfigFromFlags(given: Partial<ServeFlags>, env: Env): Resu
     ...rest,
     ...model.value,
     ...(quantization.value && { quantization: quantization.value }),
+    ...(speculative && { speculative }),
     ...(values.kvRedis && { kv }),
     ...((values.tlsDir || values.tlsServerName) && { tls }),
     ...(isGroup && {

@@ -93,6 +93,14 @@ export const SERVE_FLAGS = {
     choices: ["symmetric", "asymmetric"],
     env: "TESSERA_QUANTIZATION_SCHEME",
   },
+  // Parsed by parseSpeculativeConfig (speculative/speculative-config.ts) in serveConfigFromFlags; the
+  // operator sets TESSERA_SPECULATIVE_CONFIG from the InferenceModel's spec.model.speculative.
+  speculativeConfig: {
+    flag: "--speculative-config <json>",
+    description:
+      'speculative decoding, as vLLM\'s JSON: {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4} (prompt lookup) or {"model": PATH, "num_speculative_tokens": 4} (a draft model with the same tokenizer); "disable_by_batch_size": N turns it off while more than N requests run',
+    env: "TESSERA_SPECULATIVE_CONFIG",
+  },
   generationConfig: {
     flag: "--generation-config <mode>",
     description:

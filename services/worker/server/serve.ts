@@ -70,6 +70,7 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
         ...(config.architecture && { architecture: config.architecture }),
         ...(widensWeights(config.dtype, checkpoint.dtype) && { widenWeights: true }),
         ...(config.quantization && { quantization: config.quantization }),
+        ...(config.speculative && { speculative: config.speculative }),
         ...(engineConfig && { engine: engineConfig }),
         ...(metrics && { metrics }),
         ...(remoteKv && { remoteKv }),

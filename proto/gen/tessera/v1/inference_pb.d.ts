@@ -392,6 +392,14 @@ export declare type SamplingParams = Message<"tessera.v1.SamplingParams"> & {
    * @generated from field: optional bool skip_special_tokens = 21;
    */
   skipSpecialTokens?: boolean | undefined;
+
+  /**
+   * Opts this request out of speculative decoding where the worker runs it (`--speculative-config`):
+   * its tokens are then generated one per step. The output's distribution is the same either way.
+   *
+   * @generated from field: optional bool disable_speculation = 23;
+   */
+  disableSpeculation?: boolean | undefined;
 };
 
 /**

@@ -263,6 +263,14 @@ export declare type SequenceStep = Message<"tessera.v1.SequenceStep"> & {
    * @generated from field: bool prompt_logits = 17;
    */
   promptLogits: boolean;
+
+  /**
+   * With needs_logits: logits rows of the last num_logits tokens (0 reads as 1). A speculative row
+   * (the last token and k proposals) asks for k + 1 (services/worker/speculative/).
+   *
+   * @generated from field: uint32 num_logits = 18;
+   */
+  numLogits: number;
 };
 
 /**

@@ -1,0 +1,155 @@
+// `npm run bench -- batch` (issue 21): offline throughput of `tessera batch --model`'s path (an engine in
+// its process, a large running batch, 2048-token steps, prefix caching) against the same requests sent to
+// `tessera serve` over gRPC at several concurrencies, the best of which is the baseline. The requests:
+// N greedy completions (ignore_eos, so every one generates max_tokens) whose prompts share one of a few
+// long heads (a system prompt, few-shot examples) and end in their own question. Throughput is
+// generated tokens per second of the batch itself (the model's load is not counted on either side).
+import fs, { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createCheckpoint } from "../../devtools/model-factory/create-checkpoint.ts";
+import { Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
+import { openBatchFiles } from "../../services/batch/batch-format.ts";
+import { runBatch } from "../../services/batch/batch-runner.ts";
+import { engineExecutor } from "../../services/cli/batch-engine-executor.ts";
+import { startServe } from "../../services/cli/child-process.ts";
+import { createLogger } from "../../services/kernel/log.ts";
+import { GrpcClient } from "../../services/rpc/grpc-client.ts";
+import { waitUntilServing } from "../../services/rpc/health-client.ts";
+import { loadOfflineEngine } from "../../services/worker/index.ts";
+import { check, writeResult } from "../report.ts";
+
+const MODEL_DIR = path.resolve(import.meta.dirname, "../../.tessera/bench/llama-small");
+const REQUESTS = 512;
+const MAX_TOKENS = 32;
+const CONCURRENCIES = [16, 64, 128, 256];
+
+const WORDS =
+  "the a model of river city light small old new red blue tree house road story quiet night".split(" ");
+
+function prompts(): string[] {
+  let seed = 2026;
+  const word = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return WORDS[seed % WORDS.length];
+  };
+  const heads = Array.from({ length: 4 }, () => Array.from({ length: 120 }, word).join(" "));
+  return Array.from(
+    { length: REQUESTS },
+    (_, i) =>
+      `${heads[i % heads.length]} question ${i}: ${Array.from({ length: 8 + (i % 24) }, word).join(" ")}`,
+  );
+}
+
+function writeInput(file: string, all: string[]): void {
+  writeFileSync(
+    file,
+    all
+      .map((prompt, i) =>
+        JSON.stringify({
+          custom_id: `r${i}`,
+          method: "POST",
+          url: "/v1/completions",
+          body: { prompt, max_tokens: MAX_TOKENS, temperature: 0, ignore_eos: true },
+        }),
+      )
+      .join("\n"),
+  );
+}
+
+/**
+ * `tessera batch --model`'s own path (offline-engine.ts's engine, the CLI's executor, the batch runner
+ * and its JSONL files), in this process so that it is warmed up as the served engine is: onnxruntime's
+ * first runs of each new batch shape are slow, and `tessera serve` stays up across the measurements.
+ */
+async function offlineRunner(dir: string) {
+  const offlineEngine = await loadOfflineEngine();
+  const { engine, samplingDefaults } = await offlineEngine(MODEL_DIR, { log: createLogger("bench", "warn") });
+  const execute = engineExecutor(engine, samplingDefaults);
+  const once = async (all: string[]) => {
+    const input = path.join(dir, "in.jsonl");
+    const output = path.join(dir, "out.jsonl");
+    writeInput(input, all);
+    rmSync(output, { force: true });
+    const started = performance.now();
+    const summary = await runBatch({ ...openBatchFiles("jsonl", input, output), execute, window: 512 });
+    const seconds = (performance.now() - started) / 1000;
+    if (summary.succeeded !== all.length) throw new Error(`offline batch: ${JSON.stringify(summary)}`);
+    return { tokens: summary.completionTokens, seconds, tokensPerSecond: summary.completionTokens / seconds };
+  };
+  return { once, close: () => engine.close() };
+}
+
+async function overGrpc(client: GrpcClient, all: string[], concurrency: number) {
+  let next = 0;
+  let tokens = 0;
+  const started = performance.now();
+  const worker = async () => {
+    while (next < all.length) {
+      const prompt = all[next++]!;
+      for await (const m of client.serverStream(Inference.method.generate, {
+        prompt: { case: "text", value: prompt },
+        sampling: { maxTokens: MAX_TOKENS, temperature: 0, ignoreEos: true },
+      }))
+        tokens += m.tokens.length;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const seconds = (performance.now() - started) / 1000;
+  return { concurrency, tokens, seconds, tokensPerSecond: tokens / seconds };
+}
+
+/** Rounds of every measurement, interleaved; the best of each is kept (2 shared cores are noisy). */
+const ROUNDS = 2;
+
+export async function run(): Promise<void> {
+  if (!fs.existsSync(path.join(MODEL_DIR, "config.json")))
+    await createCheckpoint({ arch: "llama", preset: "small", seed: 1, out: MODEL_DIR });
+  const loadBefore = os.loadavg();
+  const dir = mkdtempSync(path.join(os.tmpdir(), "tessera-bench-batch-"));
+  const all = prompts();
+  const served = await startServe(MODEL_DIR, []);
+  const client = new GrpcClient(served.address);
+  const batch = await offlineRunner(dir);
+  const serve: Awaited<ReturnType<typeof overGrpc>>[] = [];
+  const offlineRuns: Awaited<ReturnType<typeof batch.once>>[] = [];
+  try {
+    await waitUntilServing(served.address, 120_000);
+    // Warm-up, alike on both sides.
+    await overGrpc(client, all, 256);
+    await batch.once(all);
+    // The served engine idles while the offline one runs (and the other way round).
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const c of CONCURRENCIES) serve.push(await overGrpc(client, all, c));
+      offlineRuns.push(await batch.once(all));
+    }
+  } finally {
+    client.close();
+    await batch.close();
+    served.child.kill("SIGTERM");
+    await served.exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const fastest = <T extends { tokensPerSecond: number }>(runs: T[]) =>
+    runs.reduce((a, b) => (b.tokensPerSecond > a.tokensPerSecond ? b : a));
+  const best = fastest(serve);
+  const offline = fastest(offlineRuns);
+  const ratio = offline.tokensPerSecond / best.tokensPerSecond;
+  writeResult({
+    suite: "batch",
+    description:
+      `${REQUESTS} greedy completions (${MAX_TOKENS} tokens each, prompts sharing one of 4 heads of 120 words) on the small llama preset: ` +
+      "`tessera batch --model`'s path (its engine defaults, executor and runner, in the bench process) against `tessera serve` (its defaults) over gRPC at concurrencies " +
+      `${CONCURRENCIES.join(", ")}; each side warmed up once with the whole batch, then ${ROUNDS} interleaved rounds, the fastest of each side compared; generated tokens per second of the batch, load not counted.`,
+    figures: {
+      requests: REQUESTS,
+      maxTokens: MAX_TOKENS,
+      offline,
+      offlineRuns,
+      bestServe: best,
+      serve,
+      loadAverage: { before: loadBefore, after: os.loadavg() },
+    },
+    checks: [check("offline tok/s over tessera serve gRPC at its best concurrency", ratio, ">=", 1.3)],
+  });
+}
