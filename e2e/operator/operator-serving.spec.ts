@@ -409,7 +409,8 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
       assert.deepEqual(await connection.command("KEYS", "*"), [
         `tessera:kv:${ns}:other:tiny-llama@r:0-2:abc`,
       ]);
-      await eventually("worker processes gone", () => processesWith(modelDir).length === 0);
+      // A worker drains for up to its pod's grace period (45 s, pod-template.ts) before the kubelet kills it.
+      await eventually("worker processes gone", () => processesWith(modelDir).length === 0, 60_000);
     } finally {
       connection.close();
       await redis.close();
