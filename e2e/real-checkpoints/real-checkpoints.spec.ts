@@ -9,31 +9,18 @@
 // install. Beside Llama 2, the same checkpoint made without a template (as the base Llama-2-7b-hf) is
 // served too, behind the same router: a chat for it is refused with a 400 naming the chat template.
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
-import { once } from "node:events";
 import path from "node:path";
 import OpenAI from "openai";
 import { Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
 import { type Served, startServe } from "../../services/cli/child-process.ts";
 import { GrpcClient } from "../../services/rpc/grpc-client.ts";
 import { waitUntilServing } from "../../services/rpc/health-client.ts";
+import { requirePythonModules, runPythonJson } from "../python-client.ts";
 import { type RunningRouter, startRouter } from "../router/fleet.ts";
 import { generate, idsOf, textOf } from "../router/grpc-stream.ts";
 import { makeCheckpoint, type ReferenceFamily, reference, withoutChatTemplate } from "./families.ts";
 
-const PYTHON = process.env["PYTHON"] ?? "python3";
 const CLIENTS = path.join(import.meta.dirname, "python-clients.py");
-
-/** Fails (never skips) when the Python clients are missing: CI installs them (scripts/setup.sh). */
-function requirePythonClients(): void {
-  const probe = spawnSync(PYTHON, ["-c", "import openai, grpc"], { encoding: "utf8" });
-  if (probe.status !== 0) {
-    throw new Error(
-      `e2e/real-checkpoints needs ${PYTHON} with the openai and grpcio packages ` +
-        `(run scripts/setup.sh, or pip install openai grpcio): ${probe.error?.message ?? probe.stderr.trim()}`,
-    );
-  }
-}
 
 interface PythonAnswers {
   chats: { prompt_tokens: number; completion_tokens: number; text: string; finish_reason: string }[];
@@ -42,17 +29,7 @@ interface PythonAnswers {
   tokenize_ids: number[];
 }
 
-async function runPythonClients(request: Record<string, unknown>): Promise<PythonAnswers> {
-  const child = spawn(PYTHON, [CLIENTS], { stdio: ["pipe", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk));
-  child.stdin.end(JSON.stringify(request));
-  const [code] = (await once(child, "close")) as [number | null];
-  if (code !== 0) throw new Error(`python-clients.py exited ${code}:\n${stderr}`);
-  return JSON.parse(stdout) as PythonAnswers;
-}
+const runPythonClients = (request: Record<string, unknown>) => runPythonJson<PythonAnswers>(CLIENTS, request);
 
 interface Worker {
   modelDir: string;
@@ -134,7 +111,7 @@ function describeFamily(family: ReferenceFamily, plain?: ReferenceFamily): void 
     });
 
     it("answers the official openai Python client through `tessera router` as transformers, and Python grpcio", async () => {
-      requirePythonClients();
+      requirePythonModules("openai", "grpc");
       const first = family.texts[0]!;
       const second = family.texts[1]!;
       const answers = await runPythonClients({

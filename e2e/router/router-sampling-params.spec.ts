@@ -4,44 +4,23 @@
 // from one prefill: the worker's prompt-token counters (tessera_prompt_tokens_by_source_total) grow by
 // one prompt computed and three forked around the n=4 request.
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
-import { once } from "node:events";
 import path from "node:path";
 import { type Served, startServe } from "../../services/cli/child-process.ts";
 import { GrpcClient } from "../../services/rpc/grpc-client.ts";
 import { waitUntilServing } from "../../services/rpc/health-client.ts";
 import { Tokenizer } from "../../services/tokenizer/tokenizer.ts";
 import { tinyCheckpoint } from "../checkpoint.ts";
+import { requirePythonModules, runPythonJson } from "../python-client.ts";
 import { metricValue, type RunningRouter, startRouter } from "./fleet.ts";
 import { generate } from "./grpc-stream.ts";
 
-const PYTHON = process.env["PYTHON"] ?? "python3";
 const CLIENT = path.join(import.meta.dirname, "python-sampling-params.py");
 const MODEL = "tiny-llama";
 const VOCAB = 512;
 const FORCED = 77;
 
-function requireOpenAiPython(): void {
-  const probe = spawnSync(PYTHON, ["-c", "import openai"], { encoding: "utf8" });
-  if (probe.status !== 0)
-    throw new Error(
-      `this e2e needs ${PYTHON} with the openai package (scripts/setup.sh, or pip install openai): ` +
-        `${probe.error?.message ?? probe.stderr.trim()}`,
-    );
-}
-
 // biome-ignore lint/suspicious/noExplicitAny: the Python client's JSON answers, checked field by field.
-async function runPython(request: Record<string, unknown>): Promise<any> {
-  const child = spawn(PYTHON, [CLIENT], { stdio: ["pipe", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk));
-  child.stdin.end(JSON.stringify(request));
-  const [code] = (await once(child, "close")) as [number | null];
-  if (code !== 0) throw new Error(`python-sampling-params.py exited ${code}:\n${stderr}`);
-  return JSON.parse(stdout);
-}
+const runPython = (request: Record<string, unknown>): Promise<any> => runPythonJson(CLIENT, request);
 
 describe("n, best_of, logit_bias, echo and prompt_logprobs through tessera router (e2e)", function () {
   this.timeout(180_000);
@@ -54,7 +33,7 @@ describe("n, best_of, logit_bias, echo and prompt_logprobs through tessera route
   const prompt = "Four friends met at the old lighthouse on a windy evening";
 
   before(async () => {
-    requireOpenAiPython();
+    requirePythonModules("openai");
     const modelDir = await tinyCheckpoint();
     tokenizer = Tokenizer.fromFile(modelDir);
     worker = await startServe(modelDir, ["--metrics-port", "0"]);

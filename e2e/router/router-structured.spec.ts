@@ -6,19 +6,17 @@
 // theirs, and a bad schema, regex or grammar, or two constraints at once, is a 400 naming the field.
 // gRPC clients set SamplingParams.structured.
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
-import { once } from "node:events";
 import path from "node:path";
 import { status } from "@grpc/grpc-js";
 import { FinishReason } from "../../proto/gen/tessera/v1/inference_pb.js";
 import type { Served } from "../../services/cli/child-process.ts";
 import { GrpcClient } from "../../services/rpc/grpc-client.ts";
 import { schemaProblem } from "../../services/worker/testdata/json-schema-check.ts";
+import { requirePythonModules, runPythonJson } from "../python-client.ts";
 import { type RunningRouter, sharedWorkers, startRouter } from "./fleet.ts";
 import { generate, textOf } from "./grpc-stream.ts";
 import { STRUCTURED_SCHEMAS } from "./structured-schemas.ts";
 
-const PYTHON = process.env["PYTHON"] ?? "python3";
 const CLIENTS = path.join(import.meta.dirname, "structured-clients.py");
 const COUNT = 200;
 
@@ -37,18 +35,8 @@ interface PythonAnswers {
 }
 
 async function runClients(request: Record<string, unknown>): Promise<PythonAnswers> {
-  const probe = spawnSync(PYTHON, ["-c", "import openai"], { encoding: "utf8" });
-  if (probe.status !== 0)
-    throw new Error(`${PYTHON} needs the openai package (scripts/setup.sh): ${probe.stderr.trim()}`);
-  const child = spawn(PYTHON, [CLIENTS], { stdio: ["pipe", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk));
-  child.stdin.end(JSON.stringify(request));
-  const [code] = (await once(child, "close")) as [number | null];
-  if (code !== 0) throw new Error(`structured-clients.py exited ${code}:\n${stderr}`);
-  return JSON.parse(stdout) as PythonAnswers;
+  requirePythonModules("openai");
+  return runPythonJson<PythonAnswers>(CLIENTS, request);
 }
 
 describe("structured outputs through tessera router (e2e)", function () {

@@ -6,16 +6,14 @@
 // output) makes a call, and the schemas use enums and booleans, which a random model finishes. The
 // Python client runs in $PYTHON (default python3); without the openai package this spec fails, saying so.
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
-import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { runTessera, type Served, startServe } from "../../services/cli/child-process.ts";
 import { waitUntilServing } from "../../services/rpc/health-client.ts";
+import { requirePythonModules, runPythonJson } from "../python-client.ts";
 import { type RunningRouter, startRouter } from "./fleet.ts";
 
-const PYTHON = process.env["PYTHON"] ?? "python3";
 const CLIENT = path.join(import.meta.dirname, "tools-client.py");
 const root = path.resolve(import.meta.dirname, "../..");
 
@@ -114,11 +112,7 @@ describe("tool calls through tessera router, official openai Python client (e2e)
   let router: RunningRouter | undefined;
 
   before(async () => {
-    const probe = spawnSync(PYTHON, ["-c", "import openai"], { encoding: "utf8" });
-    if (probe.status !== 0)
-      throw new Error(
-        `this spec needs ${PYTHON} with the openai package (scripts/setup.sh): ${probe.stderr.trim()}`,
-      );
+    requirePythonModules("openai");
     scratch = mkdtempSync(path.join(os.tmpdir(), "tessera-tools-"));
     const dirs = MODELS.map((m) => path.join(scratch, m.id));
     for (const [i, m] of MODELS.entries()) {
@@ -138,13 +132,9 @@ describe("tool calls through tessera router, official openai Python client (e2e)
   });
 
   it("runs call -> tool message -> reply for Llama 3.1 and Qwen 3 templates, named and required, streamed and not", async () => {
-    const child = spawn(PYTHON, [CLIENT], { cwd: root, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk));
-    child.stdin.end(
-      JSON.stringify({
+    const { trips } = await runPythonJson<{ trips: Trip[] }>(
+      CLIENT,
+      {
         base_url: `${router?.httpUrl}/v1`,
         models: MODELS.map((m) => m.id),
         tools: TOOLS,
@@ -152,11 +142,9 @@ describe("tool calls through tessera router, official openai Python client (e2e)
         question: "What is the weather in Köln, in Celsius?",
         result: '{"temperature": 21, "unit": "C"}',
         max_tokens: 64,
-      }),
+      },
+      root,
     );
-    const [code] = (await once(child, "close")) as [number | null];
-    assert.equal(code, 0, `tools-client.py failed:\n${stderr}`);
-    const { trips } = JSON.parse(stdout) as { trips: Trip[] };
     assert.equal(trips.length, MODELS.length * 2 * 2);
     for (const trip of trips) {
       const where = `${trip.model}, tool_choice ${JSON.stringify(trip.tool_choice)}, stream ${trip.stream}`;
