@@ -1,5 +1,5 @@
 // `npm run bench -- batch` (issue 21): offline throughput of `tessera batch --model`'s path (an engine in
-// its process, a large running batch, 2048-token steps, prefix caching) against the same requests sent to
+// its process, offline-engine.ts's scheduler, prefix caching) against the same requests sent to
 // `tessera serve` over gRPC at several concurrencies, the best of which is the baseline. The requests:
 // N greedy completions (ignore_eos, so every one generates max_tokens) whose prompts share one of a few
 // long heads (a system prompt, few-shot examples) and end in their own question. Throughput is

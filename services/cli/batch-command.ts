@@ -61,10 +61,10 @@ export function batchCommand(): Command {
       positiveIntegerFlag,
     )
     .option("--threads <n>", "engine threads (default: one per core)", positiveIntegerFlag)
-    .option("--max-num-seqs <n>", "requests the engine runs at once (default 256)", positiveIntegerFlag)
+    .option("--max-num-seqs <n>", "requests the engine runs at once (default 32)", positiveIntegerFlag)
     .option(
       "--max-num-batched-tokens <n>",
-      "tokens per engine step; longer prompts are chunked (default 2048)",
+      "tokens per engine step; longer prompts are chunked (default 1024)",
       positiveIntegerFlag,
     )
     .option(
