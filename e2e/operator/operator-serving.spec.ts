@@ -9,7 +9,8 @@
 // stops reconciling; delete removes the pods (router included) and the model's Redis keys. The dev cluster has no Service DNS or cluster IPs: the
 // router is called on its pod IP, read from its Service's EndpointSlice.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { RespConnection } from "../../operator/reconcile/resp-client.ts";
@@ -93,7 +94,10 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
     example("dev-cluster/tiny-llama.yaml").replaceAll("/tmp/tessera-models/tiny-llama", modelDir) + extra;
 
   before(async () => {
-    modelDir = await tinyCheckpoint();
+    // A copy of its own: the last spec finds this model's worker processes by the folder in their
+    // command line, and other specs' shared workers serve the cached checkpoint for the whole run.
+    modelDir = path.join(mkdtempSync(path.join(os.tmpdir(), "tessera-operator-serving-")), "tiny-llama");
+    cpSync(await tinyCheckpoint(), modelDir, { recursive: true });
     [f, expected] = await Promise.all([startDevClusterFixture("v35"), localGreedyIds(modelDir)]);
     await prepareServingNamespace(f, ns, { workerPool: false });
     operator = await startOperatorProcess(await f.operatorKubeconfig());
@@ -102,6 +106,7 @@ describe("operator on the dev cluster with kubectl and real workers (e2e)", func
     operator?.child.kill("SIGTERM");
     await operator?.exited;
     await f?.close();
+    if (modelDir) rmSync(path.dirname(modelDir), { recursive: true, force: true });
   });
 
   it("serves the example: Ready, columns, and Generate gives the greedy tokens of `tessera generate`", async () => {
