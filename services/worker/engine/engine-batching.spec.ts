@@ -2,27 +2,12 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { greedySampling } from "../../inference/sampling-params.ts";
-import type { FinishReason, GenerateEvent, SamplingParams } from "../../inference/types.ts";
+import type { SamplingParams } from "../../inference/types.ts";
+import { collectOutput, type Output } from "../testdata/collect-output.ts";
 import { REFERENCE_DIR, referenceCases } from "../testdata/reference.ts";
 import { Engine, type EngineOptions } from "./engine.ts";
 
 const GREEDY: SamplingParams = greedySampling({ maxTokens: 24, ignoreEos: true });
-
-interface Output {
-  ids: number[];
-  text: string;
-  reason: FinishReason | undefined;
-}
-
-async function collect(stream: AsyncIterable<GenerateEvent>): Promise<Output> {
-  const out: Output = { ids: [], text: "", reason: undefined };
-  for await (const e of stream) {
-    out.text += e.textDelta;
-    if (e.type === "tokens") out.ids.push(...e.tokens.map((t) => t.tokenId));
-    else out.reason = e.reason;
-  }
-  return out;
-}
 
 let n = 0;
 const req = (promptIds: number[], sampling: Partial<SamplingParams> = {}) => ({
@@ -48,7 +33,7 @@ async function withEngine<T>(options: EngineOptions, fn: (e: Engine) => Promise<
 
 async function oneAtATime(engine: Engine, inputs: number[][], sampling: Partial<SamplingParams> = {}) {
   const outs: Output[] = [];
-  for (const p of inputs) outs.push(await collect(engine.generate(req(p, sampling))));
+  for (const p of inputs) outs.push(await collectOutput(engine.generate(req(p, sampling))));
   return outs;
 }
 
@@ -64,29 +49,29 @@ describe("Engine batching", () => {
       sequential = await oneAtATime(e, all);
       sampledSequential = [];
       for (const [i, p] of all.entries())
-        sampledSequential.push(await collect(e.generate(req(p, seeded(i)))));
+        sampledSequential.push(await collectOutput(e.generate(req(p, seeded(i)))));
     });
   });
 
   it("gives every request of a concurrent batch (mixed prefill chunks and decodes) its one-at-a-time output", async () => {
     await withEngine({ engine: { enablePrefixCaching: false, maxNumBatchedTokens: 64 } }, async (e) => {
-      const batched = await Promise.all(all.map((p) => collect(e.generate(req(p)))));
+      const batched = await Promise.all(all.map((p) => collectOutput(e.generate(req(p)))));
       assert.deepEqual(batched, sequential);
     });
   });
 
   it("reproduces seeded sampling whatever else is in the batch", async () => {
     await withEngine({ engine: { maxNumBatchedTokens: 96 } }, async (e) => {
-      const batched = await Promise.all(all.map((p, i) => collect(e.generate(req(p, seeded(i))))));
+      const batched = await Promise.all(all.map((p, i) => collectOutput(e.generate(req(p, seeded(i))))));
       assert.deepEqual(batched, sampledSequential);
     });
   });
 
   it("serves a cached prefix from the cache and generates exactly what a cold run does", async () => {
     await withEngine({}, async (e) => {
-      const first = await collect(e.generate(req(withSystem[0]!)));
+      const first = await collectOutput(e.generate(req(withSystem[0]!)));
       const hitsBefore = e.pool.prefixCacheStats.hits;
-      const rest = await Promise.all(withSystem.slice(1).map((p) => collect(e.generate(req(p)))));
+      const rest = await Promise.all(withSystem.slice(1).map((p) => collectOutput(e.generate(req(p)))));
       assert.deepEqual([first, ...rest], sequential.slice(prompts.length));
       // Each later request found the system prompt's full blocks (100 tokens -> 6 blocks of 16).
       assert.ok(e.pool.prefixCacheStats.hits - hitsBefore >= 6 * rest.length);
@@ -96,7 +81,7 @@ describe("Engine batching", () => {
   it("preempts requests when KV blocks run out and still generates their exact outputs", async () => {
     // 40 blocks of 16 tokens cannot hold all requests at once: some are preempted and recomputed.
     await withEngine({ engine: { kvCacheBlocks: 40, enablePrefixCaching: false } }, async (e) => {
-      const outs = await Promise.all(all.map((p) => collect(e.generate(req(p)))));
+      const outs = await Promise.all(all.map((p) => collectOutput(e.generate(req(p)))));
       assert.deepEqual(outs, sequential);
       assert.ok(e.engines.numPreemptions > 0, "the workload was meant to force preemption");
     });

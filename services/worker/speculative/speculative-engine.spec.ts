@@ -6,30 +6,15 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { greedySampling } from "../../inference/sampling-params.ts";
-import type { FinishReason, GenerateEvent, SamplingParams } from "../../inference/types.ts";
+import type { SamplingParams } from "../../inference/types.ts";
 import { Engine, type EngineOptions } from "../engine/engine.ts";
 import { MemoryKvTier } from "../engine/memory-kv-tier.ts";
 import type { RemoteKvOptions } from "../engine/remote-kv.ts";
+import { collectOutput, type Output } from "../testdata/collect-output.ts";
 import { TRAINED_LLAMA_DIR, trainedLlamaReference } from "../testdata/trained-llama.ts";
 import { parseSpeculativeConfig } from "./speculative-config.ts";
 
 const DRAFT_DIR = path.join(TRAINED_LLAMA_DIR, "../trained-llama-draft");
-
-interface Output {
-  ids: number[];
-  text: string;
-  reason: FinishReason | undefined;
-}
-
-async function collect(stream: AsyncIterable<GenerateEvent>): Promise<Output> {
-  const out: Output = { ids: [], text: "", reason: undefined };
-  for await (const e of stream) {
-    out.text += e.textDelta;
-    if (e.type === "tokens") out.ids.push(...e.tokens.map((t) => t.tokenId));
-    else out.reason = e.reason;
-  }
-  return out;
-}
 
 const windows = trainedLlamaReference().heldout_ids;
 // Prompts of several lengths, half of them sharing a 40-token prefix (prefix caching).
@@ -63,9 +48,9 @@ async function run(options: EngineOptions, reqs: ReturnType<typeof requests>, co
   const engine = await Engine.load(TRAINED_LLAMA_DIR, { threads: 1, ...options });
   try {
     const outs = concurrent
-      ? await Promise.all(reqs.map((r) => collect(engine.generate(r))))
+      ? await Promise.all(reqs.map((r) => collectOutput(engine.generate(r))))
       : await reqs.reduce(
-          async (acc, r) => [...(await acc), await collect(engine.generate(r))],
+          async (acc, r) => [...(await acc), await collectOutput(engine.generate(r))],
           Promise.resolve([] as Output[]),
         );
     assert.equal(engine.pool.numUsed, 0, "every KV block is released");
@@ -165,7 +150,7 @@ describe("speculative decoding in the engine", function () {
       speculative: NGRAM,
     });
     try {
-      const first = await collect(
+      const first = await collectOutput(
         prefill.generate({
           requestId: "k1",
           promptIds: prompt,
@@ -174,7 +159,7 @@ describe("speculative decoding in the engine", function () {
         }),
       );
       const handoff = [...prompt, ...first.ids];
-      const rest = await collect(
+      const rest = await collectOutput(
         decode.generate({
           requestId: "k2",
           promptIds: handoff,
@@ -227,7 +212,7 @@ describe("speculative decoding in the engine", function () {
         try {
           const outs = await Promise.all(
             Array.from({ length: N }, (_, i) =>
-              collect(
+              collectOutput(
                 engine.generate({
                   requestId: `x${seed0 + i}`,
                   promptIds: prompt,

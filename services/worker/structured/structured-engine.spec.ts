@@ -4,28 +4,13 @@ import os from "node:os";
 import path from "node:path";
 import { createCheckpoint } from "../../../devtools/model-factory/create-checkpoint.ts";
 import { greedySampling } from "../../inference/sampling-params.ts";
-import type { FinishReason, GenerateEvent, SamplingParams, StructuredOutput } from "../../inference/types.ts";
+import type { FinishReason, SamplingParams, StructuredOutput } from "../../inference/types.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import { Engine } from "../engine/engine.ts";
 import { allowedIds } from "../sampling/allowed-tokens.ts";
+import { collectOutput } from "../testdata/collect-output.ts";
 import { schemaProblem } from "../testdata/json-schema-check.ts";
 import { Grammars } from "./grammars.ts";
-
-interface Collected {
-  ids: number[];
-  text: string;
-  reason: FinishReason | undefined;
-}
-
-async function collect(stream: AsyncIterable<GenerateEvent>): Promise<Collected> {
-  const out: Collected = { ids: [], text: "", reason: undefined };
-  for await (const e of stream) {
-    out.text += e.textDelta;
-    if (e.type === "tokens") out.ids.push(...e.tokens.map((t) => t.tokenId));
-    else out.reason = e.reason;
-  }
-  return out;
-}
 
 const SCHEMAS: Record<string, unknown>[] = [
   {
@@ -71,7 +56,7 @@ describe("Engine with structured outputs (random-weights tiny Llama)", function 
   let prompt: number[];
   let nextId = 0;
   const generate = (sampling: Partial<SamplingParams>, promptIds = prompt) =>
-    collect(
+    collectOutput(
       engine.generate({
         requestId: `s${nextId++}`,
         promptIds,
