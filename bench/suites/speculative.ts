@@ -16,12 +16,14 @@ import { greedySampling } from "../../services/inference/sampling-params.ts";
 import type { GenerateEvent, SamplingParams } from "../../services/inference/types.ts";
 import { Tokenizer } from "../../services/tokenizer/tokenizer.ts";
 import { Engine } from "../../services/worker/engine/engine.ts";
+import { SafetensorsFile } from "../../services/worker/model/safetensors.ts";
 import {
   parseSpeculativeConfig,
   type SpeculativeConfig,
 } from "../../services/worker/speculative/speculative-config.ts";
 import { TRAINED_LLAMA_DIR, TRAINED_LLAMA_HELDOUT } from "../../services/worker/testdata/trained-llama.ts";
 import { type Check, check, writeResult } from "../report.ts";
+import { stepCosts } from "./speculative/step-costs.ts";
 
 const DRAFT_DIR = path.join(TRAINED_LLAMA_DIR, "../trained-llama-draft");
 const PROMPTS = 8;
@@ -164,6 +166,14 @@ async function compare(spec: Engine, round: () => Promise<{ b: Pass; s: Pass }>)
   };
 }
 
+/** A checkpoint's parameters in millions (one model.safetensors), for the description. */
+function millions(dir: string): string {
+  const file = SafetensorsFile.open(path.join(dir, "model.safetensors"));
+  let n = 0;
+  for (const t of file.tensors.values()) n += t.shape.reduce((a, b) => a * b, 1);
+  return `${(n / 1e6).toFixed(n < 1e7 ? 2 : 1)}M`;
+}
+
 function load(speculative?: SpeculativeConfig): Promise<Engine> {
   return Engine.load(TRAINED_LLAMA_DIR, {
     threads: 1,
@@ -180,6 +190,7 @@ export async function run(): Promise<void> {
   const stride = Math.floor((ids.length - PROMPT_TOKENS) / CONCURRENT);
   const all = Array.from({ length: CONCURRENT }, (_, i) => ids.slice(i * stride, i * stride + PROMPT_TOKENS));
   const prompts = all.slice(0, PROMPTS);
+  const sizes = { target: millions(TRAINED_LLAMA_DIR), draft: millions(DRAFT_DIR) };
   const base = await load();
   const engines = {
     draft: await load(CONFIGS.draft),
@@ -194,8 +205,8 @@ export async function run(): Promise<void> {
     const copy = prompts.map((p, i) => [...p, ...continuations[i]!, ...blank, ...p]);
 
     const figures: Record<string, unknown> = {
-      model: "trained-llama (2.2M parameters, float16 checkpoint, computed in float32)",
-      draft: "trained-llama-draft (0.42M parameters)",
+      model: `trained-llama (${sizes.target} parameters, float16 checkpoint, computed in float32)`,
+      draft: `trained-llama-draft (${sizes.draft} parameters, widened to float32 by its thread)`,
       configs: CONFIGS,
       prompts: PROMPTS,
       promptTokens: PROMPT_TOKENS,
@@ -216,7 +227,11 @@ export async function run(): Promise<void> {
     console.log("c. draft, 32 concurrent", cDraft);
     const cNgram = await compare(engines.ngram, () => concurrentPair(base, engines.ngram, all, 64));
     console.log("c. n-gram, 32 concurrent", cNgram);
+    // d. What a round costs, at the copy workload's context length.
+    const costs = await stepCosts(TRAINED_LLAMA_DIR, DRAFT_DIR, copy[0]!.slice(0, 128), 3);
+    console.log("d. step costs", costs);
     Object.assign(figures, {
+      stepCosts: costs,
       draftBatch1: a,
       draftK1Batch1: a1,
       ngramCopyBatch1: b,
@@ -239,11 +254,13 @@ export async function run(): Promise<void> {
         1,
       ),
     ];
+    const ms = (v: number) => `${v.toFixed(3)} ms`;
+    const d = `target step ${ms(costs.targetStepMs)}, verification of ${costs.k + 1} tokens ${ms(costs.targetVerifyMs)} (×${(costs.targetVerifyMs / costs.targetStepMs).toFixed(2)}), draft round of ${costs.k} steps ${ms(costs.draftRoundMs)} (${ms(costs.draftRoundInThreadMs)} in its thread), n-gram lookup ${ms(costs.ngramLookupMs)}`;
     const f = (c: Comparison) =>
       `×${c.speedup.toFixed(2)} (${c.baseTokensPerSecond.toFixed(0)} -> ${c.specTokensPerSecond.toFixed(0)} tokens/s; acceptance ${(c.acceptanceRate * 100).toFixed(0)}%, mean accepted length ${c.meanAcceptedLength.toFixed(2)})`;
     writeResult({
       suite: "speculative",
-      description: `Speculative decoding on the trained reference Llama (2.2M parameters, 1 onnxruntime thread, greedy, eos ignored), each against the same engine without it, ${ROUNDS} rounds, base and speculative alternating request by request at batch 1 and batch by batch at 32 (which goes first alternating too): a. batch-1 decode (first to last token) over ${PROMPTS} held-out prompts of ${PROMPT_TOKENS} tokens, ${DECODE_TOKENS} tokens each, with the trained draft (0.42M parameters): k=3 ${f(a)}, k=1 ${f(a1)}; b. the same with n-gram (k=4, n-gram 2-4) on a copy workload (passage + the model's own continuation + blank line + passage, meant to make the output copy from the prompt; this model copies little of it): ${f(b)}; on the plain held-out prompts: ${f(plain)}; c. ${CONCURRENT} concurrent requests (64 tokens each), disable_by_batch_size 4 (draft) and 16 (n-gram): draft ${f(cDraft)}, n-gram ${f(cNgram)}. Load average before/after: ${loadBefore} / ${figures["loadavgAfter"]}.`,
+      description: `Speculative decoding on the trained reference Llama (${sizes.target} parameters, 1 onnxruntime thread, greedy, eos ignored), each against the same engine without it, ${ROUNDS} rounds, base and speculative alternating request by request at batch 1 and batch by batch at 32 (which goes first alternating too): a. batch-1 decode (first to last token) over ${PROMPTS} held-out prompts of ${PROMPT_TOKENS} tokens, ${DECODE_TOKENS} tokens each, with the trained draft (${sizes.draft} parameters): k=3 ${f(a)}, k=1 ${f(a1)}; b. the same with n-gram (k=4, n-gram 2-4) on a copy workload (passage + the model's own continuation + blank line + passage, meant to make the output copy from the prompt; this model copies little of it): ${f(b)}; on the plain held-out prompts: ${f(plain)}; c. ${CONCURRENT} concurrent requests (64 tokens each), disable_by_batch_size 4 (draft) and 16 (n-gram): draft ${f(cDraft)}, n-gram ${f(cNgram)}; d. per-step costs at batch 1 after ${costs.past} tokens (medians of 200, alternating): ${d}. Load average before/after: ${loadBefore} / ${figures["loadavgAfter"]}.`,
       figures,
       checks,
     });
