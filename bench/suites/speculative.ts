@@ -1,15 +1,19 @@
 // `npm run bench -- speculative`: speculative decoding (issue 20) on the trained reference Llama
-// (devtools/reference/trained-llama, 2.2M parameters) in the engine, each ratio against the same engine
-// without speculation, measured in this run with the runs alternated (batch 1: request by request):
-//   a. batch-1 greedy decode with the trained draft (trained-llama-draft, 0.42M parameters), k=3 and
-//      k=1: held-out prompts, decode tokens per second (first token to last) and the acceptance rate;
-//   b. batch-1 greedy decode with n-gram proposals on a workload meant to copy from its prompt: the
-//      2.2M model follows no instruction such as "repeat this text", so the prompt holds what it wrote
+// (devtools/reference/trained-llama: 21.9M parameters, Brown corpus + State of the Union addresses) in the
+// engine, each ratio against the same engine without speculation, measured in this run with the runs
+// alternated (batch 1: request by request):
+//   a. batch-1 greedy decode with the trained draft (trained-llama-draft: 1.44M parameters, trained the
+//      same way), k=3 and k=1: held-out prompts, decode tokens per second (first token to last) and the
+//      acceptance rate;
+//   b. batch-1 greedy decode with n-gram proposals on a workload whose output copies from its prompt:
+//      the model follows no instruction such as "repeat this text", so the prompt holds what it wrote
 //      before: a held-out passage, the model's own greedy continuation of it, a blank line and the
-//      passage again. (The model copies little of it: it has no in-context copying to speak of, so
-//      the acceptance stays near that of plain text.) Also n-gram on plain held-out prompts;
+//      passage again. A model that copies in context (this one mostly does) writes its continuation
+//      again, which prompt lookup finds in the prompt. Also n-gram on plain held-out prompts;
 //   c. 32 concurrent requests, tokens per second over the whole batch, with each method as configured
-//      (disable_by_batch_size turns proposals off above it).
+//      (disable_by_batch_size turns proposals off above it: the proposals made are recorded);
+//   d. what one round costs, piece by piece, at batch 1 (step-costs.ts): the target's step for 1 token
+//      and for k + 1, the draft's round of k steps, the n-gram lookup.
 import fs from "node:fs";
 import path from "node:path";
 import { greedySampling } from "../../services/inference/sampling-params.ts";
@@ -260,7 +264,7 @@ export async function run(): Promise<void> {
       `×${c.speedup.toFixed(2)} (${c.baseTokensPerSecond.toFixed(0)} -> ${c.specTokensPerSecond.toFixed(0)} tokens/s; acceptance ${(c.acceptanceRate * 100).toFixed(0)}%, mean accepted length ${c.meanAcceptedLength.toFixed(2)})`;
     writeResult({
       suite: "speculative",
-      description: `Speculative decoding on the trained reference Llama (${sizes.target} parameters, 1 onnxruntime thread, greedy, eos ignored), each against the same engine without it, ${ROUNDS} rounds, base and speculative alternating request by request at batch 1 and batch by batch at 32 (which goes first alternating too): a. batch-1 decode (first to last token) over ${PROMPTS} held-out prompts of ${PROMPT_TOKENS} tokens, ${DECODE_TOKENS} tokens each, with the trained draft (${sizes.draft} parameters): k=3 ${f(a)}, k=1 ${f(a1)}; b. the same with n-gram (k=4, n-gram 2-4) on a copy workload (passage + the model's own continuation + blank line + passage, meant to make the output copy from the prompt; this model copies little of it): ${f(b)}; on the plain held-out prompts: ${f(plain)}; c. ${CONCURRENT} concurrent requests (64 tokens each), disable_by_batch_size 4 (draft) and 16 (n-gram): draft ${f(cDraft)}, n-gram ${f(cNgram)}; d. per-step costs at batch 1 after ${costs.past} tokens (medians of 200, alternating): ${d}. Load average before/after: ${loadBefore} / ${figures["loadavgAfter"]}.`,
+      description: `Speculative decoding on the trained reference Llama (${sizes.target} parameters, 1 onnxruntime thread, greedy, eos ignored), each against the same engine without it, ${ROUNDS} rounds, base and speculative alternating request by request at batch 1 and batch by batch at 32 (which goes first alternating too): a. batch-1 decode (first to last token) over ${PROMPTS} held-out prompts of ${PROMPT_TOKENS} tokens, ${DECODE_TOKENS} tokens each, with the trained draft (${sizes.draft} parameters): k=3 ${f(a)}, k=1 ${f(a1)}; b. the same with n-gram (k=4, n-gram 2-4) on a copy workload (passage + the model's own continuation + blank line + passage, meant to make the output copy from the prompt): ${f(b)}; on the plain held-out prompts: ${f(plain)}; c. ${CONCURRENT} concurrent requests (64 tokens each), disable_by_batch_size 4 (draft) and 16 (n-gram): draft ${f(cDraft)}, ${cDraft.draftTokens} tokens proposed; n-gram ${f(cNgram)}, ${cNgram.draftTokens} proposed; d. per-step costs at batch 1 after ${costs.past} tokens (medians of 200, alternating): ${d}. Load average before/after: ${loadBefore} / ${figures["loadavgAfter"]}.`,
       figures,
       checks,
     });

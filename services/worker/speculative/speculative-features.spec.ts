@@ -124,7 +124,7 @@ describe("speculative decoding with structured outputs, n > 1 and logit_bias", f
     // Ban the token greedy decoding picks third and favour another: the output must change.
     const bias = new Map([
       [unbiased.sequences[0]!.ids[2]!, -100],
-      [(unbiased.sequences[0]!.ids[2]! + 1) % 2048, 3],
+      [(unbiased.sequences[0]!.ids[2]! + 1) % plain.description.vocabSize, 3],
     ]);
     const { want, got, drafts } = await both(
       prompts.map((prompt, i) => ({
