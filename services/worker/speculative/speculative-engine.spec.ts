@@ -69,7 +69,7 @@ const NGRAM = parseSpeculativeConfig({
 });
 const BASE: EngineOptions = { engine: { attention: "onnx-ops", maxNumSeqs: 1, enablePrefixCaching: false } };
 // Chunked prefill (a 24-token budget), prefix caching, and a pool small enough to preempt.
-const BUSY: EngineOptions = { engine: { attention: "onnx-ops", maxNumBatchedTokens: 24, kvCacheBlocks: 24 } };
+const BUSY: EngineOptions = { engine: { attention: "onnx-ops", maxNumBatchedTokens: 24, kvCacheBlocks: 16 } };
 
 describe("speculative decoding in the engine", function () {
   this.timeout(300_000);
