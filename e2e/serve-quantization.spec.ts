@@ -34,31 +34,47 @@ describe("tessera serve --quantization (e2e)", () => {
     await served?.exited;
   });
 
-  it("generates the engine's int4 greedy tokens (blocks of 32, symmetric), which are not float32's", async () => {
+  it("generates the engine's int4 greedy tokens (blocks of 32, symmetric), whose logprobs are not float32's", async () => {
     const ids: number[] = [];
+    const logprobs: number[] = [];
     const stream = client.serverStream(Inference.method.generate, {
       prompt: { case: "tokenIds", value: { ids: reference.prompt_ids } },
       sampling: { maxTokens: TOKENS, ignoreEos: true, temperature: 0 },
     });
     for await (const m of stream as AsyncIterable<GenerateResponse>)
-      ids.push(...m.tokens.map((t) => t.tokenId));
+      for (const t of m.tokens) {
+        ids.push(t.tokenId);
+        logprobs.push(t.logprob);
+      }
     assert.equal(ids.length, TOKENS);
 
-    const engine = await Engine.load(TRAINED_LLAMA_DIR, {
-      threads: 1,
-      quantization: { bits: 4, blockSize: 32, symmetric: true },
-    });
-    const want: number[] = [];
-    try {
-      const sampling = greedySampling({ maxTokens: TOKENS, ignoreEos: true });
-      for await (const e of engine.generate({ requestId: "q", promptIds: reference.prompt_ids, sampling }))
-        if (e.type === "tokens") want.push(...e.tokens.map((t) => t.tokenId));
-    } finally {
-      await engine.close();
-    }
-    assert.deepEqual(ids, want);
-    // float32's greedy run (transformers') differs: the process did quantize.
-    assert.notDeepEqual(ids, reference.output_ids.slice(0, TOKENS));
+    const inProcess = async (options: Parameters<typeof Engine.load>[1]) => {
+      const engine = await Engine.load(TRAINED_LLAMA_DIR, options);
+      const out: { ids: number[]; logprobs: number[] } = { ids: [], logprobs: [] };
+      try {
+        const sampling = greedySampling({ maxTokens: TOKENS, ignoreEos: true });
+        for await (const e of engine.generate({ requestId: "q", promptIds: reference.prompt_ids, sampling }))
+          if (e.type === "tokens")
+            for (const t of e.tokens) {
+              out.ids.push(t.tokenId);
+              out.logprobs.push(t.logprob);
+            }
+      } finally {
+        await engine.close();
+      }
+      return out;
+    };
+    const int4 = await inProcess({ threads: 1, quantization: { bits: 4, blockSize: 32, symmetric: true } });
+    assert.deepEqual(ids, int4.ids);
+    for (const [i, lp] of logprobs.entries())
+      assert.ok(Math.abs(lp - int4.logprobs[i]!) < 1e-4, `token ${i}`);
+    // The process did quantize: float32's logprobs (the trained model's greedy ids may well be the
+    // same ones) are not these.
+    const float = await inProcess({ threads: 1 });
+    const moved = Math.max(
+      ...float.logprobs.slice(0, ids.length).map((lp, i) => Math.abs(lp - logprobs[i]!)),
+    );
+    assert.ok(moved > 1e-3, `largest logprob change from float32 ${moved}`);
   });
 
   it("reports a revision naming the quantization, so router caches never mix it with float answers", async () => {

@@ -1,13 +1,13 @@
 // spec.model.quantization end to end on the dev cluster with kubectl, a real `tessera operator` and real
-// `tessera serve` workers: an InferenceModel of the tiny checkpoint with quantization int4, split into
-// 2 pipeline stages (each shard quantizes its own layers), becomes Ready and answers through its router
+// `tessera serve` workers: an InferenceModel of the `base` preset (88M parameters, 12 layers: the model
+// the llama.cpp peer benchmark runs) with quantization int4, split into 2 pipeline stages (each shard quantizes its own layers), becomes Ready and answers through its router
 // with the greedy tokens of `tessera serve --quantization int4` run by hand, which are not the float
 // model's. Its worker pods carry TESSERA_QUANTIZATION=int4. (That a change of the field rolls the pods
 // is operator/placement/planner.spec.ts: the revision hashes it.)
 import assert from "node:assert/strict";
 import { type Served, startServe } from "../../services/cli/child-process.ts";
 import { waitUntilServing } from "../../services/rpc/health-client.ts";
-import { tinyCheckpoint } from "../checkpoint.ts";
+import { baseCheckpoint } from "../checkpoint.ts";
 import { type DevClusterFixture, startDevClusterFixture } from "../devcluster/kubelet-fixture.ts";
 import { generateIds, localGreedyIds } from "./generate-client.ts";
 import { type OperatorProcess, startOperatorProcess } from "./operator-process.ts";
@@ -27,14 +27,14 @@ interface PodList {
 }
 
 describe("a quantized model on the dev cluster: spec.model.quantization int4 through the operator (e2e)", function () {
-  this.timeout(180_000);
+  this.timeout(300_000);
   let f: DevClusterFixture;
   let operator: OperatorProcess;
   let byHand: Served;
   let floatIds: number[];
   let int4Ids: number[];
   const ns = "quantized";
-  const name = "tiny-int4";
+  const name = "base-int4";
 
   /** host:port of a ready router pod of the model, from its Service's EndpointSlices. */
   const routerAddress = async (): Promise<string> => {
@@ -51,7 +51,7 @@ describe("a quantized model on the dev cluster: spec.model.quantization int4 thr
   };
 
   before(async () => {
-    const modelDir = await tinyCheckpoint();
+    const modelDir = await baseCheckpoint();
     const served = startServe(modelDir, ["--quantization", "int4", "--threads", "1"]);
     [f, floatIds, byHand] = await Promise.all([
       startDevClusterFixture("v35"),
@@ -67,7 +67,7 @@ describe("a quantized model on the dev cluster: spec.model.quantization int4 thr
       "kind: InferenceModel",
       `metadata: {name: ${name}}`,
       "spec:",
-      `  model: {path: ${modelDir}, numLayers: 2, quantization: int4}`,
+      `  model: {path: ${modelDir}, numLayers: 12, quantization: int4}`,
       "  parallelism: {pipeline: 2}",
       "",
     ].join("\n");
@@ -82,9 +82,9 @@ describe("a quantized model on the dev cluster: spec.model.quantization int4 thr
   });
 
   it("becomes Ready and answers through its router with tessera serve --quantization int4's tokens", async () => {
-    // The tiny model's int4 tokens are not its float ones: the answer below comes from quantized weights.
+    // The model's int4 tokens are not its float ones: the answer below comes from quantized weights.
     assert.notDeepEqual(int4Ids, floatIds);
-    await f.ok("wait", "-n", ns, "--for=condition=Ready", `inferencemodel/${name}`, "--timeout=120s");
+    await f.ok("wait", "-n", ns, "--for=condition=Ready", `inferencemodel/${name}`, "--timeout=240s");
     assert.deepEqual(await generateIds(await routerAddress()), int4Ids);
   });
 

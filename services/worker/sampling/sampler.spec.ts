@@ -142,6 +142,28 @@ describe("Sampler", () => {
     assert.deepEqual(interleaved, alone);
   });
 
+  it("draws the same token whether or not top-k / top-p dropped only weightless tokens (draws in id order)", () => {
+    // The draw walks the candidates in token-id order, not in the order selection left them (top-k's
+    // heaviest first, the nucleus quickselect's pivot order, both following the weights' exact
+    // values): so a seeded draw does not move when float rounding (a step batched with other rows, a
+    // speculative verify step) reorders near-equal candidates, and truncation that drops nothing of
+    // weight changes nothing.
+    for (let seed = 0; seed < 200; seed++) {
+      const logits = new Float32Array(3000).fill(-Infinity);
+      const live = randomLogits(60, BigInt(seed), 1);
+      for (let i = 0; i < live.length; i++) logits[(i * 47 + seed) % logits.length] = live[i]!;
+      const plain = new Sampler(params({ temperature: 0.8, seed: BigInt(seed) })).sample(logits, 9).tokenId;
+      for (const knobs of [{ topK: 100 }, { topP: 1 - 1e-12 }, { topK: 2000, topP: 1 - 1e-12 }]) {
+        const p = params({ temperature: 0.8, seed: BigInt(seed), ...knobs });
+        assert.equal(
+          new Sampler(p).sample(logits, 9).tokenId,
+          plain,
+          `seed ${seed}, ${JSON.stringify(knobs)}`,
+        );
+      }
+    }
+  });
+
   it("draws a seed when none is given and exposes it for replay", () => {
     const logits = randomLogits(1000, 6n, 1);
     const first = new Sampler(params({ seed: undefined }));

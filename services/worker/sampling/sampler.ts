@@ -436,7 +436,7 @@ function choose(logits: Float32Array, max: number, argmax: number, knobs: Knobs,
   fullWeightSum = Number.NaN;
   if (isGreedy(knobs.temperature)) return argmax;
   const { ids, weights, n, total } = candidates(logits, max, knobs);
-  return draw(ids, weights, n, total, u) ?? argmax;
+  return draw(ids, weights, n, total, u, logits.length) ?? argmax;
 }
 
 /** The tokens `choose` draws from (in the shared scratch) and their weights, for a temperature in use. */
@@ -495,24 +495,80 @@ function candidates(
   return { ids, weights, n, total };
 }
 
-/** Inverse-CDF draw over the first `n` candidates; undefined when they carry no weight. */
+// Scratch for drawing in token-id order: weights by id (all zero between draws) and an index order.
+let byIdWeights = new Float64Array(0);
+let order = new Int32Array(0);
+/** Candidates up to this many are sorted by id; more are scattered into a vocabulary-sized array. */
+const SORT_LIMIT = 512;
+
+/**
+ * Inverse-CDF draw over the first `n` candidates taken in token-id order; undefined when they carry no
+ * weight. Id order, not the order selection left them in (top-k's heaviest first, the nucleus
+ * quickselect's pivot order): that order follows the weights' exact values, so a logit moved by
+ * float rounding (a step batched with other rows, a speculative verify step of k + 1 rows: ~4e-6 on the
+ * trained model) could swap two near-equal candidates and move the draw onto another token. In id
+ * order a seeded draw changes only when rounding moves a boundary across the drawn point, so a seeded
+ * request gets its tokens whatever it was batched with.
+ */
 function draw(
   ids: Int32Array,
   weights: Float64Array,
   n: number,
   total: number,
   u: number,
+  vocab: number,
 ): number | undefined {
   const r = u * total;
   let acc = 0;
   let last: number | undefined;
+  let inOrder = true;
+  for (let i = 1; i < n && inOrder; i++) inOrder = ids[i]! > ids[i - 1]!;
+  if (inOrder) {
+    for (let i = 0; i < n; i++) {
+      const w = weights[i]!;
+      if (w <= 0) continue;
+      acc += w;
+      last = ids[i]!;
+      if (r < acc) return last;
+    }
+    // Rounding left r at or above the running sum: take the last candidate with weight.
+    return last;
+  }
+  if (n <= SORT_LIMIT) {
+    if (order.length < n) order = new Int32Array(Math.max(n, SORT_LIMIT));
+    const idx = order.subarray(0, n);
+    for (let i = 0; i < n; i++) idx[i] = i;
+    idx.sort((a, b) => ids[a]! - ids[b]!);
+    for (let k = 0; k < n; k++) {
+      const i = idx[k]!;
+      const w = weights[i]!;
+      if (w <= 0) continue;
+      acc += w;
+      last = ids[i]!;
+      if (r < acc) return last;
+    }
+    return last;
+  }
+  if (byIdWeights.length < vocab) byIdWeights = new Float64Array(vocab);
+  let lo = vocab;
+  let hi = 0;
   for (let i = 0; i < n; i++) {
-    const w = weights[i]!;
+    const id = ids[i]!;
+    byIdWeights[id] = weights[i]!;
+    if (id < lo) lo = id;
+    if (id > hi) hi = id;
+  }
+  let chosen: number | undefined;
+  for (let id = lo; id <= hi; id++) {
+    const w = byIdWeights[id]!;
     if (w <= 0) continue;
     acc += w;
-    last = ids[i]!;
-    if (r < acc) return last;
+    last = id;
+    if (r < acc) {
+      chosen = id;
+      break;
+    }
   }
-  // Rounding left r at or above the running sum: take the last candidate with weight.
-  return last;
+  for (let i = 0; i < n; i++) byIdWeights[ids[i]!] = 0;
+  return chosen ?? last;
 }
