@@ -77,7 +77,7 @@ async function offlineRunner(dir: string) {
     if (summary.succeeded !== all.length) throw new Error(`offline batch: ${JSON.stringify(summary)}`);
     return { tokens: summary.completionTokens, seconds, tokensPerSecond: summary.completionTokens / seconds };
   };
-  return { once, close: () => engine.close() };
+  return { once, attention: engine.attention, close: () => engine.close() };
 }
 
 async function overGrpc(client: GrpcClient, all: string[], concurrency: number) {
@@ -163,11 +163,20 @@ export async function run(): Promise<void> {
         offline.bestTokensPerSecond / Math.max(...byConcurrency.map((c) => c.bestTokensPerSecond)),
       offlineRuns,
       serve,
+      // Each side races the attention backends at its start on a small probe and keeps the fastest: the
+      // pick can differ between the two processes and from run to run, and moves tokens/s by ~20%.
+      attention: { offline: batch.attention, serve: servedAttention(served.logs) },
       suiteSeconds: (performance.now() - started) / 1000,
       loadAverage: { before: loadBefore, after: os.loadavg() },
     },
     checks: [check("offline tok/s over tessera serve gRPC at its best concurrency", ratio, ">=", 1.3)],
   });
+}
+
+/** The attention backend `tessera serve` logged at load, with the timings that chose it. */
+function servedAttention(logs: readonly Record<string, unknown>[]) {
+  const loaded = logs.find((l) => l["msg"] === "model loaded");
+  return { backend: loaded?.["attention"], timingsMs: loaded?.["attentionTimingsMs"] };
 }
 
 function median(values: readonly number[]): number {
