@@ -76,8 +76,10 @@ async function run(
     );
   const events: RouterEvent[] = [];
   const text = openai.skipSpecialTokens ? model.tokenizer.textStream({ skipSpecialTokens: true }) : undefined;
+  // The response reads the tokens' ids and logprobs for its logprobs alone (usage comes with the finish).
+  const withTokens = openai.logprobs !== undefined;
   for await (const event of model.generate({ requestId, promptIds, sampling }, signal))
-    events.push(routerEvent(event, text));
+    events.push(routerEvent(event, text, withTokens));
   const last = events.at(-1);
   if (last?.type === "finish" && last.reason === FinishReason.CANCELLED)
     throw new TesseraError(Code.CANCELLED, "the batch was interrupted");
@@ -114,13 +116,18 @@ function promptOf(request: OpenAiRequest, model: BatchModel): Result<number[]> {
   }
 }
 
-/** An engine event as the router's (the response shaping reads those), re-detokenized when asked. */
+/**
+ * An engine event as the router's (the response shaping reads those), re-detokenized when asked; its
+ * tokens as the router's TokenInfo only `withTokens` (a message per generated token costs the batch
+ * time for nothing when no logprobs are asked).
+ */
 function routerEvent(
   event: GenerateEvent,
   text: ReturnType<Tokenizer["textStream"]> | undefined,
+  withTokens: boolean,
 ): RouterEvent {
   if (event.type === "tokens") {
-    const tokens = event.tokens.map((t) =>
+    const tokens = (withTokens ? event.tokens : []).map((t) =>
       create(TokenInfoSchema, {
         tokenId: t.tokenId,
         logprob: t.logprob,
