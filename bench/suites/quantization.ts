@@ -2,7 +2,7 @@
 // default to (issue 18), measured rather than assumed. On the `base` preset (llama, ≈88M parameters,
 // the checkpoint the peers suite compares with llama.cpp), each setting's whole-model graph runs in this
 // process through the executor every worker uses (onnx-ops attention):
-//   - int4 and int8, blocks of 32 / 64 / 128, symmetric and asymmetric, at MatMulNBits accuracy levels
+//   - int4 and int8, blocks of 32 / 64 / 128 (and 256 at level 4), symmetric and asymmetric, at MatMulNBits accuracy levels
 //     0 and 1 (float32 compute from the codes) and 4 (activations quantized to int8 per block, int8
 //     dot products: AVX512-VNNI on this machine), and float32 for reference;
 //   - prefill: one 128-token step (what TTFT is made of), CPU ms with 1 thread (the model's own cost,
@@ -15,14 +15,13 @@ import os from "node:os";
 import path from "node:path";
 import { createCheckpoint } from "../../devtools/model-factory/create-checkpoint.ts";
 import { onnxOpsAttention } from "../../services/worker/graph/attention-onnx-ops.ts";
-import type { WeightSource } from "../../services/worker/graph/graph-names.ts";
 import { ACCURACY_LEVEL } from "../../services/worker/graph/graph-weights-quantized.ts";
 import { wholeModel } from "../../services/worker/graph/shard-graph.ts";
 import { describeCheckpoint } from "../../services/worker/model/checkpoint.ts";
 import { type QuantOptions, quantizationLabel } from "../../services/worker/model/quantize-blocks.ts";
 import { WeightStore } from "../../services/worker/model/weights.ts";
 import { allocateShardPool, ShardExecutor } from "../../services/worker/runtime/shard-executor.ts";
-import { DEFAULT_QUANTIZATION_BLOCK_SIZE } from "../../services/worker/server/serve-quantization-flags.ts";
+import { defaultQuantization } from "../../services/worker/server/serve-quantization-flags.ts";
 import { type Check, check, writeResult } from "../report.ts";
 
 const MODEL_DIR = path.resolve(import.meta.dirname, "../../.tessera/bench/llama-base");
@@ -46,23 +45,19 @@ const q = (bits: 4 | 8, blockSize: number, symmetric: boolean, level: number): S
 const SETTINGS: Setting[] = [
   { name: "float32" },
   ...[32, 64, 128].flatMap((b) => [true, false].flatMap((sym) => [0, 1, 4].map((l) => q(4, b, sym, l)))),
+  // Longer blocks than GPTQ/AWQ's 128 at the fast level only: does the trend go on?
+  ...[true, false].map((sym) => q(4, 256, sym, 4)),
   // 8 bits at levels 0/1 has no fast kernel in onnxruntime 1.30 (see graph-weights-quantized.ts):
   // measured at block 32 only.
   ...[0, 1].map((l) => q(8, 32, true, l)),
-  ...[32, 64, 128].flatMap((b) => [true, false].map((sym) => q(8, b, sym, 4))),
+  ...[32, 64, 128, 256].flatMap((b) => [true, false].map((sym) => q(8, b, sym, 4))),
 ];
 
 /** The store's weights, quantized as `s` says, with MatMulNBits at its accuracy level. */
-function source(s: Setting): WeightSource {
+function source(s: Setting): WeightStore {
   const w = WeightStore.open(MODEL_DIR, s.quantization ? { quantization: s.quantization } : {});
-  return {
-    has: (n) => w.has(n),
-    read: (n, shape) => w.read(n, shape),
-    readSlice: (n, shape, sl) => w.readSlice(n, shape, sl),
-    readStored: (n, shape, sl) => w.readStored(n, shape, sl),
-    ...(w.quantization && { quantization: w.quantization }),
-    ...(s.level !== undefined && { nbitsAccuracyLevel: s.level }),
-  };
+  if (s.level !== undefined) w.nbitsAccuracyLevel = s.level;
+  return w;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -166,10 +161,7 @@ export async function run(args: string[] = []): Promise<void> {
   }
   // The serve defaults (serve-quantization-flags.ts, graph-weights-quantized.ts) against the fastest
   // int4 setting measured: a later onnxruntime that moves the fast path shows up here as a failure.
-  const serveInt4 = settingOf(
-    { bits: 4, blockSize: DEFAULT_QUANTIZATION_BLOCK_SIZE, symmetric: true },
-    ACCURACY_LEVEL,
-  );
+  const serveInt4 = settingOf(defaultQuantization(4), ACCURACY_LEVEL);
   const int4 = settings.filter((s) => s.quantization?.bits === 4).map((s) => medians.get(s.name)!);
   const checks: Check[] = [];
   if (serveInt4 && medians.has(serveInt4.name)) {
@@ -194,15 +186,15 @@ export async function run(args: string[] = []): Promise<void> {
     .join("; ");
   writeResult({
     suite: "quantization",
-    description: `MatMulNBits settings for --quantization on the base preset (llama, 88M params), whole-model graph in one process (onnx-ops attention): int4 and int8 at blocks of 32/64/128, symmetric and asymmetric, accuracy levels 0/1 (float32 compute) and 4 (int8 activations), float32 for reference; ${PROMPT}-token prefill (CPU ms, 1 thread; wall ms, 2 threads) and batch-1 decode steps after it (median of ${DECODE_STEPS}), median of ${ROUNDS} rounds after a warm-up. Checks: the serve int4 default within 10% of the fastest int4 setting. Prefill CPU ms / decode CPU ms per step (1 thread): ${table}`,
+    description: `MatMulNBits settings for --quantization on the base preset (llama, 88M params), whole-model graph in one process (onnx-ops attention): int4 and int8 at blocks of 32/64/128 (256 at level 4), symmetric and asymmetric, accuracy levels 0/1 (float32 compute) and 4 (int8 activations), float32 for reference; ${PROMPT}-token prefill (CPU ms, 1 thread; wall ms, 2 threads) and batch-1 decode steps after it (median of ${DECODE_STEPS}), median of ${ROUNDS} rounds after a warm-up. Checks: the serve int4 default within 10% of the fastest int4 setting. Prefill CPU ms / decode CPU ms per step (1 thread): ${table}`,
     figures: {
       model: "base preset (llama, 12 layers, hidden 768, 12 heads / 4 KV heads, vocab 8192), seed 1",
       promptTokens: PROMPT,
       decodeSteps: DECODE_STEPS,
       rounds: ROUNDS,
       serveDefaults: {
-        blockSize: DEFAULT_QUANTIZATION_BLOCK_SIZE,
-        symmetric: true,
+        int8: quantizationLabel(defaultQuantization(8)),
+        int4: quantizationLabel(defaultQuantization(4)),
         accuracyLevel: ACCURACY_LEVEL,
       },
       settings: results,

@@ -4,10 +4,15 @@
 // or scheme without a quantization to apply it to is refused rather than ignored; errors name the flag
 // or variable the bad value came from.
 import { type Result, TesseraError } from "../../kernel/errors.ts";
-import { blockSizeProblem, type QuantOptions } from "../model/quantize-blocks.ts";
+import { blockSizeProblem, type QuantBits, type QuantOptions } from "../model/quantize-blocks.ts";
 
-/** The block size when none is given: the common choice of int4 formats (GPTQ and AWQ use 32-128). */
-export const DEFAULT_QUANTIZATION_BLOCK_SIZE = 32;
+/** The block size when none is given, per bits. */
+export const DEFAULT_QUANTIZATION_BLOCK_SIZE: Readonly<Record<QuantBits, number>> = { 8: 32, 4: 32 };
+
+/** `--quantization int8|int4` with neither a block size nor a scheme given. */
+export function defaultQuantization(bits: QuantBits): QuantOptions {
+  return { bits, blockSize: DEFAULT_QUANTIZATION_BLOCK_SIZE[bits], symmetric: true };
+}
 
 type Given = {
   quantization: "none" | "int8" | "int4";
@@ -36,11 +41,12 @@ export function quantizationInput(
   const problem = blockSize === undefined ? undefined : blockSizeProblem(blockSize);
   if (problem)
     return { error: TesseraError.invalidArgument(from("quantizationBlockSize"), `${blockSize} ${problem}`) };
+  const defaults = defaultQuantization(quantization === "int8" ? 8 : 4);
   return {
     value: {
-      bits: quantization === "int8" ? 8 : 4,
-      blockSize: blockSize ?? DEFAULT_QUANTIZATION_BLOCK_SIZE,
-      symmetric: scheme !== "asymmetric",
+      bits: defaults.bits,
+      blockSize: blockSize ?? defaults.blockSize,
+      symmetric: scheme === undefined ? defaults.symmetric : scheme === "symmetric",
     },
   };
 }
