@@ -8,11 +8,11 @@ import { GrpcClient } from "../services/rpc/grpc-client.ts";
 import { waitUntilServing } from "../services/rpc/health-client.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
-// The trained reference model (devtools/reference/train_small_llama.py: a 2.2M-parameter Llama trained on
-// Debian's English licence texts), so the demo's text reads like the language it learnt rather than the
-// noise of random weights. `tessera model create` makes random checkpoints of any size (README).
+// The trained reference model (devtools/reference/train_small_llama.py: a 21.9M-parameter Llama trained on
+// the Brown corpus and the State of the Union addresses), so the demo's text reads like the language it
+// learnt rather than the noise of random weights. `tessera model create` makes random checkpoints of any size (README).
 const modelDir = path.join(root, "devtools", "reference", "trained-llama");
-const prompt = "This program is free software; you can redistribute it";
+const prompt = "The President told the Congress that the country";
 const say = (line: string) => process.stderr.write(`\x1b[2m${line}\x1b[0m\n`);
 
 say(`serving the trained reference model in ${path.relative(root, modelDir)}`);
