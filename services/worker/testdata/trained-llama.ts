@@ -45,7 +45,7 @@ function negativeLogLikelihood(row: Float32Array, id: number): number {
  * and each step's most likely next token (to compare models' choices on the same contexts).
  */
 export async function teacherForcedPerplexity(
-  runner: Pick<ModelRunner, "step">,
+  runner: ModelRunner,
   windows: number[][],
 ): Promise<{ meanNll: number; perplexity: number; argmax: number[] }> {
   let total = 0;
