@@ -143,7 +143,7 @@ export async function run(): Promise<void> {
     outputTokens: OUTPUT,
     concurrent: CONCURRENT,
     rounds: ROUNDS,
-    tesseraQuantizedThrough: `tessera serve --quantization with its defaults (int8 ${quantizationLabel(defaultQuantization(8))}, int4 ${quantizationLabel(defaultQuantization(4))})`,
+    tesseraQuantizedThrough: `tessera serve --quantization with its defaults (${quantizationLabel(defaultQuantization(8))}; ${quantizationLabel(defaultQuantization(4))})`,
   };
   const checks: Check[] = [];
   const gguf: Record<string, unknown> = {};
