@@ -13,6 +13,8 @@ import os from "node:os";
 import path from "node:path";
 import { convertHfToGguf, type GgufWeightType } from "../../devtools/gguf/hf-to-gguf.ts";
 import { createCheckpoint } from "../../devtools/model-factory/create-checkpoint.ts";
+import { quantizationLabel } from "../../services/worker/model/quantize-blocks.ts";
+import { defaultQuantization } from "../../services/worker/server/serve-quantization-flags.ts";
 import { type Check, check, writeResult } from "../report.ts";
 import { llamaCppF32KvIds, startLlamaCpp } from "./peers/llama-cpp-peer.ts";
 import type { Peer, SingleRun } from "./peers/peer.ts";
@@ -141,7 +143,7 @@ export async function run(): Promise<void> {
     outputTokens: OUTPUT,
     concurrent: CONCURRENT,
     rounds: ROUNDS,
-    tesseraQuantizedThrough: "tessera serve --quantization (symmetric blocks of 32, its defaults)",
+    tesseraQuantizedThrough: `tessera serve --quantization with its defaults (${quantizationLabel(defaultQuantization(8))}; ${quantizationLabel(defaultQuantization(4))})`,
   };
   const checks: Check[] = [];
   const gguf: Record<string, unknown> = {};

@@ -99,7 +99,7 @@ const modelSource = doc(
     dtype: doc(z.enum(DTYPES).default("auto"), "Weight dtype to run in; auto keeps the checkpoint's."),
     quantization: doc(
       z.enum(QUANTIZATIONS).default("none"),
-      "Weight-only quantization at load (tessera serve --quantization): int8 or int4 keep the projection matrices as block-wise codes (blocks of 32 input features, one scale each), about 28% or 16% of their float32 size (a float32 scale per block included), at some cost in quality (bench/RESULTS.md, quality); none keeps the weights as dtype says. A change replaces the pods one replica at a time.",
+      "Weight-only quantization at load (tessera serve --quantization): int8 or int4 keep the projection matrices as block-wise codes (blocks of 128 input features, one scale each), about 26% or 13% of their float32 size (a float32 scale per block included), at some cost in quality (bench/RESULTS.md, quality); none keeps the weights as dtype says. A change replaces the pods one replica at a time.",
     ),
     speculative: speculative,
     numLayers: doc(

@@ -16,6 +16,10 @@
 //   MatMulNBits bits 8, accuracy_level 0  121.8 ms / 154.1 ms  level 1: 84.4 / 93.5 (no fast 8-bit
 //                                          float kernel in 1.30; 8 bits is accepted)
 //   MatMulNBits bits 8, accuracy_level 4    4.2 ms / 13.1 ms
+// Prefill too (`npm run bench -- quantization`: the whole base-preset model, a 128-token step, CPU ms,
+// 1 thread; float32 ~103): levels 0 and 1 dequantize to float32 and take float32's time (int4 100-110,
+// int8 ~177), level 4 is the fastest at every block size (int4 ~90 at blocks of 32, ~70 at 128, ~66 at
+// 256), so one level serves prefill and decode and a step mixing both needs no second graph.
 
 import { toFloat32 } from "../model/dtype.ts";
 import type { RepackedMatrix } from "../model/prequantized-repack.ts";

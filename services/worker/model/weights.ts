@@ -18,6 +18,8 @@ export class WeightStore {
   quantization?: QuantOptions;
   /** A GPTQ/AWQ checkpoint (config.json quantization_config): its matrices are read packed. */
   prequantized?: PrequantizedFormat;
+  /** MatMulNBits accuracy_level of the quantized products; unset: the serve default (benchmarks vary it). */
+  nbitsAccuracyLevel?: number;
 
   private constructor(byName: Map<string, SafetensorsFile>) {
     this.byName = byName;

@@ -72,7 +72,7 @@ describe("serve config from flags and environment", () => {
   });
 
   describe("--quantization", () => {
-    it("is off unless --quantization or TESSERA_QUANTIZATION (the operator's) says int8 or int4; blocks of 32, symmetric", () => {
+    it("is off unless --quantization or TESSERA_QUANTIZATION (the operator's) says int8 or int4; blocks of 128, symmetric", () => {
       assert.equal(serveConfigFromFlags(model, {}).value?.quantization, undefined);
       assert.equal(
         serveConfigFromFlags({ ...model, quantization: "none" }, {}).value?.quantization,
@@ -80,11 +80,11 @@ describe("serve config from flags and environment", () => {
       );
       assert.deepEqual(serveConfigFromFlags({ ...model, quantization: "int4" }, {}).value?.quantization, {
         bits: 4,
-        blockSize: 32,
+        blockSize: 128,
         symmetric: true,
       });
       const env = serveConfigFromFlags(model, { TESSERA_QUANTIZATION: "int8" });
-      assert.deepEqual(env.value?.quantization, { bits: 8, blockSize: 32, symmetric: true });
+      assert.deepEqual(env.value?.quantization, { bits: 8, blockSize: 128, symmetric: true });
       const flagWins = serveConfigFromFlags(
         { ...model, quantization: "none" },
         { TESSERA_QUANTIZATION: "int8" },

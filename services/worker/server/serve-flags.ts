@@ -82,7 +82,7 @@ export const SERVE_FLAGS = {
   },
   quantizationBlockSize: {
     flag: "--quantization-block-size <n>",
-    description: "input features per quantization block, a power of two of at least 16 (default 32)",
+    description: "input features per quantization block, a power of two of at least 16 (default 128)",
     read: positiveInteger,
     env: "TESSERA_QUANTIZATION_BLOCK_SIZE",
   },
