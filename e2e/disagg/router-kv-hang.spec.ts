@@ -87,6 +87,19 @@ describe("a hung Redis and a restarted worker through the router (e2e)", functio
       ],
       { cache: { enabled: false, coalesce: false }, metricsPort: 0 },
     );
+    // The router serves before its first health and KV-health checks of both workers have come back:
+    // a request sent then falls back (no_decode_endpoint), so wait until its listing shows both ready.
+    const ready = async () => {
+      const listing = (await (await fetch(`${router.httpUrl}/v1/endpoints`)).json()) as {
+        data: { health: string; kv_health: string }[];
+      };
+      return (
+        listing.data.length === 2 &&
+        listing.data.every((e) => e.health === "SERVING" && e.kv_health === "SERVING")
+      );
+    };
+    for (const started = performance.now(); !(await ready()); await delay(100))
+      if (performance.now() - started > 30_000) throw new Error("the router never saw both workers ready");
   });
 
   after(async () => {
