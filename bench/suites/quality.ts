@@ -28,7 +28,11 @@ import { WeightStore } from "../../services/worker/model/weights.ts";
 import type { ModelRunner } from "../../services/worker/runtime/model-runner.ts";
 import { allocateShardPool, ShardExecutor } from "../../services/worker/runtime/shard-executor.ts";
 import { defaultQuantization } from "../../services/worker/server/serve-quantization-flags.ts";
-import { TRAINED_LLAMA_DIR, TRAINED_LLAMA_HELDOUT } from "../../services/worker/testdata/trained-llama.ts";
+import {
+  negativeLogLikelihood,
+  TRAINED_LLAMA_DIR,
+  TRAINED_LLAMA_HELDOUT,
+} from "../../services/worker/testdata/trained-llama.ts";
 import { type Check, check, writeResult } from "../report.ts";
 
 const WINDOW = 256;
@@ -88,15 +92,6 @@ async function start(s: Setting): Promise<Model> {
     step: async (tokens, seqs) => ({ logits: await e.run(seqs, { tokens }), runMs: 0 }),
     close: () => e.release(),
   };
-}
-
-/** log(sum(exp(row))) minus row[id], in float64: the token's negative log-likelihood. */
-function negativeLogLikelihood(row: Float32Array, id: number): number {
-  let max = -Infinity;
-  for (const x of row) max = Math.max(max, x);
-  let sum = 0;
-  for (const x of row) sum += Math.exp(x - max);
-  return max + Math.log(sum) - row[id]!;
 }
 
 /**

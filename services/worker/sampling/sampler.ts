@@ -498,6 +498,8 @@ function candidates(
 // Scratch for drawing in token-id order: weights by id (all zero between draws) and an index order.
 let byIdWeights = new Float64Array(0);
 let order = new Int32Array(0);
+let sortedIds = new Int32Array(0);
+let sortedWeights = new Float64Array(0);
 /** Candidates up to this many are sorted by id; more are scattered into a vocabulary-sized array. */
 const SORT_LIMIT = 512;
 
@@ -519,35 +521,12 @@ function draw(
   vocab: number,
 ): number | undefined {
   const r = u * total;
-  let acc = 0;
-  let last: number | undefined;
   let inOrder = true;
   for (let i = 1; i < n && inOrder; i++) inOrder = ids[i]! > ids[i - 1]!;
-  if (inOrder) {
-    for (let i = 0; i < n; i++) {
-      const w = weights[i]!;
-      if (w <= 0) continue;
-      acc += w;
-      last = ids[i]!;
-      if (r < acc) return last;
-    }
-    // Rounding left r at or above the running sum: take the last candidate with weight.
-    return last;
-  }
+  if (inOrder) return walk(ids, weights, n, r);
   if (n <= SORT_LIMIT) {
-    if (order.length < n) order = new Int32Array(Math.max(n, SORT_LIMIT));
-    const idx = order.subarray(0, n);
-    for (let i = 0; i < n; i++) idx[i] = i;
-    idx.sort((a, b) => ids[a]! - ids[b]!);
-    for (let k = 0; k < n; k++) {
-      const i = idx[k]!;
-      const w = weights[i]!;
-      if (w <= 0) continue;
-      acc += w;
-      last = ids[i]!;
-      if (r < acc) return last;
-    }
-    return last;
+    sortById(ids, weights, n);
+    return walk(ids, weights, n, r);
   }
   if (byIdWeights.length < vocab) byIdWeights = new Float64Array(vocab);
   let lo = vocab;
@@ -558,6 +537,8 @@ function draw(
     if (id < lo) lo = id;
     if (id > hi) hi = id;
   }
+  let acc = 0;
+  let last: number | undefined;
   let chosen: number | undefined;
   for (let id = lo; id <= hi; id++) {
     const w = byIdWeights[id]!;
@@ -571,4 +552,37 @@ function draw(
   }
   for (let i = 0; i < n; i++) byIdWeights[ids[i]!] = 0;
   return chosen ?? last;
+}
+
+/** The first candidate, in the arrays' order, whose running weight passes `r`. */
+function walk(ids: Int32Array, weights: Float64Array, n: number, r: number): number | undefined {
+  let acc = 0;
+  let last: number | undefined;
+  for (let i = 0; i < n; i++) {
+    const w = weights[i]!;
+    if (w <= 0) continue;
+    acc += w;
+    last = ids[i]!;
+    if (r < acc) return last;
+  }
+  // Rounding left r at or above the running sum: take the last candidate with weight.
+  return last;
+}
+
+/** Reorders the first `n` (<= SORT_LIMIT) candidates of the shared scratch by token id, in place. */
+function sortById(ids: Int32Array, weights: Float64Array, n: number): void {
+  if (order.length < SORT_LIMIT) {
+    order = new Int32Array(SORT_LIMIT);
+    sortedIds = new Int32Array(SORT_LIMIT);
+    sortedWeights = new Float64Array(SORT_LIMIT);
+  }
+  const idx = order.subarray(0, n);
+  for (let i = 0; i < n; i++) idx[i] = i;
+  idx.sort((a, b) => ids[a]! - ids[b]!);
+  for (let k = 0; k < n; k++) {
+    sortedIds[k] = ids[idx[k]!]!;
+    sortedWeights[k] = weights[idx[k]!]!;
+  }
+  ids.set(sortedIds.subarray(0, n));
+  weights.set(sortedWeights.subarray(0, n));
 }

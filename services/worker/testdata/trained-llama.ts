@@ -30,7 +30,7 @@ export const trainedLlamaReference = (): TrainedLlamaReference =>
   ) as TrainedLlamaReference;
 
 /** log(sum(exp(row))) minus row[id], in float64: the token's negative log-likelihood. */
-function negativeLogLikelihood(row: Float32Array, id: number): number {
+export function negativeLogLikelihood(row: Float32Array, id: number): number {
   let max = -Infinity;
   for (const x of row) max = Math.max(max, x);
   let sum = 0;
