@@ -54,16 +54,19 @@ describe("request migration through the router (e2e)", () => {
     return { router, client };
   }
 
-  /** Runs `request`, killing (SIGKILL) the worker `victim` names at the KILL_AT-th message. */
+  /**
+   * Runs `request`, killing (SIGKILL) the worker `victim` names at the KILL_AT-th message; `victim` sees
+   * the stream so far (its x-tessera-endpoint header names the worker serving it).
+   */
   async function killedMidStream(
     client: GrpcClient,
     request: Request,
-    victim: () => Promise<Served | undefined>,
+    victim: (sofar: Streamed) => Promise<Served | undefined>,
   ): Promise<{ streamed: Streamed; killed: Served | undefined }> {
     let killed: Promise<Served | undefined> = Promise.resolve(undefined);
-    const streamed = await generate(client, request, {}, 30_000, (_m, n) => {
+    const streamed = await generate(client, request, {}, 30_000, (_m, n, sofar) => {
       if (n !== KILL_AT) return;
-      killed = victim().then((worker) => {
+      killed = victim(sofar).then((worker) => {
         worker?.child.kill("SIGKILL");
         return worker;
       });
@@ -128,8 +131,10 @@ describe("request migration through the router (e2e)", () => {
     const { router, client } = await routerOver(alive().map((served) => ({ served, role: "both" as const })));
     const request = seeded(MODEL, promptIds(2, 50), 300);
     const faultFree = await generate(client, request);
-    const { streamed, killed } = await killedMidStream(client, request, async () =>
-      alive().find((w) => w.address === faultFree.endpoint),
+    // The worker this stream is on, not the one the fault-free run was on: routing need not place the
+    // second run where the first ran (once it did not: that stream ran unharmed, no migration counted).
+    const { streamed, killed } = await killedMidStream(client, request, async (sofar) =>
+      alive().find((w) => w.address === sofar.endpoint),
     );
     assert.ok(killed, "the serving worker was killed");
     assertSameStream(streamed, faultFree);

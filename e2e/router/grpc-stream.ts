@@ -23,8 +23,8 @@ export function generate(
   request: Request,
   headers: Record<string, string> = {},
   deadlineMs?: number,
-  /** Sees each message as it arrives (the first is number 1). */
-  onMessage?: (message: GenerateResponse, n: number) => void,
+  /** Sees each message as it arrives (the first is number 1), with the stream collected so far. */
+  onMessage?: (message: GenerateResponse, n: number, sofar: Streamed) => void,
 ): Promise<Streamed> {
   const metadata = new Metadata();
   for (const [k, v] of Object.entries(headers)) metadata.set(k, v);
@@ -37,7 +37,7 @@ export function generate(
   });
   stream.on("data", (m: GenerateResponse) => {
     result.messages.push(m);
-    onMessage?.(m, result.messages.length);
+    onMessage?.(m, result.messages.length, result);
   });
   return new Promise((resolve) => {
     stream.on("end", () => resolve(result));
