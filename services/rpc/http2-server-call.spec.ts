@@ -143,6 +143,7 @@ describe("gRPC calls served on their HTTP/2 stream", () => {
   it("streams the messages with headers and trailing metadata, and hands over the request and its metadata", async () => {
     const metadata = new Metadata();
     metadata.set("authorization", "Bearer k1");
+    metadata.set("x-trace-bin", Buffer.of(1, 2, 250));
     const got = await generate({ requestId: "r1", model: "m" }, { metadata });
     assert.equal(got.error, undefined);
     assert.deepEqual(
@@ -156,7 +157,11 @@ describe("gRPC calls served on their HTTP/2 stream", () => {
     assert.deepEqual(got.trailers?.get("x-tessera-path"), ["w1"]);
     const { call, request } = calls.at(-1)!;
     assert.equal(request.requestId, "r1");
-    assert.deepEqual(call.metadata.get("authorization"), ["Bearer k1"]);
+    // Read straight from the headers, as grpc-js's Metadata would give them.
+    for (const key of ["authorization", "x-trace-bin", "content-type", "te", "x-absent"])
+      assert.deepEqual(call.get(key), call.metadata.get(key), key);
+    assert.deepEqual(call.get("authorization"), ["Bearer k1"]);
+    assert.deepEqual(call.get("x-trace-bin"), [Buffer.of(1, 2, 250)]);
     assert.equal(call.deadline, Number.POSITIVE_INFINITY);
   });
 
@@ -192,6 +197,7 @@ describe("gRPC calls served on their HTTP/2 stream", () => {
     assert.equal(got.error?.code, status.DEADLINE_EXCEEDED);
     const seen = calls.at(-1)!;
     assert.ok(seen.call.deadline <= Date.now());
+    assert.deepEqual(seen.call.get("grpc-timeout"), [], "transport headers are not metadata");
     await until(() => seen.cancelled);
   });
 

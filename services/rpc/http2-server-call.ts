@@ -27,7 +27,14 @@ const RESPONSE_HEADERS = {
 const DEADLINE = /(\d{1,8})\s*([HMSmun])/;
 const UNIT_MS: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1_000, m: 1, u: 0.001, n: 0.000_001 };
 /** Headers grpc-js keeps from the handler's metadata; the same are left out here. */
-const TRANSPORT_HEADERS = ["grpc-timeout", "grpc-encoding", "grpc-accept-encoding", "accept-encoding", "te"];
+const TRANSPORT_HEADERS = [
+  "grpc-timeout",
+  "grpc-encoding",
+  "grpc-accept-encoding",
+  "accept-encoding",
+  "te",
+  "content-type",
+];
 
 export interface RequestType<T> {
   typeName: string;
@@ -42,8 +49,6 @@ export function isGrpcCall(headers: IncomingHttpHeaders): boolean {
 
 export class Http2ServerCall {
   readonly path: string;
-  /** The call's metadata, as grpc-js hands it to a handler (transport headers left out). */
-  readonly metadata: Metadata;
   /** When the client's deadline passes (ms since the epoch); Infinity without one. */
   readonly deadline: number = Number.POSITIVE_INFINITY;
   /** The client went away, the deadline passed or the call failed: nothing more is sent. */
@@ -51,6 +56,8 @@ export class Http2ServerCall {
   /** Called once when the call is cancelled before it ended. */
   onCancel: (() => void) | undefined;
   readonly #stream: ServerHttp2Stream;
+  readonly #headers: IncomingHttpHeaders;
+  #metadata: Metadata | undefined;
   #headersSent = false;
   #ended = false;
   #timer: NodeJS.Timeout | undefined;
@@ -80,13 +87,11 @@ export class Http2ServerCall {
 
   private constructor(stream: ServerHttp2Stream, headers: IncomingHttpHeaders) {
     this.#stream = stream;
+    this.#headers = headers;
     this.path = String(headers[constants.HTTP2_HEADER_PATH]);
     // An error is followed by 'close', which is where the call learns of it.
     stream.on("error", () => {});
     stream.once("close", () => this.#closed());
-    this.metadata = Metadata.fromHttp2Headers(headers);
-    for (const name of TRANSPORT_HEADERS) this.metadata.remove(name);
-    this.metadata.remove(constants.HTTP2_HEADER_CONTENT_TYPE);
     const timeout = headers["grpc-timeout"];
     if (timeout !== undefined) {
       const match = DEADLINE.exec(String(timeout));
@@ -98,6 +103,29 @@ export class Http2ServerCall {
       this.deadline = Date.now() + ms;
       this.#timer = setTimeout(() => this.end(Code.DEADLINE_EXCEEDED, "Deadline exceeded"), ms);
     }
+  }
+
+  /**
+   * The values of one metadata key, as grpc-js's Metadata.get gives them, read from the headers
+   * without building a Metadata (a Map and a copy of every header, per call).
+   */
+  get(key: string): (string | Buffer)[] {
+    if (TRANSPORT_HEADERS.includes(key) || key.startsWith(":")) return [];
+    const value = this.#headers[key];
+    if (value === undefined) return [];
+    const values = Array.isArray(value) ? value : [value];
+    return key.endsWith("-bin")
+      ? values.flatMap((v) => v.split(",")).map((v) => Buffer.from(v, "base64"))
+      : values;
+  }
+
+  /** The call's metadata, as grpc-js hands it to a handler (transport headers left out); built on first use. */
+  get metadata(): Metadata {
+    if (this.#metadata === undefined) {
+      this.#metadata = Metadata.fromHttp2Headers(this.#headers);
+      for (const name of TRANSPORT_HEADERS) this.#metadata.remove(name);
+    }
+    return this.#metadata;
   }
 
   /** Sends the response headers with `custom` metadata; the first message sends them without. */

@@ -119,7 +119,7 @@ async function generate(
   call.onCancel = () => controller?.abort(CANCELLED_BY_CLIENT);
   try {
     if (controller === undefined) throw new TesseraError(Code.UNAVAILABLE, "the router is shutting down");
-    const request = fromGrpc(message, call.metadata, call.deadline, router.sessionHeader);
+    const request = fromGrpc(message, call, call.deadline, router.sessionHeader);
     if (request.error) throw request.error;
     const generation = await router.generate(request.value, controller.signal);
     model = generation.model;
