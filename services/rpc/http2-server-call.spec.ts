@@ -218,6 +218,27 @@ describe("gRPC calls served on their HTTP/2 stream", () => {
     const seen = calls.at(-1)!;
     await until(() => seen.cancelled);
     assert.equal(seen.call.cancelled, true);
+    await seen.call.closed();
+  });
+
+  it("stops waiting for a stream to close when the caller's signal aborts (a drain that is out of time)", async () => {
+    const stream = client.makeServerStreamRequest(
+      GENERATE,
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      Buffer.from(toBinary(GenerateRequestSchema, create(GenerateRequestSchema, { model: "hang" }))),
+      new Metadata(),
+      {},
+    );
+    stream.on("error", () => {});
+    await new Promise((resolve) => stream.once("metadata", resolve));
+    const { call } = calls.at(-1)!;
+    const controller = new AbortController();
+    const closed = call.closed(controller.signal);
+    controller.abort();
+    await closed;
+    assert.equal(call.cancelled, false, "the call itself goes on");
+    stream.cancel();
   });
 
   it("leaves the other methods to grpc-js", async () => {

@@ -170,11 +170,19 @@ export class Http2ServerCall {
     if (code !== Code.OK) this.#cancelled();
   }
 
-  /** Resolves when the stream is closed: everything sent, or the call cancelled. */
-  closed(): Promise<void> {
+  /** Resolves when the stream is closed (everything sent, or the call cancelled), or `signal` aborts. */
+  closed(signal?: AbortSignal): Promise<void> {
     const stream = this.#stream;
-    if (stream.closed || stream.destroyed) return Promise.resolve();
-    return new Promise((resolve) => stream.once("close", resolve));
+    if (stream.closed || stream.destroyed || signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        stream.off("close", done);
+        signal?.removeEventListener("abort", done);
+        resolve();
+      };
+      stream.once("close", done);
+      signal?.addEventListener("abort", done, { once: true });
+    });
   }
 
   /** The stream closed: a cancellation unless the call had ended. */

@@ -136,7 +136,7 @@ async function generate(
       "x-tessera-path": pathHeader(generation.served),
       "x-tessera-endpoints": endpointsHeader(generation.served),
     });
-    await call.closed();
+    await call.closed(controller.signal);
   } catch (err) {
     const error = TesseraError.from(controller?.signal.aborted ? controller.signal.reason : err);
     code = error.code;
