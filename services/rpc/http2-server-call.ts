@@ -130,7 +130,7 @@ export class Http2ServerCall {
 
   /** Sends the response headers with `custom` metadata; the first message sends them without. */
   sendHeaders(custom?: Record<string, string>): void {
-    if (this.#headersSent || this.#ended || this.cancelled) return;
+    if (this.#headersSent || this.#ended || this.#gone()) return;
     this.#headersSent = true;
     this.#stream.respond(custom ? { ...RESPONSE_HEADERS, ...custom } : RESPONSE_HEADERS, {
       waitForTrailers: true,
@@ -139,7 +139,7 @@ export class Http2ServerCall {
 
   /** Sends one message, already framed (prefix and bytes); the stream buffers it for a slow reader. */
   write(frame: Buffer): void {
-    if (this.#ended || this.cancelled) return;
+    if (this.#ended || this.#gone()) return;
     if (!this.#headersSent) this.sendHeaders();
     this.#stream.write(frame);
   }
@@ -183,6 +183,15 @@ export class Http2ServerCall {
       stream.once("close", done);
       signal?.addEventListener("abort", done, { once: true });
     });
+  }
+
+  /**
+   * Whether the call is cancelled, counting a stream already destroyed whose 'close' has not come yet
+   * (the client reset it): writing to it would throw.
+   */
+  #gone(): boolean {
+    if (!this.cancelled && (this.#stream.destroyed || this.#stream.closed)) this.#closed();
+    return this.cancelled;
   }
 
   /** The stream closed: a cancellation unless the call had ended. */
