@@ -2,13 +2,21 @@
 // worker would be: the same answers, router-side tokenization, prefix and session affinity, the
 // response cache, validation, deadlines and cancellation reaching the workers.
 import assert from "node:assert/strict";
+import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { FinishReason, Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import {
+  FinishReason,
+  GenerateRequestSchema,
+  GenerateResponseSchema,
+  Inference,
+} from "../../proto/gen/tessera/v1/inference_pb.js";
 import { WorkerLoad } from "../../proto/gen/tessera/v1/load_pb.js";
 import type { Served } from "../../services/cli/child-process.ts";
 import { Code } from "../../services/kernel/errors.ts";
 import { GrpcClient } from "../../services/rpc/grpc-client.ts";
 import { checkHealth } from "../../services/rpc/health-client.ts";
+import { requirePythonModules, runPythonJson } from "../python-client.ts";
 import { listServices } from "../reflection-client.ts";
 import { type RunningRouter, sharedWorkers, startRouter } from "./fleet.ts";
 import { generate, idsOf, textOf } from "./grpc-stream.ts";
@@ -65,6 +73,48 @@ describe("tessera router over gRPC (e2e)", () => {
     assert.deepEqual(routed.messages.at(-1)?.usage, straight.messages.at(-1)?.usage);
     assert.equal(routed.messages.at(-1)?.finishReason, FinishReason.LENGTH);
     assert.equal(routed.messages[0]?.tokens[0]?.topLogprobs.length, 2);
+  });
+
+  it("streams to Python grpcio the same messages, metadata and errors as to grpc-js", async () => {
+    requirePythonModules("grpc");
+    const request = {
+      prompt: { case: "text" as const, value: "Once upon a time" },
+      sampling: { maxTokens: 12, ignoreEos: true },
+      requestId: "from-python",
+    };
+    const bad = { prompt: { case: "text" as const, value: "x" }, sampling: { temperature: -1 } };
+    const bytes = (r: typeof request | typeof bad) =>
+      Buffer.from(toBinary(GenerateRequestSchema, create(GenerateRequestSchema, r))).toString("base64");
+    const { answers } = await runPythonJson<{
+      answers: {
+        messages: string[];
+        code: string;
+        details: string;
+        headers: Record<string, string>;
+        trailers: Record<string, string>;
+      }[];
+    }>(path.join(import.meta.dirname, "grpcio-generate.py"), {
+      grpc_address: router.grpcAddress,
+      calls: [{ request: bytes(request), metadata: { "x-session-id": "py" } }, { request: bytes(bad) }],
+    });
+    const [streamed, refused] = answers;
+    const viaGrpcJs = await generate(client, request);
+    const messages = streamed!.messages.map((m) =>
+      fromBinary(GenerateResponseSchema, Buffer.from(m, "base64")),
+    );
+    assert.equal(streamed!.code, "OK");
+    assert.deepEqual(
+      messages.flatMap((m) => m.tokens.map((t) => t.tokenId)),
+      idsOf(viaGrpcJs),
+    );
+    assert.equal(messages.length, 13, "one message per token, then the finish");
+    assert.equal(messages.map((m) => m.textDelta).join(""), textOf(viaGrpcJs));
+    assert.ok(messages.every((m) => m.requestId === "from-python"));
+    assert.equal(messages.at(-1)?.finishReason, FinishReason.LENGTH);
+    assert.ok(workers.some((w) => w.address === streamed!.headers["x-tessera-endpoint"]));
+    assert.ok(streamed!.trailers["x-tessera-path"]);
+    assert.equal(refused!.code, "INVALID_ARGUMENT");
+    assert.match(refused!.details, /^temperature: /);
   });
 
   it("cuts stop strings exactly as the worker does", async () => {

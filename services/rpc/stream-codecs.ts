@@ -466,6 +466,24 @@ export const generateResponseCodec: StreamCodec<GenerateResponse> = {
   decode: (bytes) => readGenerateResponse(new Reader(bytes), bytes.byteLength),
 };
 
+/**
+ * A GenerateResponse as one gRPC message on the wire: the 5-byte prefix (not compressed, the length)
+ * and the message, written into one buffer (a server writing its own frames, http2-server-call.ts,
+ * sends it as it is, without a second buffer and a copy behind the prefix).
+ */
+export function framedGenerateResponse(message: GenerateResponse): Buffer {
+  const size = generateResponseSize(message);
+  const w = new Writer(GRPC_PREFIX_BYTES + size);
+  w.buf[0] = 0;
+  w.buf.writeUInt32BE(size, 1);
+  w.pos = GRPC_PREFIX_BYTES;
+  writeGenerateResponse(w, message);
+  return w.buf;
+}
+
+/** A gRPC message's prefix: a compressed flag byte and the length, 4 bytes big-endian. */
+export const GRPC_PREFIX_BYTES = 5;
+
 export const relayGenerateResponseCodec: StreamCodec<RelayGenerateResponse> = {
   encode(message) {
     const { frames } = message;

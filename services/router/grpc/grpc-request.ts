@@ -12,7 +12,7 @@ import type { RouterPrompt, RouterRequest } from "../core/router-request.ts";
 
 export function fromGrpc(
   message: GenerateRequest,
-  metadata: Metadata,
+  metadata: Pick<Metadata, "get">,
   deadline: Date | number,
   sessionHeader: string,
 ): Result<RouterRequest> {
@@ -58,7 +58,7 @@ function promptOf(prompt: GenerateRequest["prompt"]): Result<RouterPrompt> {
   }
 }
 
-function header(metadata: Metadata, name: string): string | undefined {
+function header(metadata: Pick<Metadata, "get">, name: string): string | undefined {
   const value = metadata.get(name)[0];
   return typeof value === "string" && value !== "" ? value : undefined;
 }

@@ -1,5 +1,7 @@
 // The router's gRPC front door: tessera.v1.Inference (router-inference-service.ts), grpc.health.v1
-// and reflection, with a bound on the request message size. shutdown() drains like a worker does:
+// and reflection, with a bound on the request message size. grpc-js serves them all but Generate,
+// whose streams the router serves itself (rpc/grpc-stream-takeover.ts): grpc-js's per-call and
+// per-message objects were a third of what outlived the router's young collections (issue 22). shutdown() drains like a worker does:
 // health turns NOT_SERVING, new calls are refused, calls in flight may finish until the drain timeout.
 import { setTimeout as delay } from "node:timers/promises";
 import { Server, type ServerCredentials } from "@grpc/grpc-js";
@@ -10,13 +12,13 @@ import type { Logger } from "../../kernel/log.ts";
 import { tracingEnabled } from "../../kernel/telemetry/tracing.ts";
 import { bind, servingStatuses } from "../../rpc/grpc-listen.ts";
 import { grpcServiceDefinition } from "../../rpc/grpc-service.ts";
-import { traceHandlers } from "../../rpc/grpc-tracing.ts";
+import { takeOverStreams } from "../../rpc/grpc-stream-takeover.ts";
 import { InFlight } from "../../rpc/in-flight.ts";
 import { addReflection } from "../../rpc/reflection.ts";
 import { refuseUndecodableRequests } from "../../rpc/undecodable-request.ts";
 import type { Router } from "../core/router.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
-import { routerInferenceHandlers } from "./router-inference-service.ts";
+import { generateStreamHandler, routerInferenceHandlers } from "./router-inference-service.ts";
 
 /** How long the transport may take to close once no call is left (health watches linger), before it is forced. */
 const CLOSE_TIMEOUT_MS = 2_000;
@@ -53,20 +55,19 @@ export class RouterGrpcServer {
       interceptors: [refuseUndecodableRequests],
     });
     const inFlight = new InFlight();
-    server.addService(
-      grpcServiceDefinition(Inference),
-      traceHandlers(
-        Inference.typeName,
-        routerInferenceHandlers(router, inFlight, options.log, options.metrics),
-        { enabled: tracingEnabled(), prefix: "router", methods: ["generate"] },
-      ),
-    );
+    // Generate is served on its HTTP/2 streams (takeOverStreams below), the rest by grpc-js.
+    server.addService(grpcServiceDefinition(Inference), routerInferenceHandlers(router, inFlight));
     const health = new HealthImplementation(servingStatuses("SERVING", Inference.typeName));
     health.addToServer(server);
     addReflection(server, ["tessera/v1/inference.proto"]);
     const port = await bind(server, options.host, options.port, {
       ...(options.credentials && { credentials: options.credentials }),
     });
+    const generate = generateStreamHandler(router, inFlight, options.log, options.metrics, {
+      maxRequestBytes: options.maxRequestBytes,
+      tracing: tracingEnabled(),
+    });
+    takeOverStreams(server, new Map([[`/${Inference.typeName}/Generate`, generate]]));
     return new RouterGrpcServer(server, health, inFlight, port);
   }
 

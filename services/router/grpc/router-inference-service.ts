@@ -2,12 +2,13 @@
 // tell them apart. Generate streams what the router core produces (the serving endpoint and cache use
 // are sent as x-tessera-endpoint / x-tessera-cache metadata); Tokenize and ListModels are answered
 // by the router itself.
-import { once } from "node:events";
-import { create } from "@bufbuild/protobuf";
-import { Metadata, type ServerUnaryCall, type ServerWritableStream, type sendUnaryData } from "@grpc/grpc-js";
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { Metadata, type ServerUnaryCall, type sendUnaryData } from "@grpc/grpc-js";
+import { context } from "@opentelemetry/api";
 import {
   FinishReason,
   type GenerateRequest,
+  GenerateRequestSchema,
   type GenerateResponse,
   type Inference,
   ListModelsResponseSchema,
@@ -16,8 +17,12 @@ import {
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
 import type { GrpcHandlers } from "../../rpc/grpc-service.ts";
+import type { StreamHandler } from "../../rpc/grpc-stream-takeover.ts";
+import { extractFromMetadata, startServerSpan } from "../../rpc/grpc-tracing.ts";
+import { Http2ServerCall } from "../../rpc/http2-server-call.ts";
 import { CANCELLED_BY_CLIENT, type InFlight } from "../../rpc/in-flight.ts";
 import { statusDetails } from "../../rpc/status-details.ts";
+import { framedGenerateResponse } from "../../rpc/stream-codecs.ts";
 import type { Router } from "../core/router.ts";
 import type { RouterEvent } from "../core/router-events.ts";
 import { endpointsHeader, pathHeader } from "../core/serving-path.ts";
@@ -25,16 +30,13 @@ import type { RouterMetrics } from "../metrics/router-metrics.ts";
 import { fromGrpc } from "./grpc-request.ts";
 
 type InferenceMethods = typeof Inference extends { method: infer M } ? M : never;
-type GenerateCall = ServerWritableStream<GenerateRequest, GenerateResponse>;
 
+/** Tokenize and ListModels, served by grpc-js; Generate has its own stream handler (below). */
 export function routerInferenceHandlers(
   router: Router,
   inFlight: InFlight,
-  log: Logger,
-  metrics: RouterMetrics | undefined,
-): GrpcHandlers<InferenceMethods> {
+): Omit<GrpcHandlers<InferenceMethods>, "generate"> {
   return {
-    generate: (call) => void generate(call, router, inFlight, log, metrics),
     tokenize: (call, callback) =>
       unary(call, callback, inFlight, (request) => {
         const model = router.models.resolve(request.model);
@@ -66,53 +68,89 @@ export function routerInferenceHandlers(
   };
 }
 
-async function generate(
-  call: GenerateCall,
+/**
+ * Generate, served on its HTTP/2 stream (takeOverStreams): each call read by Http2ServerCall, run
+ * inside a SERVER span when tracing is on (as traceHandlers runs the other methods).
+ */
+export function generateStreamHandler(
   router: Router,
   inFlight: InFlight,
   log: Logger,
   metrics: RouterMetrics | undefined,
+  options: { maxRequestBytes: number; tracing: boolean },
+): StreamHandler {
+  return (stream, headers) =>
+    Http2ServerCall.serve(stream, headers, GENERATE_REQUEST, options.maxRequestBytes, (call, request) => {
+      if (!options.tracing) {
+        void generate(call, request, router, inFlight, log, metrics);
+        return;
+      }
+      const served = startServerSpan(
+        "router",
+        call.path,
+        extractFromMetadata(call.metadata),
+        request.requestId,
+      );
+      void context.with(served.context, () =>
+        generate(call, request, router, inFlight, log, metrics, (code, message) => served.end(code, message)),
+      );
+    });
+}
+
+const GENERATE_REQUEST = {
+  typeName: GenerateRequestSchema.typeName,
+  decode: (bytes: Uint8Array) => fromBinary(GenerateRequestSchema, bytes),
+};
+
+async function generate(
+  call: Http2ServerCall,
+  message: GenerateRequest,
+  router: Router,
+  inFlight: InFlight,
+  log: Logger,
+  metrics: RouterMetrics | undefined,
+  ended?: (code: Code, message?: string) => void,
 ) {
   const started = performance.now();
   const controller = inFlight.begin();
   let code: Code = Code.OK;
-  let model = call.request.model;
-  const onCancelled = () => controller?.abort(CANCELLED_BY_CLIENT);
-  call.on("cancelled", onCancelled);
+  let details: string | undefined;
+  let model = message.model;
+  call.onCancel = () => controller?.abort(CANCELLED_BY_CLIENT);
   try {
     if (controller === undefined) throw new TesseraError(Code.UNAVAILABLE, "the router is shutting down");
-    const request = fromGrpc(call.request, call.metadata, call.getDeadline(), router.sessionHeader);
+    const request = fromGrpc(message, call, call.deadline, router.sessionHeader);
     if (request.error) throw request.error;
     const generation = await router.generate(request.value, controller.signal);
     model = generation.model;
-    const metadata = new Metadata();
-    metadata.set("x-tessera-endpoint", generation.endpoint);
-    metadata.set("x-tessera-cache", generation.cache);
-    call.sendMetadata(metadata);
-    // Messages go out as they come: the transport buffers them for a slow reader (a generation is
+    call.sendHeaders({ "x-tessera-endpoint": generation.endpoint, "x-tessera-cache": generation.cache });
+    // Messages go out as they come: the stream buffers them for a slow reader (a generation is
     // bounded by max_tokens), which keeps the relay free of a promise per token.
     const { requestId } = request.value;
     await generation.read((event) => {
-      call.write(toResponse(event, requestId));
+      call.write(framedGenerateResponse(toResponse(event, requestId)));
     });
+    if (call.cancelled) throw controller.signal.reason ?? CANCELLED_BY_CLIENT;
     // Every worker that served part of it is known only now: trailing metadata.
-    const trailer = new Metadata();
-    trailer.set("x-tessera-path", pathHeader(generation.served));
-    trailer.set("x-tessera-endpoints", endpointsHeader(generation.served));
-    call.end(trailer);
-    await once(call, "finish", { signal: controller.signal }).catch(() => {});
+    call.end(Code.OK, "", {
+      "x-tessera-path": pathHeader(generation.served),
+      "x-tessera-endpoints": endpointsHeader(generation.served),
+    });
+    await call.closed(controller.signal);
   } catch (err) {
     const error = TesseraError.from(controller?.signal.aborted ? controller.signal.reason : err);
     code = error.code;
+    details = error.message;
     if (call.cancelled) code = Code.CANCELLED;
     else {
       if (error.code !== Code.INVALID_ARGUMENT && error.code !== Code.NOT_FOUND)
         log.warn({ code: Code[error.code], err: error.message }, "generate failed");
-      call.emit("error", toStatus(error));
+      call.end(error.code, error.message, retryPushback(error));
     }
   } finally {
-    call.off("cancelled", onCancelled);
+    call.onCancel = undefined;
     if (controller) inFlight.end(controller);
+    ended?.(code, details);
     metrics?.finished(model || "", "grpc", code, (performance.now() - started) / 1000);
   }
 }
@@ -152,8 +190,14 @@ function toResponse(event: RouterEvent, requestId: string): GenerateResponse {
 /** A gRPC status; a retry hint travels as grpc-retry-pushback-ms, as gRPC's retry policies read it. */
 export function toStatus(error: TesseraError): { code: Code; details: string; metadata: Metadata } {
   const metadata = new Metadata();
-  if (error.retryAfterMs !== undefined) metadata.set("grpc-retry-pushback-ms", String(error.retryAfterMs));
+  for (const [key, value] of Object.entries(retryPushback(error) ?? {})) metadata.set(key, value);
   return { code: error.code, details: statusDetails(error.message), metadata };
+}
+
+function retryPushback(error: TesseraError): Record<string, string> | undefined {
+  return error.retryAfterMs === undefined
+    ? undefined
+    : { "grpc-retry-pushback-ms": String(error.retryAfterMs) };
 }
 
 function unary<Req, Res>(

@@ -1,0 +1,271 @@
+// A server-streaming gRPC call served straight on its node:http2 stream, for the one call a router
+// makes per generation and streams every token of (issue 22). grpc-js wraps each call in an
+// intercepting call, a server stream object, a decoder, a metadata object per message sent and a
+// write callback per message; under 64 concurrent generations those objects are a third of what
+// outlives the router's young collections. Here a call is this object and its stream: the request is
+// read whole, the response messages are written as they come (prefixed by their producer, see
+// framedGenerateResponse) and the status goes out as trailers.
+//
+// What a client sees is what grpc-js's server sends: the same response headers, a trailers-only
+// response for a call that fails before its first message, the same status codes and messages for a
+// request too large, compressed with an unknown encoding, missing or repeated, an invalid grpc-timeout
+// and a deadline that passes (DEADLINE_EXCEEDED, then the call is cancelled), and INVALID_ARGUMENT
+// naming `request` for bytes that are not the request type (as refuseUndecodableRequests answers).
+import { constants, type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
+import { gunzipSync, inflateSync } from "node:zlib";
+import { Metadata } from "@grpc/grpc-js";
+import { Code } from "../kernel/errors.ts";
+import { statusDetails } from "./status-details.ts";
+import { GRPC_PREFIX_BYTES } from "./stream-codecs.ts";
+
+const RESPONSE_HEADERS = {
+  [constants.HTTP2_HEADER_STATUS]: constants.HTTP_STATUS_OK,
+  [constants.HTTP2_HEADER_CONTENT_TYPE]: "application/grpc+proto",
+  "grpc-accept-encoding": "identity,deflate,gzip",
+  "grpc-encoding": "identity",
+};
+const DEADLINE = /(\d{1,8})\s*([HMSmun])/;
+const UNIT_MS: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1_000, m: 1, u: 0.001, n: 0.000_001 };
+/** Headers grpc-js keeps from the handler's metadata; the same are left out here. */
+const TRANSPORT_HEADERS = [
+  "grpc-timeout",
+  "grpc-encoding",
+  "grpc-accept-encoding",
+  "accept-encoding",
+  "te",
+  "content-type",
+];
+
+export interface RequestType<T> {
+  typeName: string;
+  decode(bytes: Uint8Array): T;
+}
+
+/** Whether a stream's headers are a gRPC call's (grpc-js answers the others: 415). */
+export function isGrpcCall(headers: IncomingHttpHeaders): boolean {
+  const type = headers[constants.HTTP2_HEADER_CONTENT_TYPE];
+  return typeof type === "string" && type.startsWith("application/grpc");
+}
+
+export class Http2ServerCall {
+  readonly path: string;
+  /** When the client's deadline passes (ms since the epoch); Infinity without one. */
+  readonly deadline: number = Number.POSITIVE_INFINITY;
+  /** The client went away, the deadline passed or the call failed: nothing more is sent. */
+  cancelled = false;
+  /** Called once when the call is cancelled before it ended. */
+  onCancel: (() => void) | undefined;
+  readonly #stream: ServerHttp2Stream;
+  readonly #headers: IncomingHttpHeaders;
+  #metadata: Metadata | undefined;
+  #headersSent = false;
+  #ended = false;
+  #timer: NodeJS.Timeout | undefined;
+  #chunks: Buffer[] = [];
+  #received = 0;
+
+  /**
+   * Takes a gRPC stream: reads its one request message and hands it to `start` once the client
+   * half-closes, or answers the stream's status itself when the request cannot be read.
+   */
+  static serve<Req>(
+    stream: ServerHttp2Stream,
+    headers: IncomingHttpHeaders,
+    type: RequestType<Req>,
+    maxRequestBytes: number,
+    start: (call: Http2ServerCall, request: Req) => void,
+  ): void {
+    const call = new Http2ServerCall(stream, headers);
+    if (call.cancelled) return;
+    stream.on("data", (chunk: Buffer) => call.#receive(chunk, maxRequestBytes));
+    stream.once("end", () => {
+      if (call.cancelled || call.#ended) return;
+      const request = call.#request(headers["grpc-encoding"], type, maxRequestBytes);
+      if (request !== undefined) start(call, request);
+    });
+  }
+
+  private constructor(stream: ServerHttp2Stream, headers: IncomingHttpHeaders) {
+    this.#stream = stream;
+    this.#headers = headers;
+    this.path = String(headers[constants.HTTP2_HEADER_PATH]);
+    // An error is followed by 'close', which is where the call learns of it.
+    stream.on("error", () => {});
+    stream.once("close", () => this.#closed());
+    const timeout = headers["grpc-timeout"];
+    if (timeout !== undefined) {
+      const match = DEADLINE.exec(String(timeout));
+      if (match === null) {
+        this.end(Code.INTERNAL, `Invalid grpc-timeout value "${timeout}"`);
+        return;
+      }
+      const ms = (Number(match[1]) * UNIT_MS[match[2]!]!) | 0;
+      this.deadline = Date.now() + ms;
+      this.#timer = setTimeout(() => this.end(Code.DEADLINE_EXCEEDED, "Deadline exceeded"), ms);
+    }
+  }
+
+  /**
+   * The values of one metadata key, as grpc-js's Metadata.get gives them, read from the headers
+   * without building a Metadata (a Map and a copy of every header, per call).
+   */
+  get(key: string): (string | Buffer)[] {
+    if (TRANSPORT_HEADERS.includes(key) || key.startsWith(":")) return [];
+    const value = this.#headers[key];
+    if (value === undefined) return [];
+    const values = Array.isArray(value) ? value : [value];
+    return key.endsWith("-bin")
+      ? values.flatMap((v) => v.split(",")).map((v) => Buffer.from(v, "base64"))
+      : values;
+  }
+
+  /** The call's metadata, as grpc-js hands it to a handler (transport headers left out); built on first use. */
+  get metadata(): Metadata {
+    if (this.#metadata === undefined) {
+      this.#metadata = Metadata.fromHttp2Headers(this.#headers);
+      for (const name of TRANSPORT_HEADERS) this.#metadata.remove(name);
+    }
+    return this.#metadata;
+  }
+
+  /** Sends the response headers with `custom` metadata; the first message sends them without. */
+  sendHeaders(custom?: Record<string, string>): void {
+    if (this.#headersSent || this.#ended || this.#gone()) return;
+    this.#headersSent = true;
+    this.#stream.respond(custom ? { ...RESPONSE_HEADERS, ...custom } : RESPONSE_HEADERS, {
+      waitForTrailers: true,
+    });
+  }
+
+  /** Sends one message, already framed (prefix and bytes); the stream buffers it for a slow reader. */
+  write(frame: Buffer): void {
+    if (this.#ended || this.#gone()) return;
+    if (!this.#headersSent) this.sendHeaders();
+    this.#stream.write(frame);
+  }
+
+  /**
+   * Ends the call with a status and trailing metadata: as trailers after the messages sent, or as a
+   * trailers-only response when none was. A call that ends with an error is then cancelled (as
+   * grpc-js does), so whatever still works on it stops.
+   */
+  end(code: Code, details = "", trailers?: Record<string, string>): void {
+    if (this.#ended || this.cancelled) return;
+    this.#ended = true;
+    clearTimeout(this.#timer);
+    const stream = this.#stream;
+    if (stream.destroyed || stream.closed) {
+      this.#cancelled();
+      return;
+    }
+    const status = {
+      "grpc-status": String(code),
+      "grpc-message": encodeURI(statusDetails(details)),
+      ...trailers,
+    };
+    if (this.#headersSent) {
+      stream.once("wantTrailers", () => stream.sendTrailers(status));
+      stream.end();
+    } else stream.respond({ ...RESPONSE_HEADERS, ...status }, { endStream: true });
+    if (code !== Code.OK) this.#cancelled();
+  }
+
+  /** Resolves when the stream is closed (everything sent, or the call cancelled), or `signal` aborts. */
+  closed(signal?: AbortSignal): Promise<void> {
+    const stream = this.#stream;
+    if (stream.closed || stream.destroyed || signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        stream.off("close", done);
+        signal?.removeEventListener("abort", done);
+        resolve();
+      };
+      stream.once("close", done);
+      signal?.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  /**
+   * Whether the call is cancelled, counting a stream already destroyed whose 'close' has not come yet
+   * (the client reset it): writing to it would throw.
+   */
+  #gone(): boolean {
+    if (!this.cancelled && (this.#stream.destroyed || this.#stream.closed)) this.#closed();
+    return this.cancelled;
+  }
+
+  /** The stream closed: a cancellation unless the call had ended. */
+  #closed(): void {
+    clearTimeout(this.#timer);
+    if (!this.#ended) this.#cancelled();
+  }
+
+  #cancelled(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    // The rest of the request, if any, is read and dropped.
+    this.#stream.resume();
+    this.onCancel?.();
+  }
+
+  #receive(chunk: Buffer, maxRequestBytes: number): void {
+    if (this.cancelled || this.#ended) return;
+    this.#chunks.push(chunk);
+    this.#received += chunk.byteLength;
+    if (this.#received < GRPC_PREFIX_BYTES || this.#chunks.length > 1 || maxRequestBytes < 0) return;
+    // The first message's length, checked as soon as it is known (a later one is refused anyway).
+    const length = chunk.readUInt32BE(1);
+    if (length > maxRequestBytes)
+      this.end(Code.RESOURCE_EXHAUSTED, `Received message larger than max (${length} vs ${maxRequestBytes})`);
+  }
+
+  /** The one request message, or undefined after answering why there is none. */
+  #request<T>(encoding: string | string[] | undefined, type: RequestType<T>, max: number): T | undefined {
+    const bytes = this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks);
+    this.#chunks = [];
+    const length = bytes.byteLength >= GRPC_PREFIX_BYTES ? bytes.readUInt32BE(1) : -1;
+    if (length < 0 || bytes.byteLength < GRPC_PREFIX_BYTES + length) {
+      this.end(Code.UNIMPLEMENTED, `Received no request message for server streaming method ${this.path}`);
+      return undefined;
+    }
+    if (max >= 0 && length > max) {
+      this.end(Code.RESOURCE_EXHAUSTED, `Received message larger than max (${length} vs ${max})`);
+      return undefined;
+    }
+    if (bytes.byteLength > GRPC_PREFIX_BYTES + length) {
+      this.end(
+        Code.UNIMPLEMENTED,
+        `Received a second request message for server streaming method ${this.path}`,
+      );
+      return undefined;
+    }
+    let message = bytes.subarray(GRPC_PREFIX_BYTES);
+    if (bytes[0] === 1 && encoding !== undefined && encoding !== "identity") {
+      const inflated = this.#inflate(message, String(encoding), max);
+      if (inflated === undefined) return undefined;
+      message = inflated;
+    }
+    try {
+      return type.decode(message);
+    } catch (err) {
+      this.end(Code.INVALID_ARGUMENT, `request: not a valid ${type.typeName}: ${(err as Error).message}`);
+      return undefined;
+    }
+  }
+
+  #inflate(message: Buffer, encoding: string, max: number): Buffer | undefined {
+    if (encoding !== "gzip" && encoding !== "deflate") {
+      this.end(Code.UNIMPLEMENTED, `Received message compressed with unsupported encoding "${encoding}"`);
+      return undefined;
+    }
+    try {
+      const options = max >= 0 ? { maxOutputLength: Math.max(max, 1) } : {};
+      return encoding === "gzip" ? gunzipSync(message, options) : inflateSync(message, options);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE")
+        this.end(Code.RESOURCE_EXHAUSTED, `Received message that decompresses to a size larger than ${max}`);
+      else this.end(Code.INTERNAL, "Failed to decompress message");
+      return undefined;
+    }
+  }
+}
