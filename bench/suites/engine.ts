@@ -10,6 +10,8 @@
 //      pool, as its "model loaded" log line reports them (issue 18; memory/serve-rounds.ts);
 //   g. the per-token cost of structured output (json_schema) at 16 concurrent vs unconstrained
 //      (issue 19; structured-cost.ts).
+// `npm run bench -- engine memory` runs section f alone and prints its figures and checks, writing no
+// result (to iterate on the server's memory).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -187,9 +189,15 @@ function weightBytesPerToken(): number {
 const MiB = 2 ** 20;
 const SERVE_ROUNDS = 10;
 
+const inMiB = <T extends object>(o: T) =>
+  Object.fromEntries(
+    Object.entries(o).map(([k, v]) => [k, Array.isArray(v) ? v.map((x) => x / MiB) : (v as number) / MiB]),
+  );
+
 /** The resident-set figures and checks of section f. */
 function serveMemory(r: ServeRounds) {
   const expected = r.weightBytes + r.kvPoolBytes;
+  const last = r.afterRounds.at(-1)!;
   const last5 = r.afterRounds.slice(-5).map((m) => m.rss);
   const spread = (Math.max(...last5) - Math.min(...last5)) / Math.min(...last5);
   const figures = {
@@ -200,7 +208,16 @@ function serveMemory(r: ServeRounds) {
     anonymousAfterRoundsMiB: r.afterRounds.map((m) => m.rssAnon / MiB),
     fileBackedAfterRoundsMiB: r.afterRounds.map((m) => m.rssFile / MiB),
     afterLoadOverWeightsAndKv: r.afterLoad.rss / expected,
-    afterRoundsOverWeightsAndKv: r.afterRounds.at(-1)!.rss / expected,
+    afterRoundsOverWeightsAndKv: last.rss / expected,
+    // Where the resident set lies (memory/smaps.ts); what lies beyond weights + KV pool is in
+    // otherAnonymous (with them), the V8 heaps (after the rounds only) and the other kinds.
+    breakdownAfterLoadMiB: inMiB(r.breakdownAfterLoad),
+    breakdownAfterRoundsMiB: inMiB(r.breakdownAfterRounds),
+    otherAnonymousBeyondWeightsKvAndV8MiB:
+      (r.breakdownAfterRounds.otherAnonymous -
+        expected -
+        r.breakdownAfterRounds.v8Heaps.reduce((a, b) => a + b, 0)) /
+      MiB,
     spreadOverLast5Rounds: spread,
     streamsFinishedPerRound: r.finished,
     streamsCancelledPerRound: r.cancelled,
@@ -226,9 +243,14 @@ function serveMemory(r: ServeRounds) {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-export async function run(): Promise<void> {
+export async function run(args: string[] = []): Promise<void> {
   if (!fs.existsSync(path.join(MODEL_DIR, "config.json"))) {
     await createCheckpoint({ arch: "llama", preset: "base", seed: 1, out: MODEL_DIR });
+  }
+  if (args[0] === "memory") {
+    const memory = serveMemory(await serveRounds(MODEL_DIR, { rounds: SERVE_ROUNDS, streams: 64 }));
+    console.log(JSON.stringify(memory, null, 2));
+    return;
   }
   // Other work on the machine slows the speed sections (not the memory one): say how much there was.
   const figures: Record<string, unknown> = { loadAverageAtStart: os.loadavg() };
@@ -319,7 +341,7 @@ export async function run(): Promise<void> {
   writeResult({
     suite: "engine",
     description:
-      'Engine on the base preset (llama, 88M params, fp32, 2 threads): batch-1 decode vs a bare onnxruntime loop (best of 3 alternating rounds); 16 concurrent vs one at a time (32-token prompts, 64 tokens each); 64 requests with exponential output lengths (mean 64) continuously batched 32-wide vs static batches of 32 that run to their longest member (best of 2 alternating rounds); TTFT with a cached 1,000-token prefix vs cold (median of 3); batch-1 decode vs read bandwidth (fastest streaming read in onnxruntime) ÷ weight bytes per token; the sampler alone per row at a 151,936-token vocabulary by setting (best of 5 rounds of 50); the resident set (VmRSS) of a `tessera serve` child process after load and after each of 10 rounds of 64 concurrent gRPC Generate streams (prompts of 8-256 tokens, 16-160 tokens out, temperature 0.8, a third cancelled after 1-12 tokens; read 1 s after each round) ÷ the weights its graph holds + its KV pool (from its "model loaded" log line), and its spread over the last 5 rounds; per-token wall time of 16 concurrent greedy requests (64 tokens each) constrained by a json_schema that cannot end within them vs the same 16 unconstrained (best of 3 alternating rounds, grammar compiled before)',
+      'Engine on the base preset (llama, 88M params, fp32, 2 threads): batch-1 decode vs a bare onnxruntime loop (best of 3 alternating rounds); 16 concurrent vs one at a time (32-token prompts, 64 tokens each); 64 requests with exponential output lengths (mean 64) continuously batched 32-wide vs static batches of 32 that run to their longest member (best of 2 alternating rounds); TTFT with a cached 1,000-token prefix vs cold (median of 3); batch-1 decode vs read bandwidth (fastest streaming read in onnxruntime) ÷ weight bytes per token; the sampler alone per row at a 151,936-token vocabulary by setting (best of 5 rounds of 50); the resident set (VmRSS) of a `tessera serve` child process after load and after each of 10 rounds of 64 concurrent gRPC Generate streams (prompts of 8-256 tokens, 16-160 tokens out, temperature 0.8, a third cancelled after 1-12 tokens; read 1 s after each round) ÷ the weights its graph holds + its KV pool (from its "model loaded" log line), and its spread over the last 5 rounds, with where the resident set lies after load and after the last round (/proc smaps by kind of mapping: files, malloc heaps, V8 reserved ranges, stacks, other anonymous memory; the V8 heaps from a diagnostic report of the server); per-token wall time of 16 concurrent greedy requests (64 tokens each) constrained by a json_schema that cannot end within them vs the same 16 unconstrained (best of 3 alternating rounds, grammar compiled before)',
     figures,
     checks: [
       check("engine batch-1 decode / bare loop", engineDecode / bare, ">=", 0.9),

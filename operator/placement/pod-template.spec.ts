@@ -61,7 +61,7 @@ describe("shard pod template", () => {
       "--block-size",
       "32",
       "--max-batched-tokens",
-      "512",
+      "256",
       "--max-running-requests",
       "64",
     ]);
@@ -94,7 +94,7 @@ describe("shard pod template", () => {
       "--kv-cache-blocks",
       "200",
       "--max-batched-tokens",
-      "512",
+      "256",
       "--max-running-requests",
       "8",
       "--no-prefix-caching",

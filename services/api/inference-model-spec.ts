@@ -187,7 +187,7 @@ const engine = doc(
         "KV blocks per worker; 0 sizes the pool from memory (the engine's default).",
       ),
       maxNumBatchedTokens: doc(
-        z.int().min(1).max(1_048_576).default(512),
+        z.int().min(1).max(1_048_576).default(256),
         "Tokens computed per engine step over all requests (long prompts prefill in chunks of it).",
       ),
       maxNumSeqs: doc(z.int().min(1).max(4096).default(64), "Requests running at once per worker."),

@@ -94,7 +94,7 @@ describe("CRD kinds", () => {
       engine: {
         blockSize: 16,
         kvCacheBlocks: 0,
-        maxNumBatchedTokens: 512,
+        maxNumBatchedTokens: 256,
         maxNumSeqs: 64,
         enablePrefixCaching: true,
       },

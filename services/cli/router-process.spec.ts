@@ -1,14 +1,13 @@
 import assert from "node:assert/strict";
-import { routerNodeFlags, SINGLE_THREADED_GC_FLAG } from "./router-process.ts";
-import { SEMI_SPACE_FLAG } from "./serve-process.ts";
+import { ROUTER_SEMI_SPACE_FLAG, routerNodeFlags, SINGLE_THREADED_GC_FLAG } from "./router-process.ts";
 
 describe("routerNodeFlags", () => {
   it("caps the young generation, and on one CPU collects garbage without helper threads", () => {
     assert.deepEqual(routerNodeFlags(["--enable-source-maps"], undefined, 4), [
       "--enable-source-maps",
-      SEMI_SPACE_FLAG,
+      ROUTER_SEMI_SPACE_FLAG,
     ]);
-    assert.deepEqual(routerNodeFlags([], undefined, 1), [SEMI_SPACE_FLAG, SINGLE_THREADED_GC_FLAG]);
+    assert.deepEqual(routerNodeFlags([], undefined, 1), [ROUTER_SEMI_SPACE_FLAG, SINGLE_THREADED_GC_FLAG]);
   });
 
   it("keeps what the caller chose on the command line or in NODE_OPTIONS", () => {
@@ -17,7 +16,7 @@ describe("routerNodeFlags", () => {
       "--max-semi-space-size=32",
       SINGLE_THREADED_GC_FLAG,
     ]);
-    assert.deepEqual(routerNodeFlags([], "--parallel-scavenge", 1), [SEMI_SPACE_FLAG]);
+    assert.deepEqual(routerNodeFlags([], "--parallel-scavenge", 1), [ROUTER_SEMI_SPACE_FLAG]);
     assert.equal(routerNodeFlags([], "--max_semi_space_size=4 --no-single-threaded-gc", 1), undefined);
   });
 

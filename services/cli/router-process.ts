@@ -2,7 +2,7 @@
 // A router's heap holds little for long (tokenizers, the rings); what it allocates is per request and
 // per relayed token, and nearly all of it dies within the request. Measured with the router bench's
 // c=64 load (bench/suites/router, docs/DESIGN.md "Router garbage collection"):
-// - young generation at 8 MiB semi-spaces (serve's setting, serve-process.ts): V8 otherwise grows
+// - young generation at 8 MiB semi-spaces (serve's setting until issue 18 took it to 2 MiB): V8 otherwise grows
 //   them to 32 MiB, and each scavenge then copies every request in flight (~4 MiB of survivors,
 //   10-60 ms pauses every ~0.7 s); at 8 MiB a scavenge sees only the requests started since the last
 //   one (p50 ~2 ms).
@@ -16,6 +16,7 @@ import { availableParallelism } from "node:os";
 import { withSemiSpace } from "./serve-process.ts";
 
 export const SINGLE_THREADED_GC_FLAG = "--single-threaded-gc";
+export const ROUTER_SEMI_SPACE_FLAG = "--max-semi-space-size=8";
 
 /** The node flags a router adds to `execArgv`, or undefined when none is missing. */
 export function routerNodeFlags(
@@ -25,7 +26,7 @@ export function routerNodeFlags(
 ): string[] | undefined {
   const given = [...execArgv, ...(nodeOptions ?? "").split(/\s+/)];
   const gcFlag = /^--(no[-_])?(single[-_]threaded([-_]gc)?|parallel[-_]scavenge|concurrent[-_]marking)\b/;
-  const flags = withSemiSpace(execArgv, nodeOptions) ?? [...execArgv];
+  const flags = withSemiSpace(execArgv, nodeOptions, ROUTER_SEMI_SPACE_FLAG) ?? [...execArgv];
   if (cpus <= 1 && !given.some((arg) => gcFlag.test(arg))) flags.push(SINGLE_THREADED_GC_FLAG);
   return flags.length === execArgv.length ? undefined : flags;
 }

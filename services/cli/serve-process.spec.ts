@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { MALLOC_TUNABLES, SEMI_SPACE_FLAG, withMallocTunables, withSemiSpace } from "./serve-process.ts";
+import {
+  MALLOC_TUNABLES,
+  SERVE_SEMI_SPACE_FLAG,
+  withMallocTunables,
+  withSemiSpace,
+} from "./serve-process.ts";
 
 describe("withMallocTunables", () => {
   it("adds both malloc thresholds when none are set", () => {
@@ -28,14 +33,17 @@ describe("withMallocTunables", () => {
 
 describe("withSemiSpace", () => {
   it("adds the main thread's semi-space size to the node flags", () => {
-    assert.deepEqual(withSemiSpace(["--enable-source-maps"], undefined), [
+    assert.deepEqual(withSemiSpace(["--enable-source-maps"], undefined, SERVE_SEMI_SPACE_FLAG), [
       "--enable-source-maps",
-      SEMI_SPACE_FLAG,
+      SERVE_SEMI_SPACE_FLAG,
     ]);
   });
 
   it("keeps a size the caller set on the command line or in NODE_OPTIONS", () => {
-    assert.equal(withSemiSpace(["--max-semi-space-size=32"], undefined), undefined);
-    assert.equal(withSemiSpace([], "--import x.mjs --max_semi_space_size=4"), undefined);
+    assert.equal(withSemiSpace(["--max-semi-space-size=32"], undefined, SERVE_SEMI_SPACE_FLAG), undefined);
+    assert.equal(
+      withSemiSpace([], "--import x.mjs --max_semi_space_size=4", SERVE_SEMI_SPACE_FLAG),
+      undefined,
+    );
   });
 });

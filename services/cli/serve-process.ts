@@ -5,13 +5,15 @@
 //   (and the attention race its losing session), every later block under 32 MiB comes from the malloc
 //   arenas of the model thread and onnxruntime's threads, and what is freed there stays resident:
 //   1.5-2.5 GiB after load, 1.0 GiB of it in the arenas' 64 MiB heaps; 0.6 GiB with the thresholds.
-// - the main thread's young generation at 8 MiB semi-spaces: under 64 streams V8 grew it to 64 MiB
-//   (11 MiB in use); the model thread's is capped where it starts (parallel/member-handle.ts).
+// - the main thread's young generation at 2 MiB semi-spaces: under 64 streams V8 grew it to 64 MiB
+//   (11 MiB in use); at 8 MiB semi-spaces it held 16 MiB, and the server 1140-1164 MiB after 4 rounds
+//   of 64 streams against 1120-1144 at 2 MiB (rounds as long); the model thread's is capped where it
+//   starts (parallel/member-handle.ts). The router keeps 8 MiB (router-process.ts).
 // Both are read only when a process starts, so serve re-executes itself (same pid, process.execve)
 // with whichever is missing; settings the caller gave are kept. Other C libraries ignore the variable.
 
 export const MALLOC_TUNABLES = ["glibc.malloc.mmap_threshold=131072", "glibc.malloc.trim_threshold=131072"];
-export const SEMI_SPACE_FLAG = "--max-semi-space-size=8";
+export const SERVE_SEMI_SPACE_FLAG = "--max-semi-space-size=2";
 
 /** GLIBC_TUNABLES with our malloc settings added to `current`, or undefined when it already has them. */
 export function withMallocTunables(current: string | undefined): string | undefined {
@@ -21,14 +23,15 @@ export function withMallocTunables(current: string | undefined): string | undefi
   return missing.length === 0 ? undefined : [...given, ...missing].join(":");
 }
 
-/** Node flags with the semi-space size added, or undefined when the flags or NODE_OPTIONS set one. */
+/** Node flags with `flag` (a semi-space size) added, or undefined when the flags or NODE_OPTIONS set one. */
 export function withSemiSpace(
   execArgv: readonly string[],
   nodeOptions: string | undefined,
+  flag: string,
 ): string[] | undefined {
   const sets = (arg: string) => /^--max[-_]semi[-_]space[-_]size\b/.test(arg);
   if (execArgv.some(sets) || (nodeOptions ?? "").split(/\s+/).some(sets)) return undefined;
-  return [...execArgv, SEMI_SPACE_FLAG];
+  return [...execArgv, flag];
 }
 
 /**
@@ -38,7 +41,7 @@ export function withSemiSpace(
 export function execWithServeSettings(): void {
   if (process.platform !== "linux" || typeof process.execve !== "function") return;
   const tunables = withMallocTunables(process.env["GLIBC_TUNABLES"]);
-  const execArgv = withSemiSpace(process.execArgv, process.env["NODE_OPTIONS"]);
+  const execArgv = withSemiSpace(process.execArgv, process.env["NODE_OPTIONS"], SERVE_SEMI_SPACE_FLAG);
   if (tunables === undefined && execArgv === undefined) return;
   process.execve(
     process.execPath,

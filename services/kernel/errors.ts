@@ -1,8 +1,41 @@
-import { status as GrpcStatus } from "@grpc/grpc-js";
+/** The names of the gRPC status codes, in the order of their values (grpc-js's `status`). */
+const CODE_NAMES = [
+  "OK",
+  "CANCELLED",
+  "UNKNOWN",
+  "INVALID_ARGUMENT",
+  "DEADLINE_EXCEEDED",
+  "NOT_FOUND",
+  "ALREADY_EXISTS",
+  "PERMISSION_DENIED",
+  "RESOURCE_EXHAUSTED",
+  "FAILED_PRECONDITION",
+  "ABORTED",
+  "OUT_OF_RANGE",
+  "UNIMPLEMENTED",
+  "INTERNAL",
+  "UNAVAILABLE",
+  "DATA_LOSS",
+  "UNAUTHENTICATED",
+] as const;
 
-/** gRPC status codes, re-exported so modules need not import grpc-js to raise an error. */
-export const Code = GrpcStatus;
-export type Code = GrpcStatus;
+type CodeName = (typeof CODE_NAMES)[number];
+
+/**
+ * gRPC status codes, by name and (like grpc-js's `status` enum) name by value. Defined here rather
+ * than re-exported from grpc-js so that a module raising an error does not load grpc-js: the model
+ * thread of a single process needs none of it, and it is ~7 MiB of a V8 heap (issue 18).
+ */
+export const Code = Object.freeze(
+  Object.fromEntries(
+    CODE_NAMES.flatMap((name, value) => [
+      [name, value],
+      [value, name],
+    ]),
+  ),
+) as { readonly [N in CodeName]: number } & { readonly [value: number]: CodeName | undefined };
+/** A gRPC status code's value (grpc-js's `status`). */
+export type Code = number;
 
 /**
  * The one error type of Tessera: a message for the user, a gRPC status code and an optional cause.

@@ -2,20 +2,31 @@
 // (as a user would), reads its resident set after load, then drives rounds of concurrent Generate
 // streams through a real gRPC client, a third of them cancelled mid-stream, and reads the resident set
 // after each round. Prompts and output lengths vary, so the model runs many batch and sequence shapes.
-// The weights the engine holds and its KV pool come from the server's "model loaded" log line.
+// The weights the engine holds and its KV pool come from the server's "model loaded" log line. After
+// load and after the last round it also says where the resident set lies, by kind of mapping (smaps.ts),
+// and after the last round the heaps of its V8 isolates (the event loop's and the model thread's), from
+// a diagnostic report the server writes on SIGUSR2 (not after load: writing it allocates).
 // Run alone (`node bench/suites/memory/serve-rounds.ts <checkpoint dir> [rounds]`) it prints one JSON
 // line; the engine suite calls serveRounds.
 import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import type { GenerateResponse } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { startServe } from "../../../services/cli/child-process.ts";
 import { GrpcClient } from "../../../services/rpc/grpc-client.ts";
 import { waitUntilServing } from "../../../services/rpc/health-client.ts";
+import { type ResidentBreakdown, residentBreakdown } from "./smaps.ts";
 
 export interface ProcessMemory {
   rss: number;
   rssAnon: number;
   rssFile: number;
+}
+
+/** Where the resident set lies: by kind of mapping, and the V8 heaps' committed bytes by isolate. */
+export interface Breakdown extends ResidentBreakdown {
+  v8Heaps: number[];
 }
 
 export interface ServeRounds {
@@ -24,6 +35,8 @@ export interface ServeRounds {
   kvPoolBytes: number;
   afterLoad: ProcessMemory;
   afterRounds: ProcessMemory[];
+  breakdownAfterLoad: ResidentBreakdown;
+  breakdownAfterRounds: Breakdown;
   /** Streams that ended with all their tokens / cancelled by the client, per round. */
   finished: number[];
   cancelled: number[];
@@ -85,8 +98,38 @@ function stream(
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The committed heap of each V8 isolate of `pid`, from the diagnostic report it writes to `dir` on SIGUSR2. */
+async function v8Heaps(pid: number, dir: string): Promise<number[]> {
+  const before = new Set(fs.readdirSync(dir));
+  process.kill(pid, "SIGUSR2");
+  for (let waited = 0; waited < 30_000; waited += 100) {
+    await sleep(100);
+    const file = fs.readdirSync(dir).find((f) => !before.has(f) && f.endsWith(".json"));
+    if (!file) continue;
+    const text = fs.readFileSync(path.join(dir, file), "utf8");
+    if (!text.trimEnd().endsWith("}")) continue; // still being written
+    type Report = { javascriptHeap: { totalMemory: number }; workers?: Report[] };
+    const report = JSON.parse(text) as Report;
+    return [report, ...(report.workers ?? [])].map((r) => r.javascriptHeap.totalMemory);
+  }
+  throw new Error(`no diagnostic report from ${pid} in ${dir}`);
+}
+
+/** Where `pid`'s resident set lies (read before the report, whose writing allocates). */
+async function breakdown(pid: number, reports: string): Promise<Breakdown> {
+  const mappings = residentBreakdown(fs.readFileSync(`/proc/${pid}/smaps`, "utf8"));
+  return { ...mappings, v8Heaps: await v8Heaps(pid, reports) };
+}
+
 export async function serveRounds(modelDir: string, o: RoundsOptions): Promise<ServeRounds> {
-  const served = await startServe(modelDir, o.args ?? [], o.env);
+  // Reports are written on SIGUSR2 only (after load and after the last round); the flag costs nothing before.
+  const reports = fs.mkdtempSync(path.join(os.tmpdir(), "tessera-serve-report-"));
+  const env = o.env ?? process.env;
+  const nodeOptions = [env["NODE_OPTIONS"], "--report-on-signal", `--report-directory=${reports}`];
+  const served = await startServe(modelDir, o.args ?? [], {
+    ...env,
+    NODE_OPTIONS: nodeOptions.filter((x) => x).join(" "),
+  });
   const pid = served.child.pid!;
   const client = new GrpcClient(served.address);
   try {
@@ -98,11 +141,14 @@ export async function serveRounds(modelDir: string, o: RoundsOptions): Promise<S
     await sleep(1000);
     const afterLoad = processMemory(pid);
     o.inspect?.(pid, 0);
+    const breakdownAfterLoad = residentBreakdown(fs.readFileSync(`/proc/${pid}/smaps`, "utf8"));
     const result: ServeRounds = {
       weightBytes: Number(loaded["weightBytes"]),
       kvPoolBytes: Number(loaded["kvPoolBytes"]),
       afterLoad,
       afterRounds: [],
+      breakdownAfterLoad,
+      breakdownAfterRounds: { ...breakdownAfterLoad, v8Heaps: [] },
       finished: [],
       cancelled: [],
       roundSeconds: [],
@@ -121,6 +167,7 @@ export async function serveRounds(modelDir: string, o: RoundsOptions): Promise<S
       await sleep(1000);
       result.afterRounds.push(processMemory(pid));
       o.inspect?.(pid, round + 1);
+      if (round === o.rounds - 1) result.breakdownAfterRounds = await breakdown(pid, reports);
       process.stderr.write(
         `round ${round + 1}: ${(result.afterRounds.at(-1)!.rss / 2 ** 20).toFixed(0)} MiB resident, ${result.roundSeconds.at(-1)!.toFixed(1)} s\n`,
       );
@@ -130,6 +177,7 @@ export async function serveRounds(modelDir: string, o: RoundsOptions): Promise<S
     client.close();
     served.child.kill("SIGTERM");
     await served.exited;
+    fs.rmSync(reports, { recursive: true, force: true });
   }
 }
 

@@ -15,8 +15,15 @@ export const engineConfigSchema = z
       .int()
       .min(1)
       .default(512 * 1024 * 1024),
-    /** Tokens computed per step over all requests; long prompts are prefilled in chunks of this budget. */
-    maxNumBatchedTokens: z.number().int().min(1).default(512),
+    /**
+     * Tokens computed per step over all requests; long prompts are prefilled in chunks of this budget.
+     * 256 (issue 18): a prefill chunk's attention scores are [heads, chunk, past + chunk] floats, 12.6 MB
+     * per tensor at 512 tokens on the base preset, and onnxruntime's CPU arena keeps the regions of the
+     * largest step for good (grown by doubling). `tessera serve` after 4 rounds of 64 streams (bench
+     * engine, f) held 1145-1164 MiB at 256 against 1228-1261 at 512, its rounds as fast (20-24 s and
+     * 21-25 s); a chunk of 256 tokens still reads the weights once per 256 tokens.
+     */
+    maxNumBatchedTokens: z.number().int().min(1).default(256),
     /** Requests running at once; more wait in the queue. */
     maxNumSeqs: z.number().int().min(1).default(64),
     enablePrefixCaching: z.boolean().default(true),

@@ -11,7 +11,7 @@ export interface AttentionInputs {
   /** [B,S,KV,D] keys and values of the new tokens (keys with RoPE). */
   newKey: string;
   newValue: string;
-  /** [B,P,KV,D] cached keys and values gathered from the pool. */
+  /** [B,KV,P,D] cached keys and values gathered from the pool, head-major. */
   pastKey: string;
   pastValue: string;
   /** [B,1,S,P+S] additive mask over [past keys, new keys]. */

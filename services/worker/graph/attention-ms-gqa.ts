@@ -18,7 +18,6 @@ export const msGqaAttention: AttentionBackend = {
     const seqlens = g.input(GQA_SEQLENS, "int32", ["decode_batch"]);
     const total = g.input(GQA_TOTAL_LENGTH, "int32", [1]);
     const flat = (t: string, heads: number) => g.op("Reshape", [t, g.ints([0, 0, heads * D])]); // [B,1,heads*D]
-    const bnsh = (t: string) => g.op("Transpose", [t], { perm: [0, 2, 1, 3] }); // [B,KV,P,D]
     const attrs: Record<string, number | { float: number }> = {
       num_heads: H,
       kv_num_heads: KV,
@@ -31,8 +30,8 @@ export const msGqaAttention: AttentionBackend = {
         flat(x.query, H),
         flat(x.newKey, KV),
         flat(x.newValue, KV),
-        bnsh(x.pastKey),
-        bnsh(x.pastValue),
+        x.pastKey, // [B,KV,P,D]: BNSH already
+        x.pastValue,
         seqlens,
         total,
       ],

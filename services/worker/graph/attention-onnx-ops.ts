@@ -1,6 +1,13 @@
 // Attention from standard ONNX operators: softmax(Q K^T / sqrt(D) + bias) V.
 // Grouped-query attention reshapes Q [B,H,S,D] to [B,KV,G*S,D] so each K/V head serves its G query
 // heads without repeating K/V G times.
+// The cached keys and values are used as gathered, head-major [B,KV,P,D], and never joined to the new
+// tokens': scores against the past and against the new keys are computed apart and joined (they are
+// [B,H,S,P+S], small beside K/V at decode), and the context sums the two products. K^T is a Transpose
+// of the last two axes that onnxruntime folds into its MatMul (FusedMatMul, transB). A decode step of
+// 64 sequences with 415 cached tokens then holds one 26 MiB copy of a layer's K (or V) where it held
+// three (gathered, concatenated, transposed), and onnxruntime's arena, grown by powers of two to its
+// largest step, stays smaller (issue 18).
 
 import type { DecoderConfig } from "../arch/decoder-config.ts";
 import type { AttentionBackend, AttentionInputs } from "./attention-backend.ts";
@@ -10,17 +17,30 @@ export const onnxOpsAttention: AttentionBackend = {
   name: "onnx-ops",
   build(g: GraphBuilder, c: DecoderConfig, _group, x: AttentionInputs): string {
     const { numHeads: H, numKvHeads: KV, headDim: D } = c;
-    const keys = g.op("Concat", [x.pastKey, x.newKey], { axis: 1 }); // [B,T,KV,D]
-    const values = g.op("Concat", [x.pastValue, x.newValue], { axis: 1 });
-    const kT = g.op("Transpose", [keys], { perm: [0, 2, 3, 1] }); // [B,KV,D,T]
-    const vT = g.op("Transpose", [values], { perm: [0, 2, 1, 3] }); // [B,KV,T,D]
-    const qT = g.op("Transpose", [x.query], { perm: [0, 2, 1, 3] }); // [B,H,S,D]
-    const qGrouped = g.op("Reshape", [qT, g.ints([0, KV, -1, D])]); // [B,KV,G*S,D]
-    const scaled = g.op("Mul", [g.op("MatMul", [qGrouped, kT]), g.scalar(1 / Math.sqrt(D))]); // [B,KV,G*S,T]
-    const perHead = g.op("Reshape", [scaled, g.ints([0, H, -1, 0])]); // [B,H,S,T]
+    const headMajor = (t: string) => g.op("Transpose", [t], { perm: [0, 2, 1, 3] });
+    const transposed = (t: string) => g.op("Transpose", [t], { perm: [0, 1, 3, 2] }); // [.., D, T]
+    const newKeys = headMajor(x.newKey); // [B,KV,S,D]
+    const newValues = headMajor(x.newValue);
+    // Scaled before the products: the scores' two parts are then scaled in neither.
+    const query = g.op("Mul", [x.query, g.scalar(1 / Math.sqrt(D))]);
+    const qGrouped = g.op("Reshape", [headMajor(query), g.ints([0, KV, -1, D])]); // [B,KV,G*S,D]
+    const pastScores = g.op("MatMul", [qGrouped, transposed(x.pastKey)]); // [B,KV,G*S,P]
+    const newScores = g.op("MatMul", [qGrouped, transposed(newKeys)]); // [B,KV,G*S,S]
+    const scores = g.op("Concat", [pastScores, newScores], { axis: -1 }); // [B,KV,G*S,P+S]
+    const perHead = g.op("Reshape", [scores, g.ints([0, H, -1, 0])]); // [B,H,S,P+S]
     const probs = g.op("Softmax", [g.op("Add", [perHead, x.bias])], { axis: -1 });
-    const ctx = g.op("MatMul", [g.op("Reshape", [probs, g.ints([0, KV, -1, 0])]), vT]); // [B,KV,G*S,D]
-    const heads = g.op("Transpose", [g.op("Reshape", [ctx, g.ints([0, H, -1, D])])], { perm: [0, 2, 1, 3] });
+    const grouped = g.op("Reshape", [probs, g.ints([0, KV, -1, 0])]); // [B,KV,G*S,P+S]
+    // Split the probabilities where the past ends: P is the gathered past's axis 2.
+    const past = g.op("Shape", [x.pastKey], { start: 2, end: 3 });
+    const end = g.ints([Number.MAX_SAFE_INTEGER]);
+    const lastAxis = g.ints([-1]);
+    const pastProbs = g.op("Slice", [grouped, g.ints([0]), past, lastAxis]);
+    const newProbs = g.op("Slice", [grouped, past, end, lastAxis]);
+    const ctx = g.op("Add", [
+      g.op("MatMul", [pastProbs, x.pastValue]),
+      g.op("MatMul", [newProbs, newValues]),
+    ]); // [B,KV,G*S,D]
+    const heads = headMajor(g.op("Reshape", [ctx, g.ints([0, H, -1, D])])); // [B,S,H,D]
     return g.op("Reshape", [heads, g.ints([-1, H * D])]); // [B*S, H*D]
   },
 };

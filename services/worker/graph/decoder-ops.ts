@@ -31,7 +31,8 @@ export interface Rope {
 
 interface GroupInputs {
   queryIndex: string;
-  pastIndex: string;
+  /** [B,KV,P] row of each cached key of each KV head in the pool viewed as [slots*KV, D]. */
+  pastRows: string;
   bias: string;
 }
 
@@ -72,12 +73,30 @@ export class DecoderOps {
   attentionGroupInputs(): void {
     const { g } = this;
     for (const group of ATTENTION_GROUPS) {
+      const pastIndex = g.input(`${group}_past_index`, "int64", [`${group}_batch`, `${group}_past`]);
       this.groups.set(group, {
         queryIndex: g.input(`${group}_query_index`, "int64", [`${group}_batch`, `${group}_queries`]),
-        pastIndex: g.input(`${group}_past_index`, "int64", [`${group}_batch`, `${group}_past`]),
+        pastRows: this.pastRows(pastIndex),
         bias: g.input(`${group}_bias`, "float", [`${group}_batch`, 1, `${group}_queries`, `${group}_keys`]),
       });
     }
+  }
+
+  /**
+   * [B,P] pool slots -> [B,KV,P] rows of the pool viewed as [slots*KV, D]: one Gather then reads the
+   * cached keys (or values) head-major, [B,KV,P,D], as attention multiplies them, where gathering
+   * [B,P,KV,D] slots took a transposed copy of each (and onnx-ops a third, concatenated with the new
+   * tokens'). Computed once per step for all layers.
+   */
+  private pastRows(pastIndex: string): string {
+    const { g } = this;
+    const KV = this.ranges.kvHeads;
+    const slots = g.op("Unsqueeze", [pastIndex, g.ints([1])]); // [B,1,P]
+    const heads = g.ints(
+      Array.from({ length: KV }, (_, h) => h),
+      [1, KV, 1],
+    );
+    return g.op("Add", [g.op("Mul", [slots, g.ints([KV], [])]), heads]);
   }
 
   /** [N] token ids -> [N, hidden]. The table is whole on every rank (a Gather reads N rows of it). */
@@ -134,12 +153,13 @@ export class DecoderOps {
     const outputs = ATTENTION_GROUPS.map((group) => {
       const inputs = this.groups.get(group)!;
       const gather = (src: string, index: string) => g.op("Gather", [src, index], { axis: 0 });
+      const rows = (cache: string) => g.op("Reshape", [cache, g.ints([-1, D])]); // [slots*KV, D]
       return this.attentionBackend.build(g, this.localConfig, group, {
         query: gather(q, inputs.queryIndex), // [B,S,H,D]
         newKey: gather(k, inputs.queryIndex), // [B,S,KV,D]
         newValue: gather(v, inputs.queryIndex),
-        pastKey: gather(keyCache, inputs.pastIndex), // [B,P,KV,D]
-        pastValue: gather(valueCache, inputs.pastIndex),
+        pastKey: gather(rows(keyCache), inputs.pastRows), // [B,KV,P,D]
+        pastValue: gather(rows(valueCache), inputs.pastRows),
         bias: inputs.bias,
       });
     });

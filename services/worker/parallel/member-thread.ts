@@ -8,7 +8,6 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import { createLogger } from "../../kernel/log.ts";
-import { clientSecurity, serverCredentials } from "../../rpc/tls-credentials.ts";
 import { TlsFolder } from "../../rpc/tls-folder.ts";
 import { type ShardSpec, shardProblem } from "../graph/shard-graph.ts";
 import { type Checkpoint, describeCheckpoint } from "../model/checkpoint.ts";
@@ -19,7 +18,7 @@ import { allocateShardPool, ShardExecutor } from "../runtime/shard-executor.ts";
 import { Coordinator } from "./coordinator.ts";
 import { groupSize } from "./group-layout.ts";
 import type { FromMember, MemberThreadOptions, ToMember } from "./member-messages.ts";
-import { type MemberServer, startMemberServer } from "./member-server.ts";
+import type { MemberServer } from "./member-server.ts";
 import { hostsFileResolver } from "./peer-hosts.ts";
 import { ShardGroup } from "./shard-group.ts";
 import { groupKey, layerCoverageProblem, layoutOf, selfRank, shardSpec } from "./shard-placement.ts";
@@ -55,12 +54,15 @@ try {
   executor = selected.executor;
   // The load's copies of the weights are garbage now; an idle thread might keep them for long.
   collectGarbage();
+  // TLS and the member server (grpc-js) are loaded only where used: a single process's model thread
+  // has neither, and its heap stays without them (issue 18).
+  const credentials = tls && (await import("../../rpc/tls-credentials.ts"));
   group = new ShardGroup({
     layout: layoutOf(o.placement),
     self: selfRank(o.placement),
     peers: o.placement.peers,
     resolve: hostsFileResolver(o.placement.hostsFile),
-    ...(tls && { security: clientSecurity(tls, o.placement.tls?.serverName) }),
+    ...(tls && credentials && { security: credentials.clientSecurity(tls, o.placement.tls?.serverName) }),
     groupKey: groupKey(o.placement, checkpoint.revision, o),
     layers: spec.layers,
     formationTimeoutMs: o.placement.formationTimeoutMs,
@@ -84,11 +86,12 @@ try {
     });
   } else {
     new StageWorker({ group, executor, vocab: config.vocabSize, stats });
+    const { startMemberServer } = await import("./member-server.ts");
     server = await startMemberServer(
       group,
       o.listen?.host ?? "127.0.0.1",
       o.listen?.port ?? 0,
-      tls && serverCredentials(tls),
+      tls && credentials?.serverCredentials(tls),
     );
     post({ type: "listening", port: server.port });
   }

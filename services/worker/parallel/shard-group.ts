@@ -13,7 +13,6 @@ import type { Logger } from "../../kernel/log.ts";
 import type { ClientSecurity } from "../../rpc/grpc-client.ts";
 import { COORDINATOR, dialedPeers, type GroupLayout, groupSize, linkPeers } from "./group-layout.ts";
 import type { Acceptor } from "./link-acceptor.ts";
-import { dialLink } from "./link-dialer.ts";
 import type { PeerResolver } from "./peer-hosts.ts";
 import type { OutgoingFrame, PeerLink } from "./peer-link.ts";
 
@@ -89,19 +88,25 @@ export class ShardGroup implements Acceptor {
     const deadline = Date.now() + o.formationTimeoutMs;
     for (const peer of dialedPeers(o.layout, o.self)) {
       const address = o.peers[peer]!;
-      dialLink({
-        address,
-        self: o.self,
-        peer,
-        groupKey: o.groupKey,
-        deadline,
-        signal: this.abort.signal,
-        ...(o.resolve && { resolve: o.resolve }),
-        ...(o.security && { security: o.security }),
-      }).then(
-        (link) => this.add(link),
-        (err: unknown) => this.fail(TesseraError.from(err).message),
-      );
+      // The dialer (grpc-js, the tracing exporter) is loaded only by a member with peers to dial: a
+      // single process's model thread has none, and its heap stays without them (issue 18).
+      import("./link-dialer.ts")
+        .then(({ dialLink }) =>
+          dialLink({
+            address,
+            self: o.self,
+            peer,
+            groupKey: o.groupKey,
+            deadline,
+            signal: this.abort.signal,
+            ...(o.resolve && { resolve: o.resolve }),
+            ...(o.security && { security: o.security }),
+          }),
+        )
+        .then(
+          (link) => this.add(link),
+          (err: unknown) => this.fail(TesseraError.from(err).message),
+        );
     }
     if (this.expected.length === 0) this.linked();
   }

@@ -156,7 +156,7 @@ export const SERVE_FLAGS = {
   },
   maxBatchedTokens: {
     flag: "--max-batched-tokens <n>",
-    description: "tokens computed per step; longer prompts prefill in chunks (default 512)",
+    description: "tokens computed per step; longer prompts prefill in chunks (default 256)",
     read: positiveInteger,
     field: "engine.maxNumBatchedTokens",
   },
