@@ -141,6 +141,8 @@ export class DecoderOps {
         pastKey: gather(keyCache, inputs.pastIndex), // [B,P,KV,D]
         pastValue: gather(valueCache, inputs.pastIndex),
         bias: inputs.bias,
+        keyCache,
+        valueCache,
       });
     });
     const merged = g.op("Gather", [g.op("Concat", outputs, { axis: 0 }), unpad], { axis: 0 }); // [N, H*D]
