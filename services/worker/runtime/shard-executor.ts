@@ -306,4 +306,3 @@ export class ShardExecutor {
 function nextLoopTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
-
