@@ -30,12 +30,12 @@ export const sharedPrefixAttention: AttentionBackend = {
     const bias = g.input(SHARED_BIAS, "float", ["shared_groups", 1, 1, "shared_length"]);
     const members = g.input(SHARED_MEMBERS, "int64", ["shared_groups", "shared_members"]);
     const rows = g.input(SHARED_ROWS, "int64", ["decode_batch"]);
-    /** Max over the last axis, exp of the scores less it, their sum, and the probabilities times V. */
-    const partial = (scores: string, values: string) => {
+    /** A softmax left unnormalized: the max over the last axis, exp of the scores less it, their sum. */
+    const partial = (scores: string) => {
       const m = g.op("ReduceMax", [scores], { axes: [-1], keepdims: 1 });
       const p = g.op("Exp", [g.op("Sub", [scores, m])]);
       const l = g.op("ReduceSum", [p, g.ints([-1])], { keepdims: 1 });
-      return { m, l, p, values };
+      return { m, l, p };
     };
 
     // The tail: each row's own past after its group's blocks, and its new token. [B,H,*]
@@ -47,7 +47,7 @@ export const sharedPrefixAttention: AttentionBackend = {
     const qGrouped = g.op("Reshape", [qRows, g.ints([0, KV, G, D])]); // [B,KV,G,D]
     const tailScores = g.op("Mul", [g.op("MatMul", [qGrouped, kT]), scale]); // [B,KV,G,T]
     const perHead = g.op("Reshape", [tailScores, g.ints([0, H, 1, -1])]); // [B,H,1,T]
-    const tail = partial(g.op("Add", [perHead, x.bias]), vT);
+    const tail = partial(g.op("Add", [perHead, x.bias]));
     const tailOut = g.op("Reshape", [
       g.op("MatMul", [g.op("Reshape", [tail.p, g.ints([0, KV, G, -1])]), vT]),
       g.ints([0, H, D]),
@@ -65,7 +65,7 @@ export const sharedPrefixAttention: AttentionBackend = {
       g.ints([0, 0, -1, D]),
     ]);
     const sharedScores = g.op("Add", [g.op("Mul", [g.op("MatMul", [qShared, sharedKT]), scale]), bias]);
-    const shared = partial(sharedScores, sharedV);
+    const shared = partial(sharedScores);
     const sharedOut = g.op("MatMul", [shared.p, sharedV]); // [Gs,KV,M*G,D]
     // To rows [Gs*M (+1 for rows in no group), H, last] and each decode row's own.
     const perRow = (t: string, last: number, none: number) => {
