@@ -256,7 +256,7 @@ describe("tessera serve (e2e)", () => {
     );
     assert.match(
       text,
-      /^tessera_engine_info\{[^}]*block_size="16"[^}]*attention_backend="(onnx-ops|ms-gqa)"[^}]*\} 1$/m,
+      /^tessera_engine_info\{[^}]*block_size="16"[^}]*attention_backend="(onnx-ops|ms-gqa|shared-prefix)"[^}]*\} 1$/m,
     );
   });
 });

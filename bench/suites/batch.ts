@@ -62,9 +62,15 @@ function writeInput(file: string, all: string[]): void {
  * and its JSONL files), in this process so that it is warmed up as the served engine is: onnxruntime's
  * first runs of each new batch shape are slow, and `tessera serve` stays up across the measurements.
  */
-async function offlineRunner(dir: string) {
+type OfflineEngineOptions = Parameters<Awaited<ReturnType<typeof loadOfflineEngine>>>[1];
+type Attention = NonNullable<OfflineEngineOptions["engine"]>["attention"];
+
+async function offlineRunner(dir: string, attention: Attention) {
   const offlineEngine = await loadOfflineEngine();
-  const { engine, samplingDefaults } = await offlineEngine(MODEL_DIR, { log: createLogger("bench", "warn") });
+  const { engine, samplingDefaults } = await offlineEngine(MODEL_DIR, {
+    log: createLogger("bench", "warn"),
+    ...(attention && { engine: { attention } }),
+  });
   const execute = engineExecutor(engine, samplingDefaults);
   const once = async (all: string[]) => {
     const input = path.join(dir, "in.jsonl");
@@ -106,13 +112,29 @@ async function overGrpc(client: GrpcClient, all: string[], concurrency: number) 
  */
 const ROUNDS = 4;
 
-export async function run(): Promise<void> {
+/** `--rounds N` runs fewer (or more) rounds while iterating; the check is meant for the default. */
+function roundsOf(argv: readonly string[]): number {
+  const at = argv.indexOf("--rounds");
+  const n = at >= 0 ? Number(argv[at + 1]) : ROUNDS;
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--rounds: a positive integer, got ${argv[at + 1]}`);
+  return n;
+}
+
+/** `--attention NAME` forces both sides' backend (to compare backends); default: the offline engine's pick. */
+function attentionOf(argv: readonly string[]): Attention {
+  const at = argv.indexOf("--attention");
+  // The engine's config parser refuses a name that is no backend.
+  return at >= 0 ? (argv[at + 1] as Attention) : undefined;
+}
+
+export async function run(argv: readonly string[] = []): Promise<void> {
+  const rounds = roundsOf(argv);
   if (!fs.existsSync(path.join(MODEL_DIR, "config.json")))
     await createCheckpoint({ arch: "llama", preset: "small", seed: 1, out: MODEL_DIR });
   const loadBefore = os.loadavg();
   const dir = mkdtempSync(path.join(os.tmpdir(), "tessera-bench-batch-"));
   const all = prompts();
-  const batch = await offlineRunner(dir);
+  const batch = await offlineRunner(dir, attentionOf(argv));
   // The served engine runs the attention backend the offline one picked: each process races them at
   // start on a small probe, the pick differs between processes and runs, and at this batch's decode
   // shapes (32 sequences, ~200 cached tokens) onnx-ops took ~25% less time per token than ms-gqa, so
@@ -128,7 +150,7 @@ export async function run(): Promise<void> {
     await overGrpc(client, all, 256);
     await batch.once(all);
     // The served engine idles while the offline one runs (and the other way round).
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < rounds; round++) {
       for (const c of CONCURRENCIES) serve.push(await overGrpc(client, all, c));
       offlineRuns.push(await batch.once(all));
     }
@@ -154,11 +176,11 @@ export async function run(): Promise<void> {
     description:
       `${REQUESTS} greedy completions (${MAX_TOKENS} tokens each, prompts sharing one of 4 heads of 120 words) on the small llama preset: ` +
       "`tessera batch --model`'s path (its engine defaults, executor and runner, in the bench process) against `tessera serve` (its defaults, with the attention backend the offline engine picked) over gRPC at concurrencies " +
-      `${CONCURRENCIES.join(", ")}; each side warmed up once with the whole batch, then ${ROUNDS} interleaved rounds; the offline median round against the median round of serve's best concurrency (by median); generated tokens per second of the batch, load not counted.`,
+      `${CONCURRENCIES.join(", ")}; each side warmed up once with the whole batch, then ${rounds} interleaved rounds; the offline median round against the median round of serve's best concurrency (by median); generated tokens per second of the batch, load not counted.`,
     figures: {
       requests: REQUESTS,
       maxTokens: MAX_TOKENS,
-      rounds: ROUNDS,
+      rounds,
       offline,
       bestServe,
       byConcurrency,

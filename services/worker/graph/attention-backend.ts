@@ -16,6 +16,9 @@ export interface AttentionInputs {
   pastValue: string;
   /** [B,1,S,P+S] additive mask over [past keys, new keys]. */
   bias: string;
+  /** The layer's whole KV pool [slots,KV,D], for a backend that gathers other slots (shared prefixes). */
+  keyCache: string;
+  valueCache: string;
 }
 
 export interface AttentionBackend {
@@ -24,5 +27,5 @@ export interface AttentionBackend {
   build(g: GraphBuilder, config: DecoderConfig, group: AttentionGroup, inputs: AttentionInputs): string;
 }
 
-export const ATTENTION_BACKENDS = ["onnx-ops", "ms-gqa"] as const;
+export const ATTENTION_BACKENDS = ["onnx-ops", "ms-gqa", "shared-prefix"] as const;
 export type AttentionBackendName = (typeof ATTENTION_BACKENDS)[number];

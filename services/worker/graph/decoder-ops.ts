@@ -161,6 +161,8 @@ export class DecoderOps {
         pastKey: gather(rows(keyCache), inputs.pastRows), // [B,KV,P,D]
         pastValue: gather(rows(valueCache), inputs.pastRows),
         bias: inputs.bias,
+        keyCache,
+        valueCache,
       });
     });
     const merged = g.op("Gather", [g.op("Concat", outputs, { axis: 0 }), unpad], { axis: 0 }); // [N, H*D]

@@ -91,6 +91,12 @@ export class GraphBuilder {
     return this.weight(this.fresh("const_f32"), Float32Array.of(value), []);
   }
 
+  /** A float constant of shape `dims`, every element `value`. */
+  filled(value: number, dims: number[]): string {
+    const count = dims.reduce((n, d) => n * d, 1);
+    return this.weight(this.fresh("const_f32"), new Float32Array(count).fill(value), dims);
+  }
+
   /** Adds a node with one output and returns the output's name. */
   op(opType: string, inputs: string[], attrs: Record<string, Attr> = {}, domain = ""): string {
     return this.opN(opType, inputs, 1, attrs, domain)[0]!;

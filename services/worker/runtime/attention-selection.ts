@@ -7,6 +7,7 @@ import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { AttentionBackend, AttentionBackendName } from "../graph/attention-backend.ts";
 import { msGqaAttention } from "../graph/attention-ms-gqa.ts";
 import { onnxOpsAttention } from "../graph/attention-onnx-ops.ts";
+import { sharedPrefixAttention } from "../graph/attention-shared-prefix.ts";
 import type { WeightSource } from "../graph/graph-names.ts";
 import { wholeModel } from "../graph/shard-graph.ts";
 import type { Checkpoint } from "../model/checkpoint.ts";
@@ -14,7 +15,11 @@ import type { ModelRunnerOptions } from "./model-runner.ts";
 import { allocateShardPool, ShardExecutor } from "./shard-executor.ts";
 import type { SequenceStep } from "./step-inputs.ts";
 
-export const BACKENDS: readonly AttentionBackend[] = [onnxOpsAttention, msGqaAttention];
+export const BACKENDS: readonly AttentionBackend[] = [
+  onnxOpsAttention,
+  msGqaAttention,
+  sharedPrefixAttention,
+];
 
 export interface Selection {
   executor: ShardExecutor;
@@ -82,7 +87,12 @@ interface Probe {
   seqs: SequenceStep[];
 }
 
-/** A decode batch of 4 sequences with 48 cached tokens each, then the same batch beside a 32-token chunk. */
+/**
+ * A decode batch of 4 sequences with 48 cached tokens each, then the same batch beside a 32-token chunk,
+ * then (where the pool has room) 16 decode rows in two groups whose prompts share a head of 64 tokens,
+ * as requests sharing a system prompt or few-shot examples do: the backends differ most there, and a
+ * race over small unshared steps alone picked a backend ~25% slower per token on such a batch.
+ */
 function probeWorkload(checkpoint: Checkpoint, numBlocks: number, blockSize: number): Probe[] {
   const perSeq = Math.ceil(81 / blockSize);
   const seqCount = Math.min(5, Math.floor(numBlocks / perSeq));
@@ -103,11 +113,41 @@ function probeWorkload(checkpoint: Checkpoint, numBlocks: number, blockSize: num
   const decode = prefill.slice(1).map((s) => ({ ...s, numPast: 48, numNew: 1, needsLogits: true }));
   const chunk = { numPast: 0, numNew: 32, blockTable: table(0), needsLogits: true };
   const concat = (parts: Int32Array[]) => Int32Array.from(parts.flatMap((p) => [...p]));
-  return [
+  const probes = [
     { tokens: concat(prefill.map((_, s) => ids(48, s))), seqs: prefill },
     { tokens: concat(decode.map((_, s) => ids(1, s + 7))), seqs: decode },
     { tokens: concat([ids(32, 99), ...decode.map((_, s) => ids(1, s + 7))]), seqs: [chunk, ...decode] },
   ];
+  const shared = sharedHeadProbe(seqCount * perSeq, numBlocks, blockSize, perSeq, table);
+  if (shared) probes.push({ tokens: concat(shared.map((_, r) => ids(1, r + 3))), seqs: shared });
+  return probes;
+}
+
+/**
+ * 16 decode rows, 64 shared tokens (the first blocks of sequence 0's or 1's table) and 31 of their own
+ * each, their own blocks from `firstFree` on; undefined where the pool is too small. The new tokens'
+ * K/V go to slots no probe reads, so every backend's run reads the same pool.
+ */
+function sharedHeadProbe(
+  firstFree: number,
+  numBlocks: number,
+  blockSize: number,
+  perSeq: number,
+  table: (s: number) => number[],
+): SequenceStep[] | undefined {
+  const rows = 16;
+  const headBlocks = Math.ceil(64 / blockSize);
+  const ownBlocks = Math.ceil(32 / blockSize);
+  if (headBlocks > perSeq || firstFree + rows * ownBlocks > numBlocks) return undefined;
+  return Array.from({ length: rows }, (_, r) => ({
+    numPast: headBlocks * blockSize + 31,
+    numNew: 1,
+    blockTable: [
+      ...table(r % 2).slice(0, headBlocks),
+      ...Array.from({ length: ownBlocks }, (_, i) => firstFree + r * ownBlocks + i),
+    ],
+    needsLogits: true,
+  }));
 }
 
 async function time(

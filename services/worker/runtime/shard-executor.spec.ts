@@ -9,6 +9,7 @@ import path from "node:path";
 import type { AttentionBackend } from "../graph/attention-backend.ts";
 import { msGqaAttention } from "../graph/attention-ms-gqa.ts";
 import { onnxOpsAttention } from "../graph/attention-onnx-ops.ts";
+import { sharedPrefixAttention } from "../graph/attention-shared-prefix.ts";
 import type { WeightSource } from "../graph/graph-names.ts";
 import { planSegments, type ShardSpec, wholeModel } from "../graph/shard-graph.ts";
 import type { Checkpoint } from "../model/checkpoint.ts";
@@ -64,6 +65,7 @@ const LAYOUTS = [
   { name: "TP=2", stages: 1, ranks: 2, attention: onnxOpsAttention },
   { name: "TP=2 x PP=2", stages: 2, ranks: 2, attention: onnxOpsAttention },
   { name: "TP=2 x PP=2 (GroupQueryAttention decode)", stages: 2, ranks: 2, attention: msGqaAttention },
+  { name: "TP=2 x PP=2 (shared-prefix decode)", stages: 2, ranks: 2, attention: sharedPrefixAttention },
 ] as const;
 
 for (const model of REFERENCE_MODELS)

@@ -8,6 +8,7 @@ import * as ort from "onnxruntime-node";
 import type { DecoderConfig } from "../arch/decoder-config.ts";
 import type { AttentionBackend, AttentionBackendName } from "../graph/attention-backend.ts";
 import { GQA_SEQLENS } from "../graph/attention-ms-gqa.ts";
+import { SHARED_INDEX } from "../graph/attention-shared-prefix.ts";
 import { shardRanges } from "../graph/decoder-ops.ts";
 import {
   keyCacheName,
@@ -118,6 +119,8 @@ export class ShardExecutor {
   private readonly slots: number;
   /** Whether a segment takes GroupQueryAttention's sequence lengths. */
   private readonly gqa: boolean;
+  /** Whether a segment attends to decode rows' shared prompt heads once (attention-shared-prefix.ts). */
+  private readonly sharedPrefix: boolean;
   /** Runs take turns with the event loop's link writes (see runInTurn); not in a group of one. */
   private readonly turns: boolean;
   /** The last session run queued on this thread. */
@@ -143,6 +146,7 @@ export class ShardExecutor {
     this.kvHeads = shardRanges(parts.config, parts.spec.tensor).kvHeads;
     this.slots = (this.pool.keys[0]?.length ?? 0) / (this.kvHeads * parts.config.headDim);
     this.gqa = this.segments.some((s) => s.session.inputNames.includes(GQA_SEQLENS));
+    this.sharedPrefix = this.segments.some((s) => s.session.inputNames.includes(SHARED_INDEX));
   }
 
   /** Builds the shard's sessions over `pool` (allocateShardPool; the caller may share it between tries). */
@@ -195,7 +199,7 @@ export class ShardExecutor {
    */
   async run(seqs: readonly SequenceStep[], entry: ShardEntry, reduce = NO_REDUCE): Promise<Float32Array> {
     const c = this.config;
-    const inputs = buildStepInputs(seqs, this.blockSize, c);
+    const inputs = buildStepInputs(seqs, this.blockSize, c, this.sharedPrefix);
     const n = inputs.positions.length;
     const feeds = stepFeeds(inputs, this.gqa);
     const hiddenDims = [n, c.hiddenSize];

@@ -2,6 +2,7 @@
 // that attends over the KV pool: the whole model's and a shard's segments.
 import * as ort from "onnxruntime-node";
 import { GQA_SEQLENS, GQA_TOTAL_LENGTH } from "../graph/attention-ms-gqa.ts";
+import { SHARED_BIAS, SHARED_INDEX, SHARED_MEMBERS, SHARED_ROWS } from "../graph/attention-shared-prefix.ts";
 import { ATTENTION_GROUPS, ROPE_INV_FREQ } from "../graph/graph-names.ts";
 import type { StepInputs } from "./step-inputs.ts";
 
@@ -23,6 +24,13 @@ export function stepFeeds(inputs: StepInputs, gqa: boolean): Record<string, ort.
   }
   const rope = inputs.ropeInverseFrequencies;
   if (rope) feeds[ROPE_INV_FREQ] = new ort.Tensor("float32", rope, [n, n === 0 ? 0 : rope.length / n]);
+  const shared = inputs.shared;
+  if (shared) {
+    feeds[SHARED_INDEX] = i64(shared.index, [shared.groups, shared.length]);
+    feeds[SHARED_BIAS] = new ort.Tensor("float32", shared.bias, [shared.groups, 1, 1, shared.length]);
+    feeds[SHARED_MEMBERS] = i64(shared.memberIndex, [shared.groups, shared.members]);
+    feeds[SHARED_ROWS] = i64(shared.rowIndex, [shared.rowIndex.length]);
+  }
   if (gqa) {
     const d = inputs.groups.decode;
     feeds[GQA_SEQLENS] = new ort.Tensor("int32", Int32Array.from(d.numPast), [d.batch]);

@@ -98,3 +98,58 @@ describe("buildStepInputs logits rows", () => {
     );
   });
 });
+
+// The shared-prefix backend's inputs: decode rows whose tables start with the same blocks read them
+// once (their group's), and the decode group's past keeps only each row's own tokens after them.
+describe("buildStepInputs shared prompt heads", () => {
+  const decode = (numPast: number, blockTable: number[]) => ({
+    numPast,
+    numNew: 1,
+    blockTable,
+    needsLogits: true,
+  });
+  const ints = (a: BigInt64Array) => [...a].map(Number);
+
+  it("groups decode rows by their common full leading blocks and keeps each row's tail", () => {
+    const seqs = [
+      decode(10, [0, 1, 2]), // head 0, 1 + own 2 (2 tokens)
+      { numPast: 4, numNew: 3, blockTable: [0, 9], needsLogits: true }, // a prefill chunk: never grouped
+      decode(9, [0, 1, 3]), // head 0, 1 + own 3 (1 token)
+      decode(12, [5, 6, 7, 8]), // head 5, 6, 7 + own 8
+      decode(6, [5, 6]), // head 5 (its only full block) + 2 tokens of block 6
+      decode(7, [4, 10]), // alone
+    ];
+    const inputs = buildStepInputs(seqs, 4, undefined, true);
+    const shared = inputs.shared!;
+    // Group of 0: rows 0, 1 of the decode group (blocks 0, 1: 8 tokens); group of 5: rows 2, 3, block 5
+    // only (row 3 has one full block).
+    assert.deepEqual([shared.groups, shared.members, shared.length], [2, 2, 8]);
+    assert.deepEqual(ints(shared.index), [0, 1, 2, 3, 4, 5, 6, 7, 20, 21, 22, 23, 0, 0, 0, 0]);
+    assert.deepEqual([...shared.bias], [...Array(12).fill(0), ...Array(4).fill(Number.NEGATIVE_INFINITY)]);
+    assert.deepEqual(ints(shared.memberIndex), [0, 1, 2, 3]);
+    assert.deepEqual(ints(shared.rowIndex), [0, 1, 2, 3, 4]);
+    const d = inputs.groups.decode;
+    assert.deepEqual(d.numPast, [2, 1, 8, 2, 7]);
+    assert.equal(d.past, 8);
+    // Row 2 (block 5 shared): its own tokens 4..11 are blocks 6 and 7.
+    assert.deepEqual(ints(d.pastIndex.subarray(16, 24)), [24, 25, 26, 27, 28, 29, 30, 31]);
+    assert.deepEqual(ints(d.pastIndex.subarray(0, 2)), [8, 9]);
+    // The prefill group keeps its whole past.
+    assert.deepEqual(inputs.groups.prefill.numPast, [4]);
+  });
+
+  it("shares nothing with a sliding window, or without the backend, or with no decode rows", () => {
+    const seqs = [decode(10, [0, 1, 2]), decode(9, [0, 1, 3])];
+    const windowed = buildStepInputs(seqs, 4, { ...model({ type: "default" }), slidingWindow: 8 }, true);
+    assert.deepEqual(ints(windowed.shared!.rowIndex), [1, 1], "every row in none (groups * members)");
+    assert.deepEqual(windowed.groups.decode.numPast, [10, 9]);
+    assert.equal(buildStepInputs(seqs, 4).shared, undefined);
+    const prefillOnly = buildStepInputs(
+      [{ numPast: 0, numNew: 3, blockTable: [0], needsLogits: true }],
+      4,
+      undefined,
+      true,
+    );
+    assert.deepEqual(ints(prefillOnly.shared!.rowIndex), [1], "the empty decode group's padding row");
+  });
+});

@@ -46,9 +46,32 @@ export interface GroupTensors {
   bias: Float32Array;
 }
 
+/**
+ * The decode rows' shared prompt heads, for the shared-prefix attention backend: rows whose block tables
+ * start with the same full blocks form a group that attends to those blocks once; the decode group's
+ * past then holds each row's tail only (its cached tokens after its group's blocks).
+ */
+export interface SharedPrefixTensors {
+  groups: number;
+  /** Rows of the largest group. */
+  members: number;
+  /** Shared tokens of the longest group. */
+  length: number;
+  /** [groups, length] pool slots of each group's shared tokens (padding: slot 0). */
+  index: BigInt64Array;
+  /** [groups, length] 0 over each group's shared tokens, -inf over its padding. */
+  bias: Float32Array;
+  /** [groups, members] the decode rows of each group (padding: row 0). */
+  memberIndex: BigInt64Array;
+  /** [decode batch] each row's place in the flattened members, or groups * members for a row in none. */
+  rowIndex: BigInt64Array;
+}
+
 export interface StepInputs {
   positions: BigInt64Array;
   groups: Record<AttentionGroup, GroupTensors>;
+  /** Set when built for the shared-prefix backend. */
+  shared?: SharedPrefixTensors;
   unpadIndex: BigInt64Array;
   logitsIndex: BigInt64Array;
   /** Pool slot of each new token, where its K/V is written after the run. */
@@ -73,6 +96,7 @@ export function buildStepInputs(
   seqs: readonly SequenceStep[],
   blockSize: number,
   model?: StepModel,
+  sharedPrefix = false,
 ): StepInputs {
   const slidingWindow = model?.slidingWindow;
   const numTokens = seqs.reduce((n, s) => n + s.numNew, 0);
@@ -91,13 +115,23 @@ export function buildStepInputs(
   const unpadIndex = new BigInt64Array(numTokens);
   const groups = {} as Record<AttentionGroup, GroupTensors>;
   let groupBase = 0;
+  let shared: SharedPrefixTensors | undefined;
   for (const group of ATTENTION_GROUPS) {
     const members = seqs.map((s, i) => ({ s, offset: offsets[i]! })).filter(({ s }) => groupOf(s) === group);
+    const rows = members.map((m) => m.s);
+    // A sliding window masks old tokens per row: shared blocks would need a mask per row, so none.
+    let skip: number[] | undefined;
+    if (group === "decode" && sharedPrefix) {
+      const share = shareGroups(rows, blockSize, slidingWindow === undefined);
+      shared = share.tensors;
+      skip = share.skip;
+    }
     const t = groupTensors(
-      members.map((m) => m.s),
+      rows,
       members.map((m) => m.offset),
       blockSize,
       slidingWindow,
+      skip,
     );
     members.forEach(({ s, offset: o }, b) => {
       for (let i = 0; i < s.numNew; i++) unpadIndex[o + i] = BigInt(groupBase + b * t.queries + i);
@@ -113,7 +147,83 @@ export function buildStepInputs(
     }),
   );
   const rope = model && ropeDependsOnLength(model) ? tokenRope(seqs, model) : undefined;
-  return { positions, groups, unpadIndex, logitsIndex, newSlots, ropeInverseFrequencies: rope };
+  return {
+    positions,
+    groups,
+    unpadIndex,
+    logitsIndex,
+    newSlots,
+    ropeInverseFrequencies: rope,
+    ...(shared && { shared }),
+  };
+}
+
+/**
+ * Share groups of decode rows: rows whose tables start with the same block, at least two of them, share
+ * their tables' common leading blocks that are full for every member (a shared block is a cached one,
+ * read-only). Each row's skip is the tokens its group covers (0 in none). With `share` false (a sliding
+ * window) every row is in none. No group at all still gives
+ * one padding group (one row-0 query, one masked key) whose output no row reads: onnxruntime's shape
+ * inference then never meets a zero-sized tensor.
+ */
+export function shareGroups(
+  rows: readonly SequenceStep[],
+  blockSize: number,
+  share = true,
+): { tensors: SharedPrefixTensors; skip: number[] } {
+  const byFirst = new Map<number, number[]>();
+  rows.forEach((s, b) => {
+    if (!share || s.numPast < blockSize) return;
+    const first = s.blockTable[0]!;
+    const list = byFirst.get(first);
+    if (list) list.push(b);
+    else byFirst.set(first, [b]);
+  });
+  const found: { rows: number[]; blocks: number }[] = [];
+  for (const list of byFirst.values()) {
+    if (list.length < 2) continue;
+    const tables = list.map((b) => rows[b]!.blockTable);
+    let blocks = Math.min(...list.map((b) => Math.floor(rows[b]!.numPast / blockSize)));
+    for (let i = 1; i < blocks; i++) {
+      const id = tables[0]![i];
+      if (tables.some((t) => t[i] !== id)) blocks = i;
+    }
+    found.push({ rows: list, blocks });
+  }
+  const skip = rows.map(() => 0);
+  if (found.length === 0) {
+    return {
+      tensors: {
+        groups: 1,
+        members: 1,
+        length: 1,
+        index: BigInt64Array.of(0n),
+        bias: Float32Array.of(Number.NEGATIVE_INFINITY),
+        memberIndex: BigInt64Array.of(0n),
+        rowIndex: new BigInt64Array(Math.max(1, rows.length)).fill(1n), // an empty group's padding row too
+      },
+      skip,
+    };
+  }
+  const members = Math.max(...found.map((f) => f.rows.length));
+  const length = Math.max(...found.map((f) => f.blocks)) * blockSize;
+  const index = new BigInt64Array(found.length * length);
+  const bias = new Float32Array(found.length * length).fill(Number.NEGATIVE_INFINITY);
+  const memberIndex = new BigInt64Array(found.length * members);
+  const rowIndex = new BigInt64Array(rows.length).fill(BigInt(found.length * members));
+  found.forEach((f, gi) => {
+    const table = rows[f.rows[0]!]!.blockTable;
+    for (let j = 0; j < f.blocks * blockSize; j++) {
+      index[gi * length + j] = BigInt(slotOf(table, j, blockSize));
+      bias[gi * length + j] = 0;
+    }
+    f.rows.forEach((b, i) => {
+      memberIndex[gi * members + i] = BigInt(b);
+      rowIndex[b] = BigInt(gi * members + i);
+      skip[b] = f.blocks * blockSize;
+    });
+  });
+  return { tensors: { groups: found.length, members, length, index, bias, memberIndex, rowIndex }, skip };
 }
 
 /**
@@ -171,6 +281,7 @@ function groupTensors(
   offsets: readonly number[],
   blockSize: number,
   slidingWindow: number | undefined,
+  skip?: readonly number[],
 ): GroupTensors {
   if (seqs.length === 0) {
     return {
@@ -185,7 +296,9 @@ function groupTensors(
   }
   const batch = seqs.length;
   const queries = Math.max(...seqs.map((s) => s.numNew));
-  const past = Math.max(...seqs.map((s) => s.numPast));
+  // With shared prefixes (decode rows only, no sliding window), a row's past here starts after its group's blocks.
+  const from = (b: number) => skip?.[b] ?? 0;
+  const past = Math.max(...seqs.map((s, b) => s.numPast - from(b)));
   const keys = past + queries;
   const queryIndex = new BigInt64Array(batch * queries);
   const pastIndex = new BigInt64Array(batch * past);
@@ -193,7 +306,9 @@ function groupTensors(
   seqs.forEach((s, b) => {
     const first = offsets[b]!;
     for (let i = 0; i < queries; i++) queryIndex[b * queries + i] = BigInt(first + Math.min(i, s.numNew - 1));
-    for (let j = 0; j < s.numPast; j++) pastIndex[b * past + j] = BigInt(slotOf(s.blockTable, j, blockSize));
+    const start = from(b);
+    for (let j = start; j < s.numPast; j++)
+      pastIndex[b * past + j - start] = BigInt(slotOf(s.blockTable, j, blockSize));
     for (let i = 0; i < queries; i++) {
       const row = bias.subarray((b * queries + i) * keys, (b * queries + i + 1) * keys);
       if (i >= s.numNew) {
@@ -202,9 +317,10 @@ function groupTensors(
       }
       const position = s.numPast + i;
       const lowest = slidingWindow === undefined ? 0 : position - slidingWindow + 1;
-      for (let j = Math.max(0, lowest); j < s.numPast; j++) row[j] = 0;
+      for (let j = Math.max(start, lowest); j < s.numPast; j++) row[j - start] = 0;
       for (let k = 0; k <= i; k++) if (s.numPast + k >= lowest) row[past + k] = 0;
     }
   });
-  return { batch, queries, past, numPast: seqs.map((s) => s.numPast), queryIndex, pastIndex, bias };
+  const numPast = seqs.map((s, b) => s.numPast - from(b));
+  return { batch, queries, past, numPast, queryIndex, pastIndex, bias };
 }

@@ -180,7 +180,7 @@ export const SERVE_FLAGS = {
   },
   attention: {
     flag: "--attention <backend>",
-    description: "attention implementation: auto (time them at load), onnx-ops or ms-gqa",
+    description: "attention implementation: auto (time them at load), onnx-ops, ms-gqa or shared-prefix",
     field: "engine.attention",
   },
   // The remote KV tier: present only with an address (serve-flag-config.ts).
