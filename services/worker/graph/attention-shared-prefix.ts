@@ -39,10 +39,10 @@ export const sharedPrefixAttention: AttentionBackend = {
     };
 
     // The tail: each row's own past after its group's blocks, and its new token. [B,H,*]
-    const keys = g.op("Concat", [x.pastKey, x.newKey], { axis: 1 }); // [B,T,KV,D]
-    const values = g.op("Concat", [x.pastValue, x.newValue], { axis: 1 });
-    const kT = g.op("Transpose", [keys], { perm: [0, 2, 3, 1] }); // [B,KV,D,T]
-    const vT = g.op("Transpose", [values], { perm: [0, 2, 1, 3] }); // [B,KV,T,D]
+    const headMajor = (t: string) => g.op("Transpose", [t], { perm: [0, 2, 1, 3] }); // [B,KV,S,D]
+    const keys = g.op("Concat", [x.pastKey, headMajor(x.newKey)], { axis: 2 }); // [B,KV,T,D]
+    const vT = g.op("Concat", [x.pastValue, headMajor(x.newValue)], { axis: 2 }); // [B,KV,T,D]
+    const kT = g.op("Transpose", [keys], { perm: [0, 1, 3, 2] }); // [B,KV,D,T]
     const qRows = g.op("Reshape", [x.query, g.ints([-1, H, D])]); // [B,H,D] (one query a row)
     const qGrouped = g.op("Reshape", [qRows, g.ints([0, KV, G, D])]); // [B,KV,G,D]
     const tailScores = g.op("Mul", [g.op("MatMul", [qGrouped, kT]), scale]); // [B,KV,G,T]
