@@ -5,21 +5,25 @@ import path from "node:path";
 import { runTessera } from "../services/cli/child-process.ts";
 
 const made = new Map<string, Promise<string>>();
-/** A llama checkpoint of `preset` in a temp folder, made once per test process by `tessera model create`. */
-function presetCheckpoint(preset: "tiny" | "base"): Promise<string> {
-  let checkpoint = made.get(preset);
+/**
+ * A checkpoint of `arch` at `preset` in a temp folder named <preset>-<arch> (the model id it serves
+ * under), made once per test process by `tessera model create`.
+ */
+export function presetCheckpoint(preset: "tiny" | "base", arch = "llama"): Promise<string> {
+  const key = `${preset}-${arch}`;
+  let checkpoint = made.get(key);
   if (checkpoint === undefined) {
     checkpoint = (async () => {
-      const dir = mkdtempSync(path.join(os.tmpdir(), `tessera-e2e-${preset}-`));
+      const dir = mkdtempSync(path.join(os.tmpdir(), `tessera-e2e-${key}-`));
       process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
-      const out = path.join(dir, `${preset}-llama`);
-      const args = ["model", "create", "--arch", "llama", "--preset", preset, "--seed", "7", "--out", out];
+      const out = path.join(dir, key);
+      const args = ["model", "create", "--arch", arch, "--preset", preset, "--seed", "7", "--out", out];
       const created = await runTessera(args);
       if (created.code !== 0)
         throw new Error(`tessera model create failed (${created.code}): ${created.stderr}`);
       return out;
     })();
-    made.set(preset, checkpoint);
+    made.set(key, checkpoint);
   }
   return checkpoint;
 }

@@ -1,37 +1,20 @@
 // Real processes for the router's disaggregation specs: tiny checkpoints of every architecture,
 // `tessera serve` workers with a Redis tier (a real redis-server from the harness), and what the specs
 // read from them: KV blocks in use (tessera.v1.WorkerLoad) and counters from their /metrics.
-import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
 import { WorkerLoad } from "../../proto/gen/tessera/v1/load_pb.js";
-import { runTessera, type Served, startServe } from "../../services/cli/child-process.ts";
+import { type Served, startServe } from "../../services/cli/child-process.ts";
 import { GrpcClient } from "../../services/rpc/grpc-client.ts";
 import { waitUntilServing } from "../../services/rpc/health-client.ts";
-import { tinyCheckpoint } from "../checkpoint.ts";
+import { presetCheckpoint } from "../checkpoint.ts";
 import type { Request } from "../router/grpc-stream.ts";
 
 export const ARCHITECTURES = ["llama", "mistral", "qwen2", "mixtral"] as const;
 export type Architecture = (typeof ARCHITECTURES)[number];
 
-const made = new Map<Architecture, Promise<string>>();
 /** A tiny checkpoint (`tessera model create --preset tiny`) in a folder named tiny-<arch>, its model id. */
-export function tinyCheckpointOf(arch: Architecture): Promise<string> {
-  if (arch === "llama") return tinyCheckpoint();
-  let dir = made.get(arch);
-  if (dir === undefined) {
-    dir = tinyCheckpoint().then(async (llama) => {
-      const out = path.join(path.dirname(llama), `tiny-${arch}`);
-      const args = ["model", "create", "--arch", arch, "--preset", "tiny", "--seed", "7", "--out", out];
-      const result = await runTessera(args);
-      if (result.code !== 0)
-        throw new Error(`tessera model create failed (${result.code}): ${result.stderr}`);
-      return out;
-    });
-    made.set(arch, dir);
-  }
-  return dir;
-}
+export const tinyCheckpointOf = (arch: Architecture): Promise<string> => presetCheckpoint("tiny", arch);
 
 /** `tessera serve` with the Redis tier at `redisUrl` and /metrics, once it serves. */
 export async function startKvWorker(
