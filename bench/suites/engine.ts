@@ -10,8 +10,8 @@
 //      pool, as its "model loaded" log line reports them (issue 18; memory/serve-rounds.ts);
 //   g. the per-token cost of structured output (json_schema) at 16 concurrent vs unconstrained
 //      (issue 19; structured-cost.ts).
-// `npm run bench -- engine memory` runs section f alone and prints its figures and checks, writing no
-// result (to iterate on the server's memory).
+// `npm run bench -- engine memory [serve flags]` runs section f alone and prints its figures and checks,
+// writing no result (to iterate on the server's memory); `npm run bench -- engine structured` does so for section g.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -248,8 +248,22 @@ export async function run(args: string[] = []): Promise<void> {
     await createCheckpoint({ arch: "llama", preset: "base", seed: 1, out: MODEL_DIR });
   }
   if (args[0] === "memory") {
-    const memory = serveMemory(await serveRounds(MODEL_DIR, { rounds: SERVE_ROUNDS, streams: 64 }));
+    // Flags after `memory` go to `tessera serve` (e.g. --attention onnx-ops, to compare like with like).
+    const memory = serveMemory(
+      await serveRounds(MODEL_DIR, { rounds: SERVE_ROUNDS, streams: 64, args: args.slice(1) }),
+    );
     console.log(JSON.stringify(memory, null, 2));
+    return;
+  }
+  if (args[0] === "structured") {
+    const engine = await Engine.load(MODEL_DIR, { engine: { maxNumSeqs: 32 } });
+    const structured = await structuredCost(
+      engine,
+      Array.from({ length: 16 }, () => randomIds(32)),
+    );
+    await engine.close();
+    const checks = [check("structured output per-token cost at 16 concurrent", structured.ratio, "<=", 1.1)];
+    console.log(JSON.stringify({ attention: engine.attention, structured, checks }, null, 2));
     return;
   }
   // Other work on the machine slows the speed sections (not the memory one): say how much there was.
