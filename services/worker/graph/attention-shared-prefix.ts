@@ -39,17 +39,32 @@ export const sharedPrefixAttention: AttentionBackend = {
     };
 
     // The tail: each row's own past after its group's blocks, and its new token. [B,H,*]
-    const headMajor = (t: string) => g.op("Transpose", [t], { perm: [0, 2, 1, 3] }); // [B,KV,S,D]
-    const keys = g.op("Concat", [x.pastKey, headMajor(x.newKey)], { axis: 2 }); // [B,KV,T,D]
-    const vT = g.op("Concat", [x.pastValue, headMajor(x.newValue)], { axis: 2 }); // [B,KV,T,D]
-    const kT = g.op("Transpose", [keys], { perm: [0, 1, 3, 2] }); // [B,KV,D,T]
-    const qRows = g.op("Reshape", [x.query, g.ints([-1, H, D])]); // [B,H,D] (one query a row)
+    // As onnx-ops does, the row's gathered past is scored apart from its new key and the scores are
+    // joined (they are small), and the context sums the two products: joining the gathered K and V to
+    // the new token's copied each whole, per layer and step (26 MiB a copy on the base preset at 64
+    // rows of 415 tokens).
+    const headMajor = (t: string) => g.op("Transpose", [t], { perm: [0, 2, 1, 3] }); // [B,KV,1,D]
+    const transposed = (t: string) => g.op("Transpose", [t], { perm: [0, 1, 3, 2] }); // [.., D, T]
+    const newKeys = headMajor(x.newKey);
+    const newValues = headMajor(x.newValue);
+    // Scaled before the products: neither the tail's scores nor the shared ones need it then.
+    const qRows = g.op("Reshape", [g.op("Mul", [x.query, scale]), g.ints([-1, H, D])]); // [B,H,D]
     const qGrouped = g.op("Reshape", [qRows, g.ints([0, KV, G, D])]); // [B,KV,G,D]
-    const tailScores = g.op("Mul", [g.op("MatMul", [qGrouped, kT]), scale]); // [B,KV,G,T]
+    const tailScores = g.op(
+      "Concat",
+      [g.op("MatMul", [qGrouped, transposed(x.pastKey)]), g.op("MatMul", [qGrouped, transposed(newKeys)])],
+      { axis: -1 },
+    ); // [B,KV,G,T]
     const perHead = g.op("Reshape", [tailScores, g.ints([0, H, 1, -1])]); // [B,H,1,T]
     const tail = partial(g.op("Add", [perHead, x.bias]));
+    const tailProbs = g.op("Reshape", [tail.p, g.ints([0, KV, G, -1])]); // [B,KV,G,T]
+    // Split where the past ends: P is the gathered past's axis 2.
+    const past = g.op("Shape", [x.pastKey], { start: 2, end: 3 });
+    const lastAxis = g.ints([-1]);
+    const pastProbs = g.op("Slice", [tailProbs, g.ints([0]), past, lastAxis]);
+    const newProbs = g.op("Slice", [tailProbs, past, g.ints([Number.MAX_SAFE_INTEGER]), lastAxis]);
     const tailOut = g.op("Reshape", [
-      g.op("MatMul", [g.op("Reshape", [tail.p, g.ints([0, KV, G, -1])]), vT]),
+      g.op("Add", [g.op("MatMul", [pastProbs, x.pastValue]), g.op("MatMul", [newProbs, newValues])]),
       g.ints([0, H, D]),
     ]); // [B,H,D]
     const tailMax = g.op("Reshape", [tail.m, g.ints([0, H, 1])]);
@@ -64,7 +79,7 @@ export const sharedPrefixAttention: AttentionBackend = {
       g.op("Transpose", [q5], { perm: [0, 2, 1, 3, 4] }),
       g.ints([0, 0, -1, D]),
     ]);
-    const sharedScores = g.op("Add", [g.op("Mul", [g.op("MatMul", [qShared, sharedKT]), scale]), bias]);
+    const sharedScores = g.op("Add", [g.op("MatMul", [qShared, sharedKT]), bias]);
     const shared = partial(sharedScores);
     const sharedOut = g.op("MatMul", [shared.p, sharedV]); // [Gs,KV,M*G,D]
     // To rows [Gs*M (+1 for rows in no group), H, last] and each decode row's own.
