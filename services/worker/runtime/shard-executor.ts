@@ -81,6 +81,10 @@ export function sessionOptions(o: ExecutorOptions): ort.InferenceSession.Session
   // by powers of two as batch and sequence shapes vary (about 150 MiB on the base preset after 2 rounds
   // of 64 concurrent streams), but without it every step's activations are mapped and faulted in anew:
   // a 64-sequence decode step took 114 -> 153 ms of CPU, and `tessera serve` rounds ran ~3x longer.
+  // Nor can a run give the arena's free regions back: onnxruntime's run option for that
+  // (memory.enable_memory_arena_shrinkage) cannot be set from onnxruntime-node 1.30, whose native
+  // ParseRunOptions reads only logSeverityLevel and tag (its `extra` is WebAssembly's). Measured: a run
+  // whose activations took 1 GiB, then a small one, left 1169 MiB resident with the option and without.
   // Memory patterns stay off: a step's shapes change with nearly every step (the decode group's longest
   // past grows by one token), so each step planned and cached a pattern of its own and took one block
   // of its peak size from the arena, whose regions grew by powers of two to fit the largest. On the
