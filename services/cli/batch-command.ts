@@ -60,7 +60,11 @@ export function batchCommand(): Command {
       "requests in flight at most (default: 512 in process, 64 with --url)",
       positiveIntegerFlag,
     )
-    .option("--threads <n>", "engine threads (default: one per core)", positiveIntegerFlag)
+    .option(
+      "--threads <n>",
+      "engine threads over all model replicas (default: one per core; 1 runs one replica)",
+      positiveIntegerFlag,
+    )
     .option("--max-num-seqs <n>", "requests the engine runs at once (default 32)", positiveIntegerFlag)
     .option(
       "--max-num-batched-tokens <n>",
