@@ -65,7 +65,11 @@ export function batchCommand(): Command {
       "engine threads over all model replicas (default: one per core; 1 runs one replica)",
       positiveIntegerFlag,
     )
-    .option("--max-num-seqs <n>", "requests the engine runs at once (default 32)", positiveIntegerFlag)
+    .option(
+      "--max-num-seqs <n>",
+      "requests each engine replica runs at once (default 128)",
+      positiveIntegerFlag,
+    )
     .option(
       "--max-num-batched-tokens <n>",
       "tokens per engine step; longer prompts are chunked (default 1024)",
