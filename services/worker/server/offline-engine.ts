@@ -28,7 +28,9 @@
 // takes about twice as long, which would double `tessera serve`'s time per token. Measured A/B in
 // process, bench batch, 3 rounds each, back to back under the bench lock: one engine 1,104 -> two
 // replicas 1,652 tok/s (load ~4, another bench running) and 3,014 -> 3,578 (load ~2.7). Greedy outputs
-// are the same (e2e/batch/cli-batch.spec.ts compares them with --threads 1). Cost: a second copy of
+// are the same (e2e/batch/cli-batch.spec.ts compares them with --threads 1; the bench batch's 512
+// texts matched one engine's). `npm run bench -- batch` back to back, load ~2-3: one engine 3,911
+// tok/s, 1.159x serve (3,375); replicas 5,343, 1.567x serve (3,410). Cost: a second copy of
 // the weights; the prefix cache is per replica, so a shared head is computed once per replica.
 import os from "node:os";
 import type { SamplingDefaults } from "../../inference/sampling-params.ts";
