@@ -117,6 +117,25 @@ describe("tessera batch (e2e)", function () {
     assert.equal(existsSync(path.join(dir, "out.parquet.journal.jsonl")), false);
   });
 
+  it("gives the same greedy results on one replica of one thread (--threads 1) as on its default replicas", async () => {
+    const many = path.join(dir, "out-replicas.jsonl");
+    const one = path.join(dir, "out-one.jsonl");
+    await batch(path.join(dir, "in.jsonl"), many);
+    const run = await runTessera([
+      "batch",
+      "--model",
+      model,
+      "--threads",
+      "1",
+      "--input",
+      path.join(dir, "in.jsonl"),
+      "--output",
+      one,
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(jsonlTexts(one), jsonlTexts(many));
+  });
+
   it("refuses bad flags with exit code 2 naming the flag", async () => {
     const input = path.join(dir, "in.jsonl");
     const neither = await runTessera(["batch", "--input", input, "--output", path.join(dir, "x.jsonl")]);

@@ -60,8 +60,16 @@ export function batchCommand(): Command {
       "requests in flight at most (default: 512 in process, 64 with --url)",
       positiveIntegerFlag,
     )
-    .option("--threads <n>", "engine threads (default: one per core)", positiveIntegerFlag)
-    .option("--max-num-seqs <n>", "requests the engine runs at once (default 32)", positiveIntegerFlag)
+    .option(
+      "--threads <n>",
+      "engine threads over all model replicas (default: one per core; 1 runs one replica)",
+      positiveIntegerFlag,
+    )
+    .option(
+      "--max-num-seqs <n>",
+      "requests each engine replica runs at once (default 128)",
+      positiveIntegerFlag,
+    )
     .option(
       "--max-num-batched-tokens <n>",
       "tokens per engine step; longer prompts are chunked (default 1024)",

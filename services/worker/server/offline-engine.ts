@@ -19,14 +19,29 @@
 // too noisy on a busy machine to see it (three races in a row picked onnx-ops, onnx-ops, ms-gqa).
 // With it larger batches pay again: 64 rows a loop (128 running) instead of 32; a decode step of the
 // bench's shapes (160 of 230 cached tokens shared) took 214 us a row at 64 rows against 242 at 32.
+//
+// Replicas (engine-replicas.ts): the engine is loaded twice, each copy with half the cores for
+// onnxruntime and half the KV budget, and requests go to the less busy one. One step split over both
+// cores waits at every operator for the slower thread (and for the event loop, which shares the cores);
+// two steps of one thread each do not: 1 thread ran the bench batch at 3,127 tok/s against 5,489 for 2
+// (1.76x for twice the cores). Offline can take it because it has no latency target: a replica's step
+// takes about twice as long, which would double `tessera serve`'s time per token. Measured A/B in
+// process, bench batch, 3 rounds each, back to back under the bench lock: one engine 1,104 -> two
+// replicas 1,652 tok/s (load ~4, another bench running) and 3,014 -> 3,578 (load ~2.7). Greedy outputs
+// are the same (e2e/batch/cli-batch.spec.ts compares them with --threads 1; the bench batch's 512
+// texts matched one engine's). `npm run bench -- batch` back to back, load ~2-3: one engine 3,911
+// tok/s, 1.159x serve (3,375); replicas 5,343, 1.567x serve (3,410). Cost: a second copy of
+// the weights; the prefix cache is per replica, so a shared head is computed once per replica.
+import os from "node:os";
 import type { SamplingDefaults } from "../../inference/sampling-params.ts";
 import type { Logger } from "../../kernel/log.ts";
 import { Engine } from "../engine/engine.ts";
 import { type EngineConfigInput, parseEngineConfig, poolBlocks } from "../engine/engine-config.ts";
+import { EngineReplicas } from "./engine-replicas.ts";
 import { servedCheckpoint } from "./serve-model-flags.ts";
 import { servedSamplingDefaults } from "./served-sampling-defaults.ts";
 
-/** The scheduler `tessera batch` runs with unless told otherwise (maxNumSeqs over both loops). */
+/** The scheduler each replica runs with unless told otherwise (maxNumSeqs over both loops). */
 export const OFFLINE_ENGINE: EngineConfigInput = {
   maxNumSeqs: 128,
   maxNumBatchedTokens: 1024,
@@ -36,27 +51,61 @@ export const OFFLINE_ENGINE: EngineConfigInput = {
 
 const LOOPS = 2;
 
+/**
+ * Replicas at most: each holds a copy of the weights, so memory, not the cores, bounds them; two already
+ * take the cost of splitting one step over the cores away on a 2-core machine.
+ */
+const MAX_REPLICAS = 2;
+
 export interface OfflineEngineOptions {
+  /** onnxruntime threads over all replicas (default: every core); 1 runs one replica of one thread. */
   threads?: number | undefined;
   engine?: EngineConfigInput | undefined;
   log: Logger;
 }
 
+/** How many replicas and onnxruntime threads each, for `threads` over all of them (0: every core). */
+export function replicaPlan(threads: number, cores: number): { replicas: number; threadsEach: number } {
+  const total = threads > 0 ? threads : Math.max(1, cores);
+  const replicas = Math.min(MAX_REPLICAS, total);
+  return { replicas, threadsEach: Math.floor(total / replicas) };
+}
+
 export async function offlineEngine(
   modelDir: string,
   options: OfflineEngineOptions,
-): Promise<{ engine: Engine; samplingDefaults: SamplingDefaults }> {
+): Promise<{ engine: EngineReplicas; samplingDefaults: SamplingDefaults }> {
   const checkpoint = servedCheckpoint(modelDir, {});
   const samplingDefaults = servedSamplingDefaults(checkpoint, "auto", options.log);
-  const config: EngineConfigInput = { ...OFFLINE_ENGINE, ...options.engine };
+  const input: EngineConfigInput = { ...OFFLINE_ENGINE, ...options.engine };
+  const plan = replicaPlan(options.threads ?? input.threads ?? 0, os.availableParallelism());
+  const defaults = parseEngineConfig(input);
+  // The KV budget is the replicas' together, as one engine would have it.
+  const config: EngineConfigInput = {
+    ...input,
+    threads: plan.threadsEach,
+    ...(input.kvCacheBlocks === undefined && {
+      kvCacheBytes: Math.max(1, Math.floor(defaults.kvCacheBytes / plan.replicas)),
+    }),
+  };
   const model = checkpoint.config;
   const parsed = parseEngineConfig(config);
   const fits =
     Math.floor(poolBlocks(parsed, model) / LOOPS) >= Math.ceil(model.maxContext / parsed.blockSize);
-  const engine = await Engine.load(modelDir, {
-    log: options.log,
-    engine: { ...(fits && { virtualEngines: LOOPS }), ...config },
-    ...(options.threads !== undefined && { threads: options.threads }),
-  });
-  return { engine, samplingDefaults };
+  const load = (attention: EngineConfigInput["attention"]) =>
+    Engine.load(modelDir, {
+      log: options.log,
+      engine: { ...(fits && { virtualEngines: LOOPS }), ...config, attention },
+    });
+  const first = await load(config.attention);
+  // The others run the backend the first picked (a race of their own could pick another).
+  const backend = first.attention.backend as EngineConfigInput["attention"];
+  const rest = await Promise.allSettled(Array.from({ length: plan.replicas - 1 }, () => load(backend)));
+  const loaded = [first, ...rest.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []))];
+  const failed = rest.find((r) => r.status === "rejected");
+  if (failed) {
+    await Promise.all(loaded.map((e) => e.close()));
+    throw failed.reason;
+  }
+  return { engine: new EngineReplicas(loaded), samplingDefaults };
 }
