@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import type { GenerateEvent, GenerateRequest } from "../../inference/types.ts";
 import { EngineReplicas, type Replica } from "./engine-replicas.ts";
-import { replicaPlan } from "./offline-engine.ts";
+import { replicaPlan, replicasThatFit } from "./offline-engine.ts";
 
 /** A replica that records the requests it is given and holds `load` requests already. */
 function fakeReplica(name: string, load: number) {
@@ -64,5 +64,29 @@ describe("replicaPlan", () => {
 
   it("runs one replica on a single core", () => {
     assert.deepEqual(replicaPlan(0, 1), { replicas: 1, threadsEach: 1 });
+  });
+});
+
+describe("replicasThatFit", () => {
+  const GiB = 2 ** 30;
+
+  it("loads a second copy when its weights and pool fit beside the first's pool", () => {
+    assert.equal(
+      replicasThatFit(1, { copyBytes: 0.4 * GiB, kvPoolBytes: 0.25 * GiB, availableBytes: 20 * GiB }),
+      1,
+    );
+  });
+
+  it("keeps one replica when a second copy of the weights would not fit", () => {
+    // 14 GiB of weights with 4 GiB of pool each: the first's pool and a second copy need 22 GiB.
+    assert.equal(
+      replicasThatFit(1, { copyBytes: 14 * GiB, kvPoolBytes: 4 * GiB, availableBytes: 20 * GiB }),
+      0,
+    );
+  });
+
+  it("never asks for more than wanted, nor fewer than none", () => {
+    assert.equal(replicasThatFit(1, { copyBytes: 1, kvPoolBytes: 1, availableBytes: 100 * GiB }), 1);
+    assert.equal(replicasThatFit(1, { copyBytes: GiB, kvPoolBytes: GiB, availableBytes: GiB }), 0);
   });
 });

@@ -36,7 +36,12 @@ import os from "node:os";
 import type { SamplingDefaults } from "../../inference/sampling-params.ts";
 import type { Logger } from "../../kernel/log.ts";
 import { Engine } from "../engine/engine.ts";
-import { type EngineConfigInput, parseEngineConfig, poolBlocks } from "../engine/engine-config.ts";
+import {
+  type EngineConfigInput,
+  kvBlockBytes,
+  parseEngineConfig,
+  poolBlocks,
+} from "../engine/engine-config.ts";
 import { EngineReplicas } from "./engine-replicas.ts";
 import { servedCheckpoint } from "./serve-model-flags.ts";
 import { servedSamplingDefaults } from "./served-sampling-defaults.ts";
@@ -97,10 +102,21 @@ export async function offlineEngine(
       log: options.log,
       engine: { ...(fits && { virtualEngines: LOOPS }), ...config, attention },
     });
+  const rssBefore = process.memoryUsage.rss();
   const first = await load(config.attention);
+  const more = replicasThatFit(plan.replicas - 1, {
+    copyBytes: process.memoryUsage.rss() - rssBefore,
+    kvPoolBytes: poolBlocks(parsed, model) * kvBlockBytes(parsed, model),
+    availableBytes: process.availableMemory(),
+  });
+  if (more < plan.replicas - 1)
+    options.log.warn(
+      { replicas: 1 + more, planned: plan.replicas, availableBytes: process.availableMemory() },
+      "fewer model replicas than cores call for: another copy of the weights would not fit in memory",
+    );
   // The others run the backend the first picked (a race of their own could pick another).
   const backend = first.attention.backend as EngineConfigInput["attention"];
-  const rest = await Promise.allSettled(Array.from({ length: plan.replicas - 1 }, () => load(backend)));
+  const rest = await Promise.allSettled(Array.from({ length: more }, () => load(backend)));
   const loaded = [first, ...rest.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []))];
   const failed = rest.find((r) => r.status === "rejected");
   if (failed) {
@@ -108,4 +124,20 @@ export async function offlineEngine(
     throw failed.reason;
   }
   return { engine: new EngineReplicas(loaded), samplingDefaults };
+}
+
+/**
+ * How many of `wanted` more replicas fit in memory: each takes what the first took at load (`copyBytes`:
+ * its weights and graph, as the resident set grew) and a KV pool of its own, and the pools, not yet
+ * touched at load, fill as requests run; a tenth of what is available is left for everything else.
+ * A second copy of a model's weights is the replicas' cost, so a model that fits once but not twice
+ * runs as one replica (with its share of the KV budget) instead of failing or swapping.
+ */
+export function replicasThatFit(
+  wanted: number,
+  m: { copyBytes: number; kvPoolBytes: number; availableBytes: number },
+): number {
+  const room = m.availableBytes * 0.9 - m.kvPoolBytes; // the first replica's pool
+  const each = Math.max(0, m.copyBytes) + m.kvPoolBytes;
+  return Math.max(0, Math.min(wanted, Math.floor(room / each)));
 }
