@@ -6,12 +6,8 @@
 // interrupted); a second one kills at once.
 import { existsSync } from "node:fs";
 import { Command, Option } from "commander";
-import { batchFormat, openBatchFiles } from "../batch/batch-format.ts";
-import { runBatch } from "../batch/batch-runner.ts";
 import type { BatchExecutor } from "../batch/batch-types.ts";
 import { createLogger } from "../kernel/log.ts";
-import { loadOfflineEngine } from "../worker/index.ts";
-import { progressView } from "./batch-progress.ts";
 import { positiveIntegerFlag } from "./flags.ts";
 
 interface BatchFlags {
@@ -84,6 +80,9 @@ export function batchCommand(): Command {
     .action(async (flags: BatchFlags, command: Command) => {
       if ((flags.model === undefined) === (flags.url === undefined))
         command.error("error: one of --model or --url is required", { exitCode: 2 });
+      // Loaded here, not with the command line: every `tessera` process (a router too) would
+      // otherwise carry the parquet, CSV and progress-bar modules in its heap.
+      const { batchFormat } = await import("../batch/batch-format.ts");
       const format = batchFormat(flags.input, flags.format);
       if (format.error) command.error(`error: ${format.error.message}`, { exitCode: 2 });
       if (!existsSync(flags.input))
@@ -93,6 +92,9 @@ export function batchCommand(): Command {
 }
 
 async function batch(flags: BatchFlags, format: "jsonl" | "csv" | "parquet"): Promise<void> {
+  const { openBatchFiles } = await import("../batch/batch-format.ts");
+  const { runBatch } = await import("../batch/batch-runner.ts");
+  const { progressView } = await import("./batch-progress.ts");
   const files = openBatchFiles(format, flags.input, flags.output);
   const total = await files.count();
   const { execute, close } = await executor(flags);
@@ -133,6 +135,7 @@ async function executor(flags: BatchFlags): Promise<{ execute: BatchExecutor; cl
     const { httpExecutor } = await import("./batch-http-executor.ts");
     return { execute: httpExecutor(flags.url, flags.apiKey), close: async () => {} };
   }
+  const { loadOfflineEngine } = await import("../worker/index.ts");
   const offlineEngine = await loadOfflineEngine();
   const { engineExecutor } = await import("./batch-engine-executor.ts");
   const { engine, samplingDefaults } = await offlineEngine(flags.model!, {

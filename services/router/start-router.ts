@@ -10,7 +10,6 @@ import { ApiKeys } from "./admission/api-keys.ts";
 import { routerBatchExecutor } from "./batch/batch-executor.ts";
 import { BatchJobs } from "./batch/batch-jobs.ts";
 import { BatchStore } from "./batch/batch-store.ts";
-import { redisPassword, SharedResponseCache } from "./cache/shared-response-cache.ts";
 import type { RouterConfig } from "./config/router-config.ts";
 import { RouterTls } from "./config/router-tls.ts";
 import { EndpointSelector } from "./core/endpoint-selector.ts";
@@ -102,10 +101,14 @@ export async function startRouter(
             else log.info({ keys: outcome.value }, "API keys reloaded");
           },
         });
+  // ioredis is loaded only by a router configured with a shared cache (the heap of every other
+  // router would carry it: issue 22).
+  const shared =
+    config.cache.enabled && config.cache.redis ? await import("./cache/shared-response-cache.ts") : undefined;
   const sharedCache =
-    config.cache.enabled && config.cache.redis
-      ? new SharedResponseCache(
-          { ...config.cache.redis, password: redisPassword(config.cache.redis.passwordEnv, env) },
+    shared && config.cache.redis
+      ? new shared.SharedResponseCache(
+          { ...config.cache.redis, password: shared.redisPassword(config.cache.redis.passwordEnv, env) },
           log.child({ component: "shared-cache" }),
         )
       : undefined;
