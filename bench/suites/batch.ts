@@ -175,7 +175,7 @@ export async function run(argv: readonly string[] = []): Promise<void> {
     suite: "batch",
     description:
       `${REQUESTS} greedy completions (${MAX_TOKENS} tokens each, prompts sharing one of 4 heads of 120 words) on the small llama preset: ` +
-      "`tessera batch --model`'s path (its engine defaults: one model replica per core pair, i.e. two of one onnxruntime thread each here; its executor and runner, in the bench process) against `tessera serve` (its defaults, with the attention backend the offline engine picked) over gRPC at concurrencies " +
+      "`tessera batch --model`'s path (its engine defaults: two model replicas with half the cores each, one onnxruntime thread each here; its executor and runner, in the bench process) against `tessera serve` (its defaults, with the attention backend the offline engine picked) over gRPC at concurrencies " +
       `${CONCURRENCIES.join(", ")}; each side warmed up once with the whole batch, then ${rounds} interleaved rounds; the offline median round against the median round of serve's best concurrency (by median); generated tokens per second of the batch, load not counted.`,
     figures: {
       requests: REQUESTS,
