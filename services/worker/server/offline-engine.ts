@@ -104,14 +104,15 @@ export async function offlineEngine(
     });
   const rssBefore = process.memoryUsage.rss();
   const first = await load(config.attention);
-  const more = replicasThatFit(plan.replicas - 1, {
+  const memory = {
     copyBytes: process.memoryUsage.rss() - rssBefore,
     kvPoolBytes: poolBlocks(parsed, model) * kvBlockBytes(parsed, model),
     availableBytes: process.availableMemory(),
-  });
+  };
+  const more = replicasThatFit(plan.replicas - 1, memory);
   if (more < plan.replicas - 1)
     options.log.warn(
-      { replicas: 1 + more, planned: plan.replicas, availableBytes: process.availableMemory() },
+      { replicas: 1 + more, planned: plan.replicas, ...memory },
       "fewer model replicas than cores call for: another copy of the weights would not fit in memory",
     );
   // The others run the backend the first picked (a race of their own could pick another).
