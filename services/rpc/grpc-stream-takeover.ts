@@ -8,7 +8,11 @@ import type { Http2SecureServer, Http2Server, IncomingHttpHeaders, ServerHttp2St
 import type { Server } from "@grpc/grpc-js";
 import { isGrpcCall } from "./http2-server-call.ts";
 
-export type StreamHandler = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => void;
+/**
+ * Takes one stream of its path; `path` is the handler's own string (the stream's :path is an external
+ * string node:http2 made of the received header, which a handler keeping it would hold on to).
+ */
+export type StreamHandler = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, path: string) => void;
 type StreamListener = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, ...rest: unknown[]) => void;
 
 /** Routes the streams of `handlers`' paths (e.g. `/tessera.v1.Inference/Generate`) of a bound server. */
@@ -16,6 +20,7 @@ export function takeOverStreams(server: Server, handlers: ReadonlyMap<string, St
   const servers = (server as unknown as { http2Servers?: unknown }).http2Servers;
   if (!(servers instanceof Map) || servers.size === 0)
     throw new Error("grpc-js keeps its HTTP/2 servers elsewhere than this version of Tessera expects");
+  const byPath = new Map([...handlers].map(([path, handler]) => [path, { path, handler }] as const));
   for (const http2 of servers.keys() as Iterable<Http2Server | Http2SecureServer>) {
     const listeners = http2.listeners("stream") as StreamListener[];
     if (listeners.length !== 1)
@@ -23,9 +28,10 @@ export function takeOverStreams(server: Server, handlers: ReadonlyMap<string, St
     const grpcJs = listeners[0]!;
     http2.removeListener("stream", grpcJs);
     http2.on("stream", (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, ...rest: unknown[]) => {
-      const handler = handlers.get(headers[":path"] ?? "");
+      const taken = byPath.get(headers[":path"] ?? "");
       // A stream that is not a gRPC call (or not POST) gets grpc-js's answer.
-      if (handler && headers[":method"] === "POST" && isGrpcCall(headers)) handler(stream, headers);
+      if (taken && headers[":method"] === "POST" && isGrpcCall(headers))
+        taken.handler(stream, headers, taken.path);
       else grpcJs.call(http2, stream, headers, ...rest);
     });
   }

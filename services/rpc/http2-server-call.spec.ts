@@ -25,6 +25,7 @@ import { Http2ServerCall } from "./http2-server-call.ts";
 import { framedGenerateResponse, generateResponseCodec } from "./stream-codecs.ts";
 
 const GENERATE = "/tessera.v1.Inference/Generate";
+const METADATA_KEYS = ["authorization", "x-trace-bin", "content-type", "te", "grpc-timeout", "x-absent"];
 const REQUEST = {
   typeName: GenerateRequestSchema.typeName,
   decode: (bytes: Uint8Array) => fromBinary(GenerateRequestSchema, bytes),
@@ -64,7 +65,12 @@ describe("gRPC calls served on their HTTP/2 stream", () => {
   let server: Server;
   let client: Client;
   let compressing: Client;
-  const calls: { call: Http2ServerCall; request: GenerateRequest; cancelled: boolean }[] = [];
+  const calls: {
+    call: Http2ServerCall;
+    request: GenerateRequest;
+    metadata: Record<string, { get: unknown; metadata: unknown }>;
+    cancelled: boolean;
+  }[] = [];
 
   before(async () => {
     server = new Server();
@@ -82,9 +88,13 @@ describe("gRPC calls served on their HTTP/2 stream", () => {
       new Map([
         [
           GENERATE,
-          (stream, headers) =>
-            Http2ServerCall.serve(stream, headers, REQUEST, 1_000, (call, request) => {
-              const seen = { call, request, cancelled: false };
+          (stream, headers, path) =>
+            Http2ServerCall.serve(stream, headers, path, REQUEST, 1_000, (call, request) => {
+              // The metadata is read when the call starts (the headers are let go after).
+              const metadata = Object.fromEntries(
+                METADATA_KEYS.map((key) => [key, { get: call.get(key), metadata: call.metadata.get(key) }]),
+              );
+              const seen = { call, request, metadata, cancelled: false };
               calls.push(seen);
               call.onCancel = () => {
                 seen.cancelled = true;
@@ -155,13 +165,13 @@ describe("gRPC calls served on their HTTP/2 stream", () => {
     );
     assert.deepEqual(got.headers?.get("x-tessera-endpoint"), ["w1"]);
     assert.deepEqual(got.trailers?.get("x-tessera-path"), ["w1"]);
-    const { call, request } = calls.at(-1)!;
+    const { call, request, metadata: read } = calls.at(-1)!;
     assert.equal(request.requestId, "r1");
+    assert.equal(call.path, GENERATE);
     // Read straight from the headers, as grpc-js's Metadata would give them.
-    for (const key of ["authorization", "x-trace-bin", "content-type", "te", "x-absent"])
-      assert.deepEqual(call.get(key), call.metadata.get(key), key);
-    assert.deepEqual(call.get("authorization"), ["Bearer k1"]);
-    assert.deepEqual(call.get("x-trace-bin"), [Buffer.of(1, 2, 250)]);
+    for (const key of METADATA_KEYS) assert.deepEqual(read[key]!.get, read[key]!.metadata, key);
+    assert.deepEqual(read["authorization"]!.get, ["Bearer k1"]);
+    assert.deepEqual(read["x-trace-bin"]!.get, [Buffer.of(1, 2, 250)]);
     assert.equal(call.deadline, Number.POSITIVE_INFINITY);
   });
 
@@ -197,7 +207,7 @@ describe("gRPC calls served on their HTTP/2 stream", () => {
     assert.equal(got.error?.code, status.DEADLINE_EXCEEDED);
     const seen = calls.at(-1)!;
     assert.ok(seen.call.deadline <= Date.now());
-    assert.deepEqual(seen.call.get("grpc-timeout"), [], "transport headers are not metadata");
+    assert.deepEqual(seen.metadata["grpc-timeout"]!.get, [], "transport headers are not metadata");
     await until(() => seen.cancelled);
   });
 

@@ -18,12 +18,26 @@ import { Code } from "../kernel/errors.ts";
 import { statusDetails } from "./status-details.ts";
 import { GRPC_PREFIX_BYTES } from "./stream-codecs.ts";
 
-const RESPONSE_HEADERS = {
-  [constants.HTTP2_HEADER_STATUS]: constants.HTTP_STATUS_OK,
-  [constants.HTTP2_HEADER_CONTENT_TYPE]: "application/grpc+proto",
-  "grpc-accept-encoding": "identity,deflate,gzip",
-  "grpc-encoding": "identity",
-};
+/**
+ * The response headers as a flat [name, value, ...] list: node:http2 keeps the list a stream was
+ * answered with for the stream's life, and a list is a small array where a headers object becomes a
+ * null-prototype dictionary (~0.5 KB per call, outliving the router's young collections: issue 22).
+ * Node appends the date to the list it is given, so each response gets its own copy.
+ */
+const RESPONSE_HEADERS: readonly string[] = [
+  constants.HTTP2_HEADER_STATUS,
+  String(constants.HTTP_STATUS_OK),
+  constants.HTTP2_HEADER_CONTENT_TYPE,
+  "application/grpc+proto",
+  "grpc-accept-encoding",
+  "identity,deflate,gzip",
+  "grpc-encoding",
+  "identity",
+];
+/** A stream's 'error' is followed by 'close', which is where the call learns of it. */
+const ignore = () => {};
+const WITH_TRAILERS = { waitForTrailers: true };
+const END_STREAM = { endStream: true };
 const DEADLINE = /(\d{1,8})\s*([HMSmun])/;
 const UNIT_MS: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1_000, m: 1, u: 0.001, n: 0.000_001 };
 /** Headers grpc-js keeps from the handler's metadata; the same are left out here. */
@@ -56,42 +70,65 @@ export class Http2ServerCall {
   /** Called once when the call is cancelled before it ended. */
   onCancel: (() => void) | undefined;
   readonly #stream: ServerHttp2Stream;
-  readonly #headers: IncomingHttpHeaders;
+  /**
+   * The request's headers, until the handler has started the call (serve's `start`, which reads its
+   * metadata there): then let go, as are their values (node:http2 makes each an external string,
+   * which a full GC has to finalize once it outlived a young collection).
+   */
+  #headers: IncomingHttpHeaders | undefined;
   #metadata: Metadata | undefined;
   #headersSent = false;
   #ended = false;
   #timer: NodeJS.Timeout | undefined;
   #chunks: Buffer[] = [];
   #received = 0;
+  /** Resolves what closed() returned, once the stream closes. */
+  #whenClosed: (() => void) | undefined;
 
   /**
    * Takes a gRPC stream: reads its one request message and hands it to `start` once the client
-   * half-closes, or answers the stream's status itself when the request cannot be read.
+   * half-closes, or answers the stream's status itself when the request cannot be read. The call's
+   * metadata (get, metadata) is read in `start`; the headers are let go once it returns. `path` is
+   * the method's (the stream's :path, as the caller routed it).
    */
   static serve<Req>(
     stream: ServerHttp2Stream,
     headers: IncomingHttpHeaders,
+    path: string,
     type: RequestType<Req>,
     maxRequestBytes: number,
     start: (call: Http2ServerCall, request: Req) => void,
   ): void {
-    const call = new Http2ServerCall(stream, headers);
+    const call = new Http2ServerCall(stream, headers, path);
     if (call.cancelled) return;
+    // Neither listener holds the headers (the 'data' one stays on the stream for its life).
     stream.on("data", (chunk: Buffer) => call.#receive(chunk, maxRequestBytes));
-    stream.once("end", () => {
-      if (call.cancelled || call.#ended) return;
-      const request = call.#request(headers["grpc-encoding"], type, maxRequestBytes);
-      if (request !== undefined) start(call, request);
-    });
+    stream.once("end", () => call.#start(type, maxRequestBytes, start));
   }
 
-  private constructor(stream: ServerHttp2Stream, headers: IncomingHttpHeaders) {
+  #start<Req>(
+    type: RequestType<Req>,
+    max: number,
+    start: (call: Http2ServerCall, request: Req) => void,
+  ): void {
+    const encoding = this.#headers?.["grpc-encoding"];
+    try {
+      if (this.cancelled || this.#ended) return;
+      const request = this.#request(encoding, type, max);
+      if (request !== undefined) start(this, request);
+    } finally {
+      this.#headers = undefined;
+    }
+  }
+
+  private constructor(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, path: string) {
     this.#stream = stream;
     this.#headers = headers;
-    this.path = String(headers[constants.HTTP2_HEADER_PATH]);
-    // An error is followed by 'close', which is where the call learns of it.
-    stream.on("error", () => {});
-    stream.once("close", () => this.#closed());
+    this.path = path;
+    stream.on("error", ignore);
+    // 'close' comes once; closed() waits through this listener rather than adding and removing
+    // its own (removing one deletes a key of the stream's listener object: a dictionary after).
+    stream.on("close", () => this.#closed());
     const timeout = headers["grpc-timeout"];
     if (timeout !== undefined) {
       const match = DEADLINE.exec(String(timeout));
@@ -110,8 +147,9 @@ export class Http2ServerCall {
    * without building a Metadata (a Map and a copy of every header, per call).
    */
   get(key: string): (string | Buffer)[] {
+    const headers = this.#readableHeaders();
     if (TRANSPORT_HEADERS.includes(key) || key.startsWith(":")) return [];
-    const value = this.#headers[key];
+    const value = headers[key];
     if (value === undefined) return [];
     const values = Array.isArray(value) ? value : [value];
     return key.endsWith("-bin")
@@ -122,7 +160,7 @@ export class Http2ServerCall {
   /** The call's metadata, as grpc-js hands it to a handler (transport headers left out); built on first use. */
   get metadata(): Metadata {
     if (this.#metadata === undefined) {
-      this.#metadata = Metadata.fromHttp2Headers(this.#headers);
+      this.#metadata = Metadata.fromHttp2Headers(this.#readableHeaders());
       for (const name of TRANSPORT_HEADERS) this.#metadata.remove(name);
     }
     return this.#metadata;
@@ -132,9 +170,7 @@ export class Http2ServerCall {
   sendHeaders(custom?: Record<string, string>): void {
     if (this.#headersSent || this.#ended || this.#gone()) return;
     this.#headersSent = true;
-    this.#stream.respond(custom ? { ...RESPONSE_HEADERS, ...custom } : RESPONSE_HEADERS, {
-      waitForTrailers: true,
-    });
+    this.#stream.respond(withHeaders(custom), WITH_TRAILERS);
   }
 
   /** Sends one message, already framed (prefix and bytes); the stream buffers it for a slow reader. */
@@ -158,15 +194,15 @@ export class Http2ServerCall {
       this.#cancelled();
       return;
     }
-    const status = {
+    const status: Record<string, string> = {
       "grpc-status": String(code),
       "grpc-message": encodeURI(statusDetails(details)),
-      ...trailers,
     };
+    if (trailers) Object.assign(status, trailers);
     if (this.#headersSent) {
       stream.once("wantTrailers", () => stream.sendTrailers(status));
       stream.end();
-    } else stream.respond({ ...RESPONSE_HEADERS, ...status }, { endStream: true });
+    } else stream.respond(withHeaders(status), END_STREAM);
     if (code !== Code.OK) this.#cancelled();
   }
 
@@ -175,14 +211,24 @@ export class Http2ServerCall {
     const stream = this.#stream;
     if (stream.closed || stream.destroyed || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
+      const before = this.#whenClosed;
       const done = () => {
-        stream.off("close", done);
         signal?.removeEventListener("abort", done);
         resolve();
       };
-      stream.once("close", done);
+      this.#whenClosed = before
+        ? () => {
+            before();
+            done();
+          }
+        : done;
       signal?.addEventListener("abort", done, { once: true });
     });
+  }
+
+  #readableHeaders(): IncomingHttpHeaders {
+    if (this.#headers === undefined) throw new Error("a call's metadata is read when the call starts");
+    return this.#headers;
   }
 
   /**
@@ -198,6 +244,9 @@ export class Http2ServerCall {
   #closed(): void {
     clearTimeout(this.#timer);
     if (!this.#ended) this.#cancelled();
+    const waiting = this.#whenClosed;
+    this.#whenClosed = undefined;
+    waiting?.();
   }
 
   #cancelled(): void {
@@ -268,4 +317,11 @@ export class Http2ServerCall {
       return undefined;
     }
   }
+}
+
+/** The response headers, then `more` (names other than theirs), as node:http2's flat list. */
+function withHeaders(more: Record<string, string> | undefined): string[] {
+  const headers = RESPONSE_HEADERS.slice();
+  if (more) for (const name in more) headers.push(name, more[name]!);
+  return headers;
 }

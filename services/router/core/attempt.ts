@@ -72,14 +72,16 @@ export function attempt(
   const started = performance.now();
   let firstToken: number | undefined;
   let messages = 0;
-  const request = {
+  // Made where it is sent and not kept: the attempt lives as long as its generation, and what
+  // outlives the router's young collections is what its full ones pay for (issue 22).
+  const request = () => ({
     model,
     prompt: { case: "tokenIds" as const, value: { ids: segment.promptIds } },
     sampling: samplingMessage(segment.sampling),
     requestId: options.requestId,
     ...(options.priority !== undefined && { priority: options.priority }),
     ...(segment.kv && { kv: segment.kv }),
-  };
+  });
   endpoint.inFlight++;
   return new Promise<void>((resolve, reject) => {
     let settled = false;
@@ -135,7 +137,7 @@ export function attempt(
     const call = () => {
       const stream = endpoint.client.serverStream(
         Inference.method.generate,
-        request,
+        request(),
         options.deadline === undefined ? {} : { deadline: options.deadline },
       );
       cancelUpstream = () => stream.cancel();
@@ -149,7 +151,7 @@ export function attempt(
     const traced = startClientSpan(GENERATE_PATH, options.requestId);
     traceEnd = (code, message) => traced?.end(code, message);
     cancelUpstream = relay.open(
-      request,
+      request(),
       options.deadline,
       {
         message: onMessage,

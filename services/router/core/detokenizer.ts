@@ -13,7 +13,7 @@ import type { TextStream, Tokenizer } from "../../tokenizer/tokenizer.ts";
 export class Detokenizer {
   readonly #text: TextStream;
   readonly #stops: StopStringMatcher;
-  readonly #endIds: Set<number>;
+  readonly #endIds: ReadonlySet<number>;
   /**
    * No stop strings: text the matcher would hand back unchanged skips it (no result object and no
    * slices per token). Only a delta ending in a high surrogate still goes through, to be held.
@@ -29,7 +29,10 @@ export class Detokenizer {
     this.#text = tokenizer.textStream({ skipSpecialTokens: options.skipSpecialTokens === true });
     this.#stops = new StopStringMatcher(sampling.stop);
     this.#noStops = sampling.stop.length === 0;
-    this.#endIds = new Set([...sampling.stopTokenIds, ...(sampling.ignoreEos ? [] : eosTokenIds)]);
+    this.#endIds =
+      sampling.stopTokenIds.length === 0
+        ? eosSet(sampling.ignoreEos ? NO_IDS : eosTokenIds)
+        : new Set([...sampling.stopTokenIds, ...(sampling.ignoreEos ? [] : eosTokenIds)]);
   }
 
   /** A stop string was matched: the generation is over, later tokens add nothing. */
@@ -49,6 +52,21 @@ export class Detokenizer {
   finish(reason: FinishReason): string {
     return reason === FinishReason.STOP_STRING ? "" : this.#stops.flush(this.#text.flush());
   }
+}
+
+const NO_IDS: readonly number[] = [];
+/**
+ * One set per model's eos ids, shared by its requests without stop token ids (most): a Set is
+ * ~0.2 KB that a request would otherwise keep for its whole generation (issue 22). Never changed.
+ */
+const EOS_SETS = new WeakMap<readonly number[], ReadonlySet<number>>();
+
+function eosSet(ids: readonly number[]): ReadonlySet<number> {
+  const known = EOS_SETS.get(ids);
+  if (known !== undefined) return known;
+  const set = new Set(ids);
+  EOS_SETS.set(ids, set);
+  return set;
 }
 
 function endsInHighSurrogate(text: string): boolean {

@@ -120,7 +120,8 @@ export class Flight {
       if (this.#done) return stop(this.#error);
       if (signal.aborted) return onAbort();
       signal.addEventListener("abort", onAbort, { once: true });
-      this.#readers.push(reader);
+      // A literal for the first: push() onto an empty array makes room for 17 (kept while it runs).
+      this.#readers = this.#readers.length === 0 ? [reader] : [...this.#readers, reader];
     });
   }
 

@@ -7,14 +7,13 @@ import { Metadata, type ServerUnaryCall, type sendUnaryData } from "@grpc/grpc-j
 import { context } from "@opentelemetry/api";
 import {
   FinishReason,
-  type GenerateRequest,
   GenerateRequestSchema,
   type GenerateResponse,
   type Inference,
   ListModelsResponseSchema,
   TokenizeResponseSchema,
 } from "../../../proto/gen/tessera/v1/inference_pb.js";
-import { Code, TesseraError } from "../../kernel/errors.ts";
+import { Code, type Result, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
 import type { GrpcHandlers } from "../../rpc/grpc-service.ts";
 import type { StreamHandler } from "../../rpc/grpc-stream-takeover.ts";
@@ -25,6 +24,7 @@ import { statusDetails } from "../../rpc/status-details.ts";
 import { framedGenerateResponse } from "../../rpc/stream-codecs.ts";
 import type { Router } from "../core/router.ts";
 import type { RouterEvent } from "../core/router-events.ts";
+import type { RouterRequest } from "../core/router-request.ts";
 import { endpointsHeader, pathHeader } from "../core/serving-path.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
 import { fromGrpc } from "./grpc-request.ts";
@@ -79,22 +79,34 @@ export function generateStreamHandler(
   metrics: RouterMetrics | undefined,
   options: { maxRequestBytes: number; tracing: boolean },
 ): StreamHandler {
-  return (stream, headers) =>
-    Http2ServerCall.serve(stream, headers, GENERATE_REQUEST, options.maxRequestBytes, (call, request) => {
-      if (!options.tracing) {
-        void generate(call, request, router, inFlight, log, metrics);
-        return;
-      }
-      const served = startServerSpan(
-        "router",
-        call.path,
-        extractFromMetadata(call.metadata),
-        request.requestId,
-      );
-      void context.with(served.context, () =>
-        generate(call, request, router, inFlight, log, metrics, (code, message) => served.end(code, message)),
-      );
-    });
+  return (stream, headers, path) =>
+    Http2ServerCall.serve(
+      stream,
+      headers,
+      path,
+      GENERATE_REQUEST,
+      options.maxRequestBytes,
+      (call, message) => {
+        // The call's metadata is read now, and the decoded message is not handed on: generate()
+        // lives as long as the generation, and V8 keeps an async function's arguments for all of it.
+        const request = fromGrpc(message, call, call.deadline, router.sessionHeader);
+        if (!options.tracing) {
+          void generate(call, request, message.model, router, inFlight, log, metrics);
+          return;
+        }
+        const served = startServerSpan(
+          "router",
+          call.path,
+          extractFromMetadata(call.metadata),
+          message.requestId,
+        );
+        void context.with(served.context, () =>
+          generate(call, request, message.model, router, inFlight, log, metrics, (code, details) =>
+            served.end(code, details),
+          ),
+        );
+      },
+    );
 }
 
 const GENERATE_REQUEST = {
@@ -104,7 +116,8 @@ const GENERATE_REQUEST = {
 
 async function generate(
   call: Http2ServerCall,
-  message: GenerateRequest,
+  request: Result<RouterRequest>,
+  requestedModel: string,
   router: Router,
   inFlight: InFlight,
   log: Logger,
@@ -115,11 +128,10 @@ async function generate(
   const controller = inFlight.begin();
   let code: Code = Code.OK;
   let details: string | undefined;
-  let model = message.model;
+  let model = requestedModel;
   call.onCancel = () => controller?.abort(CANCELLED_BY_CLIENT);
   try {
     if (controller === undefined) throw new TesseraError(Code.UNAVAILABLE, "the router is shutting down");
-    const request = fromGrpc(message, call, call.deadline, router.sessionHeader);
     if (request.error) throw request.error;
     const generation = await router.generate(request.value, controller.signal);
     model = generation.model;
