@@ -24,20 +24,20 @@ import {
  */
 const WHOLE_MODEL_GRAPHS: Record<(typeof REFERENCE_MODELS)[number], Record<string, string>> = {
   "tiny-llama": {
-    "onnx-ops": "64e5e924d986e68f15eb48ad8d6cc32193ece5141637162a552a430f08207ad9",
-    "ms-gqa": "e9f8c5875765580b9b50ff3b980f79da0562e1fc3d82e34211793f9612d2ca30",
+    "onnx-ops": "744b58407274dfbccc5ac0419417b0818068a3fbddb93ad2d03015cc9c3efd7b",
+    "ms-gqa": "9ca2e11e36fab0ee3e26ec2d3937e503f11f1ccaa8b5632002d2a6198a0f2dec",
   },
   "tiny-mistral": {
-    "onnx-ops": "370cb731335e314ea723f57a9230091ab8218875eea1ee2c4dd46ad03175662d",
-    "ms-gqa": "70f645023bf4499f7b7c6c3c2afd7d5e85c831057b8043f477b2c94b4265804a",
+    "onnx-ops": "7e62dcab09015a30628011fbbcdd032062a4776702ac1cfa6f1e05c4b05401a7",
+    "ms-gqa": "71246ce9bc81caa82a98cbdc2a568517c5feb1dbe601260a994e2ba4d9733c98",
   },
   "tiny-qwen2": {
-    "onnx-ops": "c352eeadabd2b78de616ad64317e0fd7fbe551d9da5fd3b33b4297a607cc57bc",
-    "ms-gqa": "11856bb935642b50d6e41e90f1b43fc2e93899d5e450d5fec838ca9d65a64631",
+    "onnx-ops": "956822a77ed8a05ac97a6af83a9e25aec47110bee7c7d22f464a0a6d164cd2dc",
+    "ms-gqa": "f63f127bcd31c24ffc3bb32e25bddceb56e8e252adceb1daa2fef0e8b71af4a1",
   },
   "tiny-mixtral": {
-    "onnx-ops": "4fbeee90b622ed11a5a29d3c6aa7b9ae8e390833f08b793679bc836f73c5cf7d",
-    "ms-gqa": "1b1c706e759277532d4eb8726eb8674c35369325e2da2a82a582f9da46d5aa31",
+    "onnx-ops": "0a5ba6182f1ddae750744471c424ecdc159b58760167c0e4b5e0f78be8b14fae",
+    "ms-gqa": "d7e3b3080e90e142e5aedfab9fafb84cafa58884b9d313b8b53c61b848e809b4",
   },
 };
 
