@@ -7,7 +7,8 @@
 // of the last two axes that onnxruntime folds into its MatMul (FusedMatMul, transB). A decode step of
 // 64 sequences with 415 cached tokens then holds one 26 MiB copy of a layer's K (or V) where it held
 // three (gathered, concatenated, transposed), and onnxruntime's arena, grown by powers of two to its
-// largest step, stays smaller (issue 18).
+// largest step, stays smaller (issue 18); the decode group's is gathered in two halves of its rows,
+// 13 MiB each, never alive together (attention-past-halves.ts).
 
 import type { DecoderConfig } from "../arch/decoder-config.ts";
 import type { AttentionBackend, AttentionInputs } from "./attention-backend.ts";
