@@ -2,7 +2,7 @@
 // standard OTEL_EXPORTER_OTLP_ENDPOINT is its default), --trace-sample-ratio keeps a fraction of new
 // traces. Tracing starts before the command's action and is flushed and stopped after it.
 import { type Command, Option } from "commander";
-import { startTracing, type Tracing } from "../kernel/telemetry/tracing.ts";
+import type { Tracing } from "../kernel/telemetry/tracing.ts";
 import { parseTracingConfig } from "../kernel/telemetry/tracing-config.ts";
 import { numberFlag } from "./flags.ts";
 
@@ -25,7 +25,7 @@ export function withTracing(command: Command, serviceName: string): Command {
         .env("OTEL_TRACES_SAMPLER_ARG")
         .argParser(numberFlag),
     )
-    .hook("preAction", (self) => {
+    .hook("preAction", async (self) => {
       const { otlpEndpoint, traceSampleRatio } = self.opts<TracingFlags>();
       const config = parseTracingConfig({
         serviceName,
@@ -38,7 +38,9 @@ export function withTracing(command: Command, serviceName: string): Command {
           : "--otlp-endpoint";
         self.error(`error: ${flag}${config.error.message.replace(/^[a-zA-Z]+/, "")}`, { exitCode: 2 });
       }
-      if (config.value) tracing = startTracing(config.value);
+      // Only a process that traces loads the SDK and the exporter (tracing-start.ts).
+      if (config.value?.otlpEndpoint !== undefined)
+        tracing = (await import("../kernel/telemetry/tracing-start.ts")).startTracing(config.value);
     })
     .hook("postAction", async () => {
       await tracing?.shutdown();

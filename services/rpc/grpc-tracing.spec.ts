@@ -12,12 +12,8 @@ import {
   TokenizeResponseSchema,
 } from "../../proto/gen/tessera/v1/inference_pb.js";
 import { Code } from "../kernel/errors.ts";
-import {
-  REQUEST_ID_ATTRIBUTE,
-  startTracing,
-  type Tracing,
-  tesseraTracer,
-} from "../kernel/telemetry/tracing.ts";
+import { REQUEST_ID_ATTRIBUTE, type Tracing, tesseraTracer } from "../kernel/telemetry/tracing.ts";
+import { startTracing } from "../kernel/telemetry/tracing-start.ts";
 import { GrpcClient } from "./grpc-client.ts";
 import { grpcServiceDefinition } from "./grpc-service.ts";
 import { extractFromCarrier, startClientSpan, startServerSpan, traceHandlers } from "./grpc-tracing.ts";

@@ -136,6 +136,10 @@ export async function serveRounds(modelDir: string, o: RoundsOptions): Promise<S
     await waitUntilServing(served.address, 120_000);
     const loaded = served.logs.find((l) => l["msg"] === "model loaded");
     if (!loaded) throw new Error(`no "model loaded" log line: ${JSON.stringify(served.logs)}`);
+    // The start-up race picks the attention backend, and the backends' activations differ in size.
+    process.stderr.write(
+      `attention backend: ${loaded["attention"]} ${JSON.stringify(loaded["attentionTimingsMs"])}\n`,
+    );
     const { models } = await client.unary(Inference.method.listModels, {});
     const vocab = Math.min(models[0]!.vocabSize, 8000);
     await sleep(1000);

@@ -4,7 +4,8 @@ import type { AddressInfo } from "node:net";
 import { SpanKind } from "@opentelemetry/api";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
 import { traceHttpListener } from "./http-tracing.ts";
-import { startTracing, tesseraTracer } from "./tracing.ts";
+import { tesseraTracer } from "./tracing.ts";
+import { startTracing } from "./tracing-start.ts";
 
 describe("traceHttpListener", () => {
   it("answers each POST inside a SERVER span, child of the traceparent header; GETs are not traced", async () => {

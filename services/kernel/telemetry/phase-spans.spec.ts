@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { context, ROOT_CONTEXT, trace } from "@opentelemetry/api";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
 import { phaseSpans } from "./phase-spans.ts";
-import { REQUEST_ID_ATTRIBUTE, startTracing, tesseraTracer } from "./tracing.ts";
+import { REQUEST_ID_ATTRIBUTE, tesseraTracer } from "./tracing.ts";
+import { startTracing } from "./tracing-start.ts";
 
 describe("phaseSpans", () => {
   it("records phases after the fact as children of the request's span, with the request id", async () => {

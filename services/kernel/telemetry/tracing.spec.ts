@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { context, trace } from "@opentelemetry/api";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
-import { startTracing, tesseraTracer, tracingEnabled } from "./tracing.ts";
+import { tesseraTracer, tracingEnabled } from "./tracing.ts";
+import { startTracing } from "./tracing-start.ts";
 
 describe("startTracing", () => {
   it("is off without an OTLP endpoint: nothing registered, spans are no-ops", async () => {

@@ -14,6 +14,8 @@ export interface AttentionInputs {
   /** [B,KV,P,D] cached keys and values gathered from the pool, head-major. */
   pastKey: string;
   pastValue: string;
+  /** [B,KV,P] rows of a pool viewed as [slots*KV, D] that pastKey and pastValue gather. */
+  pastRows: string;
   /** [B,1,S,P+S] additive mask over [past keys, new keys]. */
   bias: string;
   /** The layer's whole KV pool [slots,KV,D], for a backend that gathers other slots (shared prefixes). */

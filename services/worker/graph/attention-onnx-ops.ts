@@ -7,15 +7,17 @@
 // of the last two axes that onnxruntime folds into its MatMul (FusedMatMul, transB). A decode step of
 // 64 sequences with 415 cached tokens then holds one 26 MiB copy of a layer's K (or V) where it held
 // three (gathered, concatenated, transposed), and onnxruntime's arena, grown by powers of two to its
-// largest step, stays smaller (issue 18).
+// largest step, stays smaller (issue 18); the decode group's is gathered in two halves of its rows,
+// 13 MiB each, never alive together (attention-past-halves.ts).
 
 import type { DecoderConfig } from "../arch/decoder-config.ts";
 import type { AttentionBackend, AttentionInputs } from "./attention-backend.ts";
+import { pastProducts } from "./attention-past-halves.ts";
 import type { GraphBuilder } from "./onnx-builder.ts";
 
 export const onnxOpsAttention: AttentionBackend = {
   name: "onnx-ops",
-  build(g: GraphBuilder, c: DecoderConfig, _group, x: AttentionInputs): string {
+  build(g: GraphBuilder, c: DecoderConfig, group, x: AttentionInputs): string {
     const { numHeads: H, numKvHeads: KV, headDim: D } = c;
     const headMajor = (t: string) => g.op("Transpose", [t], { perm: [0, 2, 1, 3] });
     const transposed = (t: string) => g.op("Transpose", [t], { perm: [0, 1, 3, 2] }); // [.., D, T]
@@ -24,22 +26,20 @@ export const onnxOpsAttention: AttentionBackend = {
     // Scaled before the products: the scores' two parts are then scaled in neither.
     const query = g.op("Mul", [x.query, g.scalar(1 / Math.sqrt(D))]);
     const qGrouped = g.op("Reshape", [headMajor(query), g.ints([0, KV, -1, D])]); // [B,KV,G*S,D]
-    const pastScores = g.op("MatMul", [qGrouped, transposed(x.pastKey)]); // [B,KV,G*S,P]
+    const past = pastProducts(g, c, group, x);
+    const pastScores = past.scores(qGrouped, transposed); // [B,KV,G*S,P]
     const newScores = g.op("MatMul", [qGrouped, transposed(newKeys)]); // [B,KV,G*S,S]
     const scores = g.op("Concat", [pastScores, newScores], { axis: -1 }); // [B,KV,G*S,P+S]
     const perHead = g.op("Reshape", [scores, g.ints([0, H, -1, 0])]); // [B,H,S,P+S]
     const probs = g.op("Softmax", [g.op("Add", [perHead, x.bias])], { axis: -1 });
     const grouped = g.op("Reshape", [probs, g.ints([0, KV, -1, 0])]); // [B,KV,G*S,P+S]
     // Split the probabilities where the past ends: P is the gathered past's axis 2.
-    const past = g.op("Shape", [x.pastKey], { start: 2, end: 3 });
+    const pastLength = g.op("Shape", [x.pastRows], { start: 2, end: 3 });
     const end = g.ints([Number.MAX_SAFE_INTEGER]);
     const lastAxis = g.ints([-1]);
-    const pastProbs = g.op("Slice", [grouped, g.ints([0]), past, lastAxis]);
-    const newProbs = g.op("Slice", [grouped, past, end, lastAxis]);
-    const ctx = g.op("Add", [
-      g.op("MatMul", [pastProbs, x.pastValue]),
-      g.op("MatMul", [newProbs, newValues]),
-    ]); // [B,KV,G*S,D]
+    const pastProbs = g.op("Slice", [grouped, g.ints([0]), pastLength, lastAxis]);
+    const newProbs = g.op("Slice", [grouped, pastLength, end, lastAxis]);
+    const ctx = g.op("Add", [past.context(pastProbs), g.op("MatMul", [newProbs, newValues])]); // [B,KV,G*S,D]
     const heads = headMajor(g.op("Reshape", [ctx, g.ints([0, H, -1, D])])); // [B,S,H,D]
     return g.op("Reshape", [heads, g.ints([-1, H * D])]); // [B*S, H*D]
   },

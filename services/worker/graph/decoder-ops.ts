@@ -157,12 +157,22 @@ export class DecoderOps {
       const inputs = this.groups.get(group)!;
       const gather = (src: string, index: string) => g.op("Gather", [src, index], { axis: 0 });
       const rows = (cache: string) => g.op("Reshape", [cache, g.ints([-1, D])]); // [slots*KV, D]
+      // Gathered only where the backend reads them (onnx-ops gathers the decode group's in halves).
+      let pastKey: string | undefined;
+      let pastValue: string | undefined;
       return this.attentionBackend.build(g, this.localConfig, group, {
         query: gather(q, inputs.queryIndex), // [B,S,H,D]
         newKey: gather(k, inputs.queryIndex), // [B,S,KV,D]
         newValue: gather(v, inputs.queryIndex),
-        pastKey: gather(rows(keyCache), inputs.pastRows), // [B,KV,P,D]
-        pastValue: gather(rows(valueCache), inputs.pastRows),
+        get pastKey() {
+          pastKey ??= gather(rows(keyCache), inputs.pastRows); // [B,KV,P,D]
+          return pastKey;
+        },
+        get pastValue() {
+          pastValue ??= gather(rows(valueCache), inputs.pastRows);
+          return pastValue;
+        },
+        pastRows: inputs.pastRows,
         bias: inputs.bias,
         keyCache,
         valueCache,

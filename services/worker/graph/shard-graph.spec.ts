@@ -19,26 +19,26 @@ import {
 
 /**
  * sha256 of the whole-model graphs, by model and backend: those graph/decoder-graph.ts built (commit
- * 65c43bc), changed since only by the head-major gather of the cached K/V (issue 18) and by RMSNorm
+ * 65c43bc), changed since only by the head-major gather of the cached K/V and its two row halves (issue 18) and by RMSNorm
  * and RoPE as onnxruntime's fused nodes (SimplifiedLayerNormalization, RotaryEmbedding), whose outputs
  * the reference specs check (runtime/model-runner.spec.ts and the other *-reference specs).
  */
 const WHOLE_MODEL_GRAPHS: Record<(typeof REFERENCE_MODELS)[number], Record<string, string>> = {
   "tiny-llama": {
-    "onnx-ops": "5fae8602ac003e2634718842d85cec8dc945539954951f887238d75bf36f7b22",
-    "ms-gqa": "ab03d76f73c920f4794a496fc14c5b7e9a4b52db20dbed27ad086faf8b3cf41a",
+    "onnx-ops": "1a076cc2ded74c1908cc8653699030f57e93851e56e430846f7777d7800c5ea1",
+    "ms-gqa": "362f76adcee6ed5a41a738692efe530fa5f2ec4daeee59c5cdb213f25dc2e2b8",
   },
   "tiny-mistral": {
-    "onnx-ops": "5d936a63e613aee4497e64c4cbdd48954190b69652b7f987306ae0b829764908",
-    "ms-gqa": "2dd20697507bb2bf89629fab841831ceb8a2d4dd69ae30e769afb1113581e06a",
+    "onnx-ops": "cbcae0a4275aa7b964150ea6ffc39765da16dc0a3d86505cd17129cb7069d516",
+    "ms-gqa": "e33c3ed90d082f829ed4712dc0add40017d31833ec33d653cbeb6a6c19a09f8b",
   },
   "tiny-qwen2": {
-    "onnx-ops": "46b328e1d87d26ac0dd3d465c23b91e78f263dc26f52692c9ee770f8ff943f18",
-    "ms-gqa": "12da1e829601061bc633fddc0dadb46c6188c0fb9db4957dee1b852bd769e90d",
+    "onnx-ops": "48eb2ffd317599bb04da7018dec575a29917572e6188e9755ed75f75982fb34d",
+    "ms-gqa": "46b68255ac9bdb1c5768ddc7dad0bcb43aebf469bef867c34039766e82bf1b1c",
   },
   "tiny-mixtral": {
-    "onnx-ops": "8ebd17ab8697f53c6a77733468a690b395d8459edb6607df3ba2f8b05e7b7344",
-    "ms-gqa": "5472a9e2198cfec2a7abe7473383445f34365b3fbdb60ea3d9de9c0eb1e393b6",
+    "onnx-ops": "b6cdc42a1a0e38d80f5498cf8803288bfb977847cc66e0025e997913ec94a3d9",
+    "ms-gqa": "975f2607e70df6966202cb62ad4222e67bccb6d38d4c4e2cca96d8185d5f3771",
   },
 };
 

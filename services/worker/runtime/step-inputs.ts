@@ -39,8 +39,10 @@ export interface GroupTensors {
   batch: number;
   queries: number;
   past: number;
-  /** Cached tokens of each sequence (0 for padding rows). */
+  /** Cached tokens of each sequence (0 for padding rows); of the one row, all of them, when packed. */
   numPast: number[];
+  /** Where each sequence's first query sits in the group's [batch * queries] (b * queries unless packed). */
+  queryStart: number[];
   queryIndex: BigInt64Array;
   pastIndex: BigInt64Array;
   bias: Float32Array;
@@ -126,15 +128,13 @@ export function buildStepInputs(
       shared = share.tensors;
       skip = share.skip;
     }
-    const t = groupTensors(
-      rows,
-      members.map((m) => m.offset),
-      blockSize,
-      slidingWindow,
-      skip,
-    );
+    const offsetsOf = members.map((m) => m.offset);
+    const t =
+      group === "prefill" && packs(rows)
+        ? packedGroupTensors(rows, offsetsOf, blockSize, slidingWindow)
+        : groupTensors(rows, offsetsOf, blockSize, slidingWindow, skip);
     members.forEach(({ s, offset: o }, b) => {
-      for (let i = 0; i < s.numNew; i++) unpadIndex[o + i] = BigInt(groupBase + b * t.queries + i);
+      for (let i = 0; i < s.numNew; i++) unpadIndex[o + i] = BigInt(groupBase + t.queryStart[b]! + i);
     });
     groupBase += t.batch * t.queries;
     groups[group] = t;
@@ -289,6 +289,7 @@ function groupTensors(
       queries: 1,
       past: 0,
       numPast: [0],
+      queryStart: [0],
       queryIndex: BigInt64Array.of(0n),
       pastIndex: new BigInt64Array(0),
       bias: Float32Array.of(0),
@@ -322,5 +323,60 @@ function groupTensors(
     }
   });
   const numPast = seqs.map((s, b) => s.numPast - from(b));
-  return { batch, queries, past, numPast, queryIndex, pastIndex, bias };
+  const queryStart = seqs.map((_, b) => b * queries);
+  return { batch, queries, past, numPast, queryStart, queryIndex, pastIndex, bias };
+}
+
+/**
+ * Whether prefill chunks are better packed into one row than padded to the longest (issue 18). Padded,
+ * the attention scores are rows x longest chunk x (longest past + longest chunk): one 204-token chunk
+ * beside a 30-token chunk with 225 cached tokens pads both to 204 queries over 429 keys. Packed, they
+ * are all chunks' tokens over all their pasts and tokens, a chunk's queries masked to its own: never
+ * more than the step's token budget of rows. The scores' size sets onnxruntime's arena (it keeps the
+ * largest step's regions), and the work goes with it; the smaller layout is taken.
+ */
+function packs(seqs: readonly SequenceStep[]): boolean {
+  if (seqs.length < 2) return false;
+  const queries = seqs.reduce((n, s) => n + s.numNew, 0);
+  const past = seqs.reduce((n, s) => n + s.numPast, 0);
+  const longest = Math.max(...seqs.map((s) => s.numNew));
+  const padded = seqs.length * longest * (Math.max(...seqs.map((s) => s.numPast)) + longest);
+  return queries * (past + queries) < padded;
+}
+
+/**
+ * A group of one row holding every sequence's queries one after the other, over every sequence's past
+ * (one after the other) and then every new token; the bias lets a query see its own sequence's past and
+ * its own sequence's new tokens up to itself (causal, sliding window), as the padded layout does.
+ */
+function packedGroupTensors(
+  seqs: readonly SequenceStep[],
+  offsets: readonly number[],
+  blockSize: number,
+  slidingWindow: number | undefined,
+): GroupTensors {
+  const queries = seqs.reduce((n, s) => n + s.numNew, 0);
+  const past = seqs.reduce((n, s) => n + s.numPast, 0);
+  const keys = past + queries;
+  const queryIndex = new BigInt64Array(queries);
+  const pastIndex = new BigInt64Array(past);
+  const bias = new Float32Array(queries * keys).fill(Number.NEGATIVE_INFINITY);
+  const queryStart: number[] = [];
+  let q0 = 0;
+  let p0 = 0;
+  seqs.forEach((s, b) => {
+    queryStart.push(q0);
+    for (let j = 0; j < s.numPast; j++) pastIndex[p0 + j] = BigInt(slotOf(s.blockTable, j, blockSize));
+    for (let i = 0; i < s.numNew; i++) {
+      queryIndex[q0 + i] = BigInt(offsets[b]! + i);
+      const row = bias.subarray((q0 + i) * keys, (q0 + i + 1) * keys);
+      const position = s.numPast + i;
+      const lowest = slidingWindow === undefined ? 0 : position - slidingWindow + 1;
+      for (let j = Math.max(0, lowest); j < s.numPast; j++) row[p0 + j] = 0;
+      for (let k = 0; k <= i; k++) if (s.numPast + k >= lowest) row[past + q0 + k] = 0;
+    }
+    q0 += s.numNew;
+    p0 += s.numPast;
+  });
+  return { batch: 1, queries, past, numPast: [past], queryStart, queryIndex, pastIndex, bias };
 }

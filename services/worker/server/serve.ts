@@ -7,8 +7,7 @@ import { listeningPort, Metrics } from "../../kernel/telemetry/metrics.ts";
 import { serverCredentials } from "../../rpc/tls-credentials.ts";
 import { TlsFolder } from "../../rpc/tls-folder.ts";
 import { Engine } from "../engine/engine.ts";
-import { RedisKvStore } from "../kv-transfer/redis-kv-store.ts";
-import { RedisKvTier } from "../kv-transfer/redis-kv-tier.ts";
+import type { RedisKvStore } from "../kv-transfer/redis-kv-store.ts";
 import type { Checkpoint } from "../model/checkpoint.ts";
 import { servedRevision } from "../model/quantize-blocks.ts";
 import { registerShardMetrics } from "../parallel/shard-metrics.ts";
@@ -52,7 +51,7 @@ export async function serve(config: ServeConfig, log: Logger): Promise<void> {
   const store = config.kv && (await openKvStore(config, checkpoint, metrics, log));
   const remoteKv = config.kv &&
     store && {
-      tier: new RedisKvTier(store),
+      tier: new (await import("../kv-transfer/redis-kv-tier.ts")).RedisKvTier(store),
       policy: config.kv.policy,
       readThrough: config.kv.readThrough,
       writeThrough: config.kv.writeThrough,
@@ -142,6 +141,8 @@ async function openKvStore(
   log: Logger,
 ): Promise<RedisKvStore> {
   const { config: model } = checkpoint;
+  // Imported here: a worker without a remote KV store never loads ioredis (issue 18, resident set).
+  const { RedisKvStore } = await import("../kv-transfer/redis-kv-store.ts");
   const store = new RedisKvStore({
     config: config.kv!.redis,
     format: {
