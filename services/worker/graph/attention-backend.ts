@@ -25,6 +25,11 @@ export interface AttentionInputs {
 
 export interface AttentionBackend {
   readonly name: AttentionBackendName;
+  /**
+   * What the start-up race multiplies this backend's time by (1 if unset): a backend whose steps hold
+   * more activation memory must be that much faster to be picked (runtime/attention-selection.ts).
+   */
+  readonly raceHandicap?: number;
   /** Adds the attention of one group and returns its output [B*S, H*D]. */
   build(g: GraphBuilder, config: DecoderConfig, group: AttentionGroup, inputs: AttentionInputs): string;
 }
