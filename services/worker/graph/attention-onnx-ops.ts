@@ -26,20 +26,12 @@ export const onnxOpsAttention: AttentionBackend = {
     // Scaled before the products: the scores' two parts are then scaled in neither.
     const query = g.op("Mul", [x.query, g.scalar(1 / Math.sqrt(D))]);
     const qGrouped = g.op("Reshape", [headMajor(query), g.ints([0, KV, -1, D])]); // [B,KV,G*S,D]
-    const past = pastProducts(g, c, group, x);
-    const pastScores = past.scores(qGrouped, transposed); // [B,KV,G*S,P]
-    const newScores = g.op("MatMul", [qGrouped, transposed(newKeys)]); // [B,KV,G*S,S]
-    const scores = g.op("Concat", [pastScores, newScores], { axis: -1 }); // [B,KV,G*S,P+S]
+    const products = pastProducts(g, c, group, x);
+    const scores = products.scores(qGrouped, transposed, newKeys); // [B,KV,G*S,P+S]
     const perHead = g.op("Reshape", [scores, g.ints([0, H, -1, 0])]); // [B,H,S,P+S]
     const probs = g.op("Softmax", [g.op("Add", [perHead, x.bias])], { axis: -1 });
     const grouped = g.op("Reshape", [probs, g.ints([0, KV, -1, 0])]); // [B,KV,G*S,P+S]
-    // Split the probabilities where the past ends: P is the gathered past's axis 2.
-    const pastLength = g.op("Shape", [x.pastRows], { start: 2, end: 3 });
-    const end = g.ints([Number.MAX_SAFE_INTEGER]);
-    const lastAxis = g.ints([-1]);
-    const pastProbs = g.op("Slice", [grouped, g.ints([0]), pastLength, lastAxis]);
-    const newProbs = g.op("Slice", [grouped, pastLength, end, lastAxis]);
-    const ctx = g.op("Add", [past.context(pastProbs), g.op("MatMul", [newProbs, newValues])]); // [B,KV,G*S,D]
+    const ctx = products.context(grouped, newValues); // [B,KV,G*S,D]
     const heads = headMajor(g.op("Reshape", [ctx, g.ints([0, H, -1, D])])); // [B,S,H,D]
     return g.op("Reshape", [heads, g.ints([-1, H * D])]); // [B*S, H*D]
   },

@@ -1,5 +1,7 @@
-// The products of a group's queries with its cached keys and of its probabilities with its cached
-// values, for the backends that compute them with standard operators (onnx-ops, shared-prefix's tail).
+// The products of a group's queries with its keys and of its probabilities with its values, for the
+// backends that compute them with standard operators (onnx-ops, shared-prefix's tail): the cached past
+// and the new tokens apart, never joined (a join copies the whole gathered past), the scores joined
+// (they are small) and the context the sum of the two products.
 // The decode group's are taken in two halves of its rows, each half gathering its own K (and V) from the
 // pool just before its product: a decode step of 64 rows at 415 cached tokens gathers 26 MiB of a
 // layer's K, and onnxruntime's CPU arena, which keeps regions of doubling size that hold its largest
@@ -13,18 +15,44 @@ import type { AttentionGroup } from "./graph-names.ts";
 import type { GraphBuilder } from "./onnx-builder.ts";
 
 export interface PastProducts {
-  /** q [B,KV,Q,D] against the cached keys: [B,KV,Q,P] (`t` transposes a K to [.., D, P]). */
-  scores(q: string, t: (k: string) => string): string;
-  /** probs [B,KV,Q,P] times the cached values: [B,KV,Q,D]. */
-  context(probs: string): string;
+  /**
+   * q [B,KV,Q,D] against the cached keys, then against the new ones [B,KV,S,D]: [B,KV,Q,P+S] (`t`
+   * transposes a K to [.., D, T]).
+   */
+  scores(q: string, t: (k: string) => string, newKeys: string): string;
+  /** probs [B,KV,Q,P+S] times the cached values and the new ones [B,KV,S,D], summed: [B,KV,Q,D]. */
+  context(probs: string, newValues: string): string;
 }
-/** The group's past products; the decode group's in two halves of its rows. */
+
+/** The group's products; the decode group's past in two halves of its rows. */
 export function pastProducts(
   g: GraphBuilder,
   c: DecoderConfig,
   group: AttentionGroup,
   x: AttentionInputs,
 ): PastProducts {
+  const past = pastOnly(g, c, group, x);
+  return {
+    scores: (q, t, newKeys) =>
+      g.op("Concat", [past.scores(q, t), g.op("MatMul", [q, t(newKeys)])], { axis: -1 }),
+    context(probs, newValues) {
+      // Split the probabilities where the past ends: P is the past rows' axis 2.
+      const pastLength = g.op("Shape", [x.pastRows], { start: 2, end: 3 });
+      const end = g.ints([Number.MAX_SAFE_INTEGER]);
+      const lastAxis = g.ints([-1]);
+      const pastProbs = g.op("Slice", [probs, g.ints([0]), pastLength, lastAxis]);
+      const newProbs = g.op("Slice", [probs, pastLength, end, lastAxis]);
+      return g.op("Add", [past.context(pastProbs), g.op("MatMul", [newProbs, newValues])]);
+    },
+  };
+}
+
+interface PastOnly {
+  scores(q: string, t: (k: string) => string): string;
+  context(probs: string): string;
+}
+
+function pastOnly(g: GraphBuilder, c: DecoderConfig, group: AttentionGroup, x: AttentionInputs): PastOnly {
   if (group !== "decode")
     return {
       scores: (q: string, t: (k: string) => string) => g.op("MatMul", [q, t(x.pastKey)]),

@@ -51,26 +51,12 @@ export const sharedPrefixAttention: AttentionBackend = {
     // Scaled before the products: neither the tail's scores nor the shared ones need it then.
     const qRows = g.op("Reshape", [g.op("Mul", [x.query, scale]), g.ints([-1, H, D])]); // [B,H,D]
     const qGrouped = g.op("Reshape", [qRows, g.ints([0, KV, G, D])]); // [B,KV,G,D]
-    const tailPast = pastProducts(g, c, group, x); // gathered in halves of the rows
-    const tailScores = g.op(
-      "Concat",
-      [tailPast.scores(qGrouped, transposed), g.op("MatMul", [qGrouped, transposed(newKeys)])],
-      {
-        axis: -1,
-      },
-    ); // [B,KV,G,T]
+    const products = pastProducts(g, c, group, x); // the past gathered in halves of the rows
+    const tailScores = products.scores(qGrouped, transposed, newKeys); // [B,KV,G,T]
     const perHead = g.op("Reshape", [tailScores, g.ints([0, H, 1, -1])]); // [B,H,1,T]
     const tail = partial(g.op("Add", [perHead, x.bias]));
     const tailProbs = g.op("Reshape", [tail.p, g.ints([0, KV, G, -1])]); // [B,KV,G,T]
-    // Split where the past ends: P is the past rows' axis 2.
-    const past = g.op("Shape", [x.pastRows], { start: 2, end: 3 });
-    const lastAxis = g.ints([-1]);
-    const pastProbs = g.op("Slice", [tailProbs, g.ints([0]), past, lastAxis]);
-    const newProbs = g.op("Slice", [tailProbs, past, g.ints([Number.MAX_SAFE_INTEGER]), lastAxis]);
-    const tailOut = g.op("Reshape", [
-      g.op("Add", [tailPast.context(pastProbs), g.op("MatMul", [newProbs, newValues])]),
-      g.ints([0, H, D]),
-    ]); // [B,H,D]
+    const tailOut = g.op("Reshape", [products.context(tailProbs, newValues), g.ints([0, H, D])]); // [B,H,D]
     const tailMax = g.op("Reshape", [tail.m, g.ints([0, H, 1])]);
     const tailSum = g.op("Reshape", [tail.l, g.ints([0, H, 1])]);
 
