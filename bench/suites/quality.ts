@@ -23,7 +23,11 @@ import { onnxOpsAttention } from "../../services/worker/graph/attention-onnx-ops
 import { ACCURACY_LEVEL } from "../../services/worker/graph/graph-weights-quantized.ts";
 import { wholeModel } from "../../services/worker/graph/shard-graph.ts";
 import { describeCheckpoint } from "../../services/worker/model/checkpoint.ts";
-import { type QuantOptions, quantizationLabel } from "../../services/worker/model/quantize-blocks.ts";
+import {
+  isPerChannel,
+  type QuantOptions,
+  quantizationLabel,
+} from "../../services/worker/model/quantize-blocks.ts";
 import { WeightStore } from "../../services/worker/model/weights.ts";
 import type { ModelRunner } from "../../services/worker/runtime/model-runner.ts";
 import { allocateShardPool, ShardExecutor } from "../../services/worker/runtime/shard-executor.ts";
@@ -49,10 +53,10 @@ interface Setting {
 
 const nameOf = (s: Setting) =>
   s.quantization
-    ? `int${s.quantization.bits} b${s.quantization.blockSize} ${s.quantization.symmetric ? "sym" : "asym"}${s.level === undefined ? "" : ` level ${s.level}`}`
+    ? `int${s.quantization.bits} ${isPerChannel(s.quantization) ? "channel" : `b${s.quantization.blockSize}`} ${s.quantization.symmetric ? "sym" : "asym"}${s.level === undefined ? "" : ` level ${s.level}`}`
     : "float32";
 
-const q = (bits: 4 | 8, blockSize: number, symmetric: boolean, level?: number): Setting => ({
+const q = (bits: 4 | 8, blockSize: number | "channel", symmetric: boolean, level?: number): Setting => ({
   quantization: { bits, blockSize, symmetric },
   ...(level !== undefined && { level }),
 });
@@ -61,6 +65,9 @@ const q = (bits: 4 | 8, blockSize: number, symmetric: boolean, level?: number): 
 const SETTINGS: Setting[] = [
   {},
   ...[32, 64, 128, 256].flatMap((b) => [q(8, b, true), q(8, b, false)]),
+  // One scale per output feature, run by MatMulInteger with int8 activations per row (int8's default).
+  q(8, "channel", true),
+  q(8, "channel", false),
   ...[16, 32, 64, 128, 256].flatMap((b) => [q(4, b, true), q(4, b, false)]),
   // float32 compute from the same codes: what the int8 activations of level 4 add to the weights' error.
   ...[32, 128].flatMap((b) => [q(8, b, true, 0), q(4, b, true, 0)]),
@@ -197,7 +204,7 @@ export async function run(): Promise<void> {
       const agree = agreement(runs, reference.greedy);
       figures[name] = {
         quantization: quantizationLabel(s.quantization),
-        accuracyLevel: s.quantization ? (s.level ?? ACCURACY_LEVEL) : null,
+        accuracyLevel: s.quantization && !isPerChannel(s.quantization) ? (s.level ?? ACCURACY_LEVEL) : null,
         graphMiB: runner.graphBytes / 2 ** 20,
         perplexity,
         meanNll,

@@ -18,7 +18,13 @@ import { onnxOpsAttention } from "../../services/worker/graph/attention-onnx-ops
 import { ACCURACY_LEVEL } from "../../services/worker/graph/graph-weights-quantized.ts";
 import { wholeModel } from "../../services/worker/graph/shard-graph.ts";
 import { describeCheckpoint } from "../../services/worker/model/checkpoint.ts";
-import { type QuantOptions, quantizationLabel } from "../../services/worker/model/quantize-blocks.ts";
+import {
+  blockWise,
+  isPerChannel,
+  PER_CHANNEL,
+  type QuantOptions,
+  quantizationLabel,
+} from "../../services/worker/model/quantize-blocks.ts";
 import { WeightStore } from "../../services/worker/model/weights.ts";
 import { allocateShardPool, ShardExecutor } from "../../services/worker/runtime/shard-executor.ts";
 import { defaultQuantization } from "../../services/worker/server/serve-quantization-flags.ts";
@@ -42,6 +48,12 @@ const q = (bits: 4 | 8, blockSize: number, symmetric: boolean, level: number): S
   level,
 });
 
+/** Per-channel int8 (MatMulInteger, graph/graph-weights-channel.ts): no accuracy level applies. */
+const channel = (symmetric: boolean): Setting => ({
+  name: `int8 channel ${symmetric ? "sym" : "asym"}`,
+  quantization: { bits: 8, blockSize: PER_CHANNEL, symmetric },
+});
+
 const SETTINGS: Setting[] = [
   { name: "float32" },
   ...[32, 64, 128].flatMap((b) => [true, false].flatMap((sym) => [0, 1, 4].map((l) => q(4, b, sym, l)))),
@@ -51,6 +63,7 @@ const SETTINGS: Setting[] = [
   // measured at block 32 only.
   ...[0, 1].map((l) => q(8, 32, true, l)),
   ...[32, 64, 128, 256].flatMap((b) => [true, false].map((sym) => q(8, b, sym, 4))),
+  ...[true, false].map(channel),
 ];
 
 /** The store's weights, quantized as `s` says, with MatMulNBits at its accuracy level. */
@@ -124,7 +137,7 @@ async function time(s: Setting, threads: number, clock: "cpu" | "wall"): Promise
 const settingOf = (o: QuantOptions | undefined, level: number) =>
   SETTINGS.find(
     (s) =>
-      s.level === level &&
+      (s.level === level || (o !== undefined && isPerChannel(o))) &&
       s.quantization?.bits === o?.bits &&
       s.quantization?.blockSize === o?.blockSize &&
       s.quantization?.symmetric === o?.symmetric,
@@ -168,7 +181,7 @@ export async function run(args: string[] = []): Promise<void> {
     const d = serve && medians.get(serve.name);
     if (!d) continue;
     const rivals = settings
-      .filter((s) => s.quantization?.bits === bits && s.quantization.blockSize <= 128)
+      .filter((s) => s.quantization?.bits === bits && (blockWise(s.quantization)?.blockSize ?? 0) <= 128)
       .map((s) => medians.get(s.name)!);
     for (const what of ["prefill", "decode"] as const) {
       const of = (x: { prefillCpuMs: number; decodeCpuMs: number }) =>

@@ -23,7 +23,7 @@
 
 import { toFloat32 } from "../model/dtype.ts";
 import type { RepackedMatrix } from "../model/prequantized-repack.ts";
-import type { QuantOptions } from "../model/quantize-blocks.ts";
+import type { BlockQuantOptions } from "../model/quantize-blocks.ts";
 import { quantizeBlocks } from "../model/quantize-blocks.ts";
 import type { TensorSlice } from "../model/tensor-slice.ts";
 import type { WeightSource } from "./graph-names.ts";
@@ -51,7 +51,7 @@ export interface NBitsMatrix {
 export function addQuantized(
   g: GraphBuilder,
   source: WeightSource,
-  q: QuantOptions,
+  q: BlockQuantOptions,
   name: string,
   shape: [number, number],
   key: string,

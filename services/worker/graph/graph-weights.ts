@@ -5,7 +5,8 @@
 // float32 at load, which costs next to nothing.
 //
 // Quantized (`--quantization int8|int4`, or a GPTQ/AWQ checkpoint's packed matrices): MatMulNBits over
-// block-quantized codes, graph-weights-quantized.ts.
+// block-quantized codes, graph-weights-quantized.ts; per-channel int8 codes (int8's default):
+// MatMulInteger, graph-weights-channel.ts.
 // float32 matrix: MatMul(x, Transpose(W)); onnxruntime folds the Transpose at load and prepacks W.
 // 16-bit matrix:  Gemm(x, Cast(W'), transB=1), W' = Reshape(W, [out, in] + 0 * tokens(x)): the product
 //   computes in float32 from a float32 copy of one matrix that lives only for that product.
@@ -25,8 +26,10 @@
 //   float32's tokens per CPU-second, prefill at 0.90-0.93x. float16 and bfloat16 Casts cost the same,
 //   so bfloat16 stays bfloat16: no conversion to float16, whose range it exceeds, and no rounding.
 import type { WeightDtype } from "../model/dtype.ts";
+import { blockWise, isPerChannel } from "../model/quantize-blocks.ts";
 import type { TensorSlice } from "../model/tensor-slice.ts";
 import type { WeightSource } from "./graph-names.ts";
+import { type ChannelMatrix, ChannelProducts } from "./graph-weights-channel.ts";
 import {
   addNBits,
   addQuantized,
@@ -47,12 +50,16 @@ export class GraphWeights {
   private readonly transposed = new Map<string, string>();
   /** Matrices run by MatMulNBits by key, null for a float one (graph-weights-quantized.ts). */
   private readonly quantized = new Map<string, NBitsMatrix | null>();
+  /** Matrices run by MatMulInteger (per-channel int8) by key. */
+  private readonly channels = new Map<string, ChannelMatrix>();
+  private readonly channelProducts: ChannelProducts;
   /** Per product input: a zero that depends on its token count. */
   private readonly tokenZero = new Map<string, string>();
 
   constructor(g: GraphBuilder, source: WeightSource) {
     this.g = g;
     this.source = source;
+    this.channelProducts = new ChannelProducts(g);
   }
 
   /** A vector (norm weight, bias) or its slice, widened to float32. */
@@ -72,6 +79,8 @@ export class GraphWeights {
    * at a large vocabulary.
    */
   embed(ids: string, name: string, shape: [number, number], tied = false): string {
+    const channel = tied ? this.channel(name, shape[0], shape[1]) : undefined;
+    if (channel) return this.channelProducts.rowsOf(ids, channel);
     const codes = tied ? this.nbits(name, shape[0], shape[1]) : undefined;
     const quantized = codes && quantizedRows(this.g, ids, codes);
     if (quantized) return quantized;
@@ -85,7 +94,19 @@ export class GraphWeights {
    * features), or {axis: 1} for columns (input features).
    */
   linear(x: string, name: string, out: number, inDim: number, slice?: WeightSlice): string {
-    const m = this.nbits(name, out, inDim, slice);
+    const c = this.channel(name, out, inDim, slice);
+    if (c) return this.channelProducts.product(x, c);
+    return this.linearOf(x, name, out, inDim, slice, this.nbits(name, out, inDim, slice));
+  }
+
+  private linearOf(
+    x: string,
+    name: string,
+    out: number,
+    inDim: number,
+    slice: WeightSlice | undefined,
+    m: NBitsMatrix | undefined,
+  ): string {
     if (m) return quantizedProduct(this.g, x, m, this.source.nbitsAccuracyLevel);
     const w = this.matrix(name, [out, inDim], slice);
     if (this.added.get(w) === "F32") return this.g.op("MatMul", [x, this.transposeOf(w)]);
@@ -106,11 +127,26 @@ export class GraphWeights {
     if (known !== undefined) return known ?? undefined;
     const s = slice && asSlice(slice);
     const repacked = this.source.readPrequantized?.(name, [out, inDim], s);
-    const q = this.source.quantization;
+    const q = blockWise(this.source.quantization);
     const m = repacked
       ? addNBits(this.g, repacked, key)
       : q && addQuantized(this.g, this.source, q, name, [out, inDim], key, s);
     this.quantized.set(key, m ?? null);
+    return m;
+  }
+
+  /**
+   * The matrix as per-channel int8 codes when `--quantization` says so (never for a GPTQ/AWQ
+   * checkpoint: WeightStore.open refuses --quantization for one).
+   */
+  private channel(name: string, out: number, inDim: number, slice?: WeightSlice): ChannelMatrix | undefined {
+    const q = this.source.quantization;
+    if (!q || !isPerChannel(q)) return undefined;
+    const key = `${keyOf(name, slice)}#c`;
+    const known = this.channels.get(key);
+    if (known) return known;
+    const m = this.channelProducts.add(this.source, q, name, [out, inDim], key, slice && asSlice(slice));
+    this.channels.set(key, m);
     return m;
   }
 

@@ -77,6 +77,13 @@ export class GraphBuilder {
     return name;
   }
 
+  /** An int8 constant (per-channel quantized codes, their zero points). */
+  int8Weight(name: string, codes: Int8Array, dims: number[]): string {
+    const rawData = new Uint8Array(codes.buffer, codes.byteOffset, codes.byteLength);
+    this.initializers.push(tensor(name, DataType.INT8, dims, rawData));
+    return name;
+  }
+
   /** An int64 constant (shapes, axes, indices). */
   ints(values: number[], dims: number[] = [values.length]): string {
     const name = this.fresh("const_i64");

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { dequantizeBlocks, type QuantOptions, quantizeBlocks } from "./quantize-blocks.ts";
+import { type BlockQuantOptions, dequantizeBlocks, quantizeBlocks } from "./quantize-blocks.ts";
 
 const OUT = 5;
 const IN = 48; // one whole block of 32 and a partial one, as a tensor-parallel slice can have
@@ -10,7 +10,7 @@ describe("quantizeBlocks", () => {
     [{ bits: 8, blockSize: 32, symmetric: true }, 0.5 / 127],
     [{ bits: 4, blockSize: 32, symmetric: true }, 0.5 / 7],
     [{ bits: 4, blockSize: 16, symmetric: false }, 0.5 / 15 + 1 / 15],
-  ] as [QuantOptions, number][]) {
+  ] as [BlockQuantOptions, number][]) {
     it(`${o.bits} bits, block ${o.blockSize}${o.symmetric ? "" : ", asymmetric"}: each value within half a step of its block's scale`, () => {
       const q = quantizeBlocks(w, OUT, IN, o);
       assert.equal(q.packed.length, OUT * Math.ceil(IN / o.blockSize) * ((o.blockSize * o.bits) / 8));

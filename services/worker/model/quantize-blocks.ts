@@ -11,10 +11,26 @@ import { TesseraError } from "../../kernel/errors.ts";
 
 export type QuantBits = 4 | 8;
 
+/** One scale (and zero point) per output feature instead of per block: int8 only (quantize-channels.ts). */
+export const PER_CHANNEL = "channel";
+
 export interface QuantOptions {
   bits: QuantBits;
-  blockSize: number;
+  /** Input features per block, or PER_CHANNEL: the whole row. */
+  blockSize: number | typeof PER_CHANNEL;
   symmetric: boolean;
+}
+
+/** Options of block-wise codes (MatMulNBits's layout). */
+export type BlockQuantOptions = QuantOptions & { blockSize: number };
+
+export function isPerChannel(q: QuantOptions): boolean {
+  return q.blockSize === PER_CHANNEL;
+}
+
+/** `q` when its codes are block-wise, else undefined. */
+export function blockWise(q: QuantOptions | undefined): BlockQuantOptions | undefined {
+  return q && typeof q.blockSize === "number" ? { ...q, blockSize: q.blockSize } : undefined;
 }
 
 export interface QuantizedMatrix {
@@ -32,7 +48,8 @@ export interface QuantizedMatrix {
 /** `int4 block 32 symmetric` for the start-up log; `none` unquantized. */
 export function quantizationLabel(q: QuantOptions | undefined): string {
   if (!q) return "none";
-  return `int${q.bits} block ${q.blockSize} ${q.symmetric ? "symmetric" : "asymmetric"}`;
+  const blocks = isPerChannel(q) ? "per channel" : `block ${q.blockSize}`;
+  return `int${q.bits} ${blocks} ${q.symmetric ? "symmetric" : "asymmetric"}`;
 }
 
 /**
@@ -44,20 +61,33 @@ export function quantizationLabel(q: QuantOptions | undefined): string {
 export function servedRevision(checkpointRevision: string, quantization: QuantOptions | undefined): string {
   if (!quantization) return checkpointRevision;
   const scheme = quantization.symmetric ? "sym" : "asym";
-  return `${checkpointRevision}+int${quantization.bits}-b${quantization.blockSize}-${scheme}`;
+  const blocks = isPerChannel(quantization) ? PER_CHANNEL : `b${quantization.blockSize}`;
+  return `${checkpointRevision}+int${quantization.bits}-${blocks}-${scheme}`;
 }
 
-/** Block sizes MatMulNBits accepts: a power of two, at least 16. */
-export function blockSizeProblem(blockSize: number): string | undefined {
-  const ok = Number.isInteger(blockSize) && blockSize >= 16 && (blockSize & (blockSize - 1)) === 0;
-  return ok ? undefined : "must be a power of two, at least 16 (16, 32, 64, 128, ...)";
+/**
+ * Block sizes MatMulNBits accepts: a power of two, at least 16; or `channel` (one scale per output
+ * feature), at 8 bits only: 4-bit codes with one scale per row lose too much, and MatMulInteger, which
+ * runs per-channel codes, reads whole bytes, so they would take int8's memory.
+ */
+export function blockSizeProblem(blockSize: number | string, bits?: QuantBits): string | undefined {
+  if (blockSize === PER_CHANNEL)
+    return bits === 4
+      ? "applies to int8 only: int4 takes a power of two, at least 16 (default 128)"
+      : undefined;
+  const ok =
+    typeof blockSize === "number" &&
+    Number.isInteger(blockSize) &&
+    blockSize >= 16 &&
+    (blockSize & (blockSize - 1)) === 0;
+  return ok ? undefined : "must be a power of two, at least 16 (16, 32, 64, 128, ...), or channel (int8)";
 }
 
 export function quantizeBlocks(
   w: Float32Array,
   out: number,
   inDim: number,
-  o: QuantOptions,
+  o: BlockQuantOptions,
 ): QuantizedMatrix {
   const problem = blockSizeProblem(o.blockSize);
   if (problem) throw TesseraError.invalidArgument("quantization block size", `${o.blockSize} ${problem}`);
@@ -105,7 +135,7 @@ export function quantizeBlocks(
 }
 
 /** w ~= (q - zero) * scale, back to float32 [out, in]: for tests and reference checks. */
-export function dequantizeBlocks(q: QuantizedMatrix, o: QuantOptions): Float32Array {
+export function dequantizeBlocks(q: QuantizedMatrix, o: BlockQuantOptions): Float32Array {
   const w = new Float32Array(q.out * q.in);
   const blobBytes = (o.blockSize * o.bits) / 8;
   const zpRow = Math.ceil((q.blocks * o.bits) / 8);

@@ -1,7 +1,8 @@
 // `--quantization int8|int4` on the transformers reference checkpoints (testdata/hf-reference):
 // teacher-forced on transformers' greedy tokens, the quantized engine's logits stay close to the float32
 // engine's, and its greedy choices mostly agree with transformers'. int8 is held to tighter bounds
-// than int4. Block size 32, symmetric and asymmetric, and int4 in blocks of 128, longer than a row.
+// than int4. Block size 32, symmetric and asymmetric, int4 in blocks of 128, longer than a row, and int8
+// per channel (its default).
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
@@ -59,8 +60,17 @@ const BOUNDS = {
   int8: { relative: 0.25, agreement: 0.85 },
   int4: { relative: 0.8, agreement: 0.2 },
 };
+/**
+ * int8 per channel on tiny-mixtral: 26% (42% asymmetric) and 45-47 of 54:
+ * its router's top-2 among 4 experts flips on small changes of the hidden state (21% at block 32 too),
+ * and one flip moves every later logit. The dense models stay at 4.9-6.0% and 90-94%, as block 32.
+ */
+const MOE_PER_CHANNEL = { relative: 0.5, agreement: 0.8 };
 const SETTINGS: [keyof typeof BOUNDS, QuantOptions][] = [
   ["int8", { bits: 8, blockSize: 32, symmetric: true }],
+  // int8's default: one scale per output feature, MatMulInteger with int8 activations per row.
+  ["int8", { bits: 8, blockSize: "channel", symmetric: true }],
+  ["int8", { bits: 8, blockSize: "channel", symmetric: false }],
   ["int4", { bits: 4, blockSize: 32, symmetric: true }],
   ["int4", { bits: 4, blockSize: 32, symmetric: false }],
   // Blocks longer than a row (hidden 96): each row of q/k/v/gate/up is one partial block.
@@ -102,8 +112,10 @@ for (const model of Object.keys(MODELS)) {
         console.log(
           `${model} ${name}: max |diff| ${(worst * 100).toFixed(2)}% of the logit range, greedy ${agree}/${steps}`,
         );
-        assert.ok(worst < BOUNDS[label].relative, `max diff ${worst} of the range`);
-        assert.ok(agree >= BOUNDS[label].agreement * steps, `greedy agreement ${agree}/${steps}`);
+        const bound =
+          model.includes("mixtral") && q.blockSize === "channel" ? MOE_PER_CHANNEL : BOUNDS[label];
+        assert.ok(worst < bound.relative, `max diff ${worst} of the range`);
+        assert.ok(agree >= bound.agreement * steps, `greedy agreement ${agree}/${steps}`);
       });
     }
   });

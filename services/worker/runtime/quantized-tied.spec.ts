@@ -12,6 +12,7 @@ import { ModelRunner } from "./model-runner.ts";
 
 const INT4: QuantOptions = { bits: 4, blockSize: 32, symmetric: true };
 const INT8: QuantOptions = { bits: 8, blockSize: 32, symmetric: true };
+const INT8_CHANNEL: QuantOptions = { bits: 8, blockSize: "channel", symmetric: true };
 const PROMPT = [5, 17, 42, 99, 100, 7, 300, 12];
 
 async function load(dir: string, quantization?: QuantOptions) {
@@ -48,6 +49,7 @@ describe("--quantization with tied embeddings", function () {
     const float = await load(dir);
     const int8 = await load(dir, INT8);
     const int4 = await load(dir, INT4);
+    const channel = await load(dir, INT8_CHANNEL);
     const share = (q: { weightBytes: number }) => q.weightBytes / float.weightBytes;
     console.log(
       `tied, vocabulary ${float.logits.length}: float32 ${float.weightBytes} B, int8 ${int8.weightBytes} B (x${share(int8).toFixed(3)}), int4 ${int4.weightBytes} B (x${share(int4).toFixed(3)})`,
@@ -55,7 +57,10 @@ describe("--quantization with tied embeddings", function () {
     // Codes, scales for the product and scales again for the row lookup: 0.19 and 0.33 of float32.
     assert.ok(share(int4) < 0.25, `int4 holds ${share(int4)} of float32's weight bytes`);
     assert.ok(share(int8) < 0.4, `int8 holds ${share(int8)} of float32's weight bytes`);
+    // Per channel: codes [hidden, vocab] and one scale per row, read by the product and the lookup.
+    assert.ok(share(channel) < 0.3, `int8 per channel holds ${share(channel)} of float32's weight bytes`);
     // The rows come from the same codes as the head: int8 keeps float32's choice on a random model.
     assert.equal(argmax(int8.logits), argmax(float.logits));
+    assert.equal(argmax(channel.logits), argmax(float.logits));
   });
 });

@@ -5,7 +5,7 @@ import { type Result, TesseraError } from "../../kernel/errors.ts";
 import { servedModelNameProblem } from "../../kernel/served-model-name.ts";
 import { engineConfigSchema } from "../engine/engine-config.ts";
 import { redisKvConfigSchema } from "../kv-transfer/redis-kv-config.ts";
-import { blockSizeProblem } from "../model/quantize-blocks.ts";
+import { blockSizeProblem, PER_CHANNEL } from "../model/quantize-blocks.ts";
 import type { SpeculativeConfig } from "../speculative/speculative-config.ts";
 import { SERVE_DTYPES } from "./serve-model-flags.ts";
 
@@ -80,19 +80,21 @@ export const ServeConfigSchema = z
     dtype: z.enum(SERVE_DTYPES).optional(),
     /**
      * Weight-only quantization of the projection matrices at load (model/quantize-blocks.ts): bits per
-     * weight, input features per block (one scale each), and whether blocks keep a zero point too
-     * (asymmetric). Unset: the weights as the dtype says.
+     * weight, input features per block (one scale each) or `channel` (one per output feature, int8
+     * only: model/quantize-channels.ts), and whether blocks keep a zero point too (asymmetric). Unset:
+     * the weights as the dtype says.
      */
     quantization: z
       .object({
         bits: z.union([z.literal(4), z.literal(8)]),
-        blockSize: z.int().superRefine((n, ctx) => {
-          const problem = blockSizeProblem(n);
-          if (problem) ctx.addIssue({ code: "custom", message: problem });
-        }),
+        blockSize: z.union([z.int(), z.literal(PER_CHANNEL)]),
         symmetric: z.boolean(),
       })
       .strict()
+      .superRefine((q, ctx) => {
+        const problem = blockSizeProblem(q.blockSize, q.bits);
+        if (problem) ctx.addIssue({ code: "custom", path: ["blockSize"], message: problem });
+      })
       .optional(),
     /**
      * auto: an unset temperature, top_p, top_k, min_p or repetition_penalty takes the checkpoint's

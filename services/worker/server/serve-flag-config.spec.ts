@@ -84,7 +84,7 @@ describe("serve config from flags and environment", () => {
         symmetric: true,
       });
       const env = serveConfigFromFlags(model, { TESSERA_QUANTIZATION: "int8" });
-      assert.deepEqual(env.value?.quantization, { bits: 8, blockSize: 128, symmetric: true });
+      assert.deepEqual(env.value?.quantization, { bits: 8, blockSize: "channel", symmetric: true });
       const flagWins = serveConfigFromFlags(
         { ...model, quantization: "none" },
         { TESSERA_QUANTIZATION: "int8" },
@@ -104,6 +104,24 @@ describe("serve config from flags and environment", () => {
         TESSERA_QUANTIZATION_SCHEME: "asymmetric",
       });
       assert.deepEqual(env.value?.quantization, { bits: 4, blockSize: 16, symmetric: false });
+    });
+
+    it("quantizes int8 per channel unless told a block size, and refuses channel at int4", () => {
+      const byDefault = serveConfigFromFlags({ ...model, quantization: "int8" }, {});
+      assert.deepEqual(byDefault.value?.quantization, { bits: 8, blockSize: "channel", symmetric: true });
+      const blocks = serveConfigFromFlags(model, {
+        TESSERA_QUANTIZATION: "int8",
+        TESSERA_QUANTIZATION_BLOCK_SIZE: "64",
+      });
+      assert.deepEqual(blocks.value?.quantization, { bits: 8, blockSize: 64, symmetric: true });
+      const int4 = serveConfigFromFlags(model, {
+        TESSERA_QUANTIZATION: "int4",
+        TESSERA_QUANTIZATION_BLOCK_SIZE: "channel",
+      });
+      assert.match(
+        int4.error?.message ?? "",
+        /TESSERA_QUANTIZATION_BLOCK_SIZE: channel applies to int8 only/,
+      );
     });
 
     it("refuses a mode, block size or scheme it cannot apply, naming the flag or the variable", () => {

@@ -18,6 +18,7 @@ import {
   trimmed,
 } from "../../kernel/flag-table.ts";
 import { servedModelNameProblem } from "../../kernel/served-model-name.ts";
+import { quantizationBlockSize } from "./serve-quantization-flags.ts";
 
 /** `--layers 0-11`: layers 0 to 11 inclusive, as [0, 12). */
 export const layerRange: Reader<{ start: number; end: number }> = (text) => {
@@ -75,15 +76,16 @@ export const SERVE_FLAGS = {
   quantization: {
     flag: "--quantization <mode>",
     description:
-      "weight-only quantization of the projection matrices at load: none, int8 or int4 (block-wise codes, one scale per block, run by onnxruntime's MatMulNBits)",
+      "weight-only quantization of the projection matrices at load: none, int8 (one scale per output feature by default, run by onnxruntime's MatMulInteger) or int4 (block-wise codes, one scale per block, run by MatMulNBits)",
     choices: ["none", "int8", "int4"],
     default: "none",
     env: "TESSERA_QUANTIZATION",
   },
   quantizationBlockSize: {
-    flag: "--quantization-block-size <n>",
-    description: "input features per quantization block, a power of two of at least 16 (default 128)",
-    read: positiveInteger,
+    flag: "--quantization-block-size <n|channel>",
+    description:
+      "input features per quantization block, a power of two of at least 16, or channel: one scale per output feature, run by MatMulInteger (int8 only; int8's default; int4's is 128)",
+    read: quantizationBlockSize,
     env: "TESSERA_QUANTIZATION_BLOCK_SIZE",
   },
   quantizationScheme: {

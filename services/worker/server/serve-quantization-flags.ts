@@ -4,19 +4,36 @@
 // or scheme without a quantization to apply it to is refused rather than ignored; errors name the flag
 // or variable the bad value came from.
 import { type Result, TesseraError } from "../../kernel/errors.ts";
-import { blockSizeProblem, type QuantBits, type QuantOptions } from "../model/quantize-blocks.ts";
+import { positiveInteger, type Reader } from "../../kernel/flag-table.ts";
+import {
+  blockSizeProblem,
+  PER_CHANNEL,
+  type QuantBits,
+  type QuantOptions,
+} from "../model/quantize-blocks.ts";
 
 /**
- * The block size when none is given, per bits: 128, measured (`npm run bench -- quantization` and
- * `-- quality`, base preset and the trained reference model, MatMulNBits accuracy level 4). Against
- * blocks of 32, a 128-token prefill takes ~20% less CPU at int4 (~70 vs ~90 ms, 1 thread) and ~12%
- * less at int8, batch-1 decode ~10% less, for held-out perplexity x1.0046 of float32's at int4
- * (x1.0029 at 32) and x1.0001 at int8. Blocks of 256 were ~5-10% faster still at the same quality
- * but divide fewer hidden sizes (Qwen2-0.5B's 896): a tied embedding whose rows are not whole blocks
- * cannot be read from the LM head's codes and would be kept as floats beside them. 128 is also the
- * group size of GPTQ and AWQ checkpoints.
+ * The block size when none is given, per bits, measured (`npm run bench -- quantization` and
+ * `-- quality`, base preset and the trained reference model).
+ * int8: one scale per output feature (`channel`), run by MatMulInteger with int8 activations per row
+ * (graph/graph-weights-channel.ts): on a CPU with AMX or VNNI its products take a quarter to a half of
+ * MatMulNBits's blocks' time at 16 rows and more (a 128-token prefill of the base preset 100 -> 43 ms,
+ * 2 threads, Intel Xeon with AMX), batch-1 decode no more, for the same perplexity within 0.1%.
+ * int4: blocks of 128. Against blocks of 32, a 128-token prefill takes ~20% less CPU (~70 vs ~90 ms,
+ * 1 thread), batch-1 decode ~10% less, for held-out perplexity x1.0046 of float32's (x1.0029 at 32).
+ * Blocks of 256 were ~5-10% faster still at the same quality but divide fewer hidden sizes
+ * (Qwen2-0.5B's 896): a tied embedding whose rows are not whole blocks cannot be read from the LM
+ * head's codes and would be kept as floats beside them. 128 is also the group size of GPTQ and AWQ
+ * checkpoints. int4 has no per-channel form: one scale per row loses too much at 4 bits.
  */
-export const DEFAULT_QUANTIZATION_BLOCK_SIZE: Readonly<Record<QuantBits, number>> = { 8: 128, 4: 128 };
+export const DEFAULT_QUANTIZATION_BLOCK_SIZE: Readonly<Record<QuantBits, QuantOptions["blockSize"]>> = {
+  8: PER_CHANNEL,
+  4: 128,
+};
+
+/** `--quantization-block-size`: `channel` or a positive integer (checked against the bits later). */
+export const quantizationBlockSize: Reader<QuantOptions["blockSize"]> = (text) =>
+  text.trim() === PER_CHANNEL ? { value: PER_CHANNEL } : positiveInteger(text);
 
 /** `--quantization int8|int4` with neither a block size nor a scheme given. */
 export function defaultQuantization(bits: QuantBits): QuantOptions {
@@ -25,7 +42,7 @@ export function defaultQuantization(bits: QuantBits): QuantOptions {
 
 type Given = {
   quantization: "none" | "int8" | "int4";
-  quantizationBlockSize: number | undefined;
+  quantizationBlockSize: QuantOptions["blockSize"] | undefined;
   quantizationScheme: "symmetric" | "asymmetric" | undefined;
 };
 
@@ -47,10 +64,10 @@ export function quantizationInput(
       ),
     };
   }
-  const problem = blockSize === undefined ? undefined : blockSizeProblem(blockSize);
+  const defaults = defaultQuantization(quantization === "int8" ? 8 : 4);
+  const problem = blockSize === undefined ? undefined : blockSizeProblem(blockSize, defaults.bits);
   if (problem)
     return { error: TesseraError.invalidArgument(from("quantizationBlockSize"), `${blockSize} ${problem}`) };
-  const defaults = defaultQuantization(quantization === "int8" ? 8 : 4);
   return {
     value: {
       bits: defaults.bits,
