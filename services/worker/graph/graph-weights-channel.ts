@@ -1,6 +1,7 @@
 // `--quantization int8` with per-channel codes (the int8 default, model/quantize-channels.ts): the
-// product runs as onnxruntime's MatMulInteger, u8 activations x s8 weights -> int32, which MLAS runs
-// on AMX tiles or VNNI dot products, then scaled back to float32 by the row's and the column's scales.
+// product is onnxruntime's integer GEMM, com.microsoft MatMulIntegerToFloat (u8 activations x s8
+// weights -> float32, times the columns' scales), which MLAS runs on AMX tiles or VNNI dot products,
+// then a Mul by each row's scale.
 // The activations are quantized per row (per token), symmetrically: s = max|x_row| / 127, codes
 // round(x / s) + 128 as uint8 with zero point 128. A row's codes depend on that row alone, so a
 // request's logits do not depend on what else its step batches (a per-tensor scale, as
@@ -12,7 +13,9 @@
 //   MatMulNBits bits 8, level 4 (blocks) 3.7-4.8    12-13     67-72 ms
 //   MatMulNBits bits 4, level 4 (blocks) 1.8-2.2    11-15     78-97 ms
 //   float32 MatMul                       16.0       23.8      92.7 ms
-//   this (per-row x, per-channel W)      2.6        3.9       20.9 ms
+//   this (per-row x, per-channel W)      2.6        3.9       20.9 ms  (measured as MatMulInteger,
+//                                        Cast and two Muls; MatMulIntegerToFloat is the same product
+//                                        in two fewer nodes)
 //   DynamicQuantizeMatMul (per-tensor x) 5.7        7.7       29.2 ms
 //   the same with a block-wise W (MatMulInteger batched over blocks, then scaled and summed): 10 / 21 /
 //   133 ms: batched int8 products of 128-deep blocks do not reach the fast kernels.
@@ -22,7 +25,7 @@ import type { QuantOptions } from "../model/quantize-blocks.ts";
 import { quantizeChannels } from "../model/quantize-channels.ts";
 import type { TensorSlice } from "../model/tensor-slice.ts";
 import type { WeightSource } from "./graph-names.ts";
-import type { GraphBuilder } from "./onnx-builder.ts";
+import { type GraphBuilder, MS_DOMAIN } from "./onnx-builder.ts";
 
 /** A per-channel int8 matrix's initializers. */
 export interface ChannelMatrix {
@@ -47,6 +50,7 @@ export class ChannelProducts {
   private readonly g: GraphBuilder;
   private readonly rows = new Map<string, RowCodes>();
   private zero128?: string;
+  private one?: string;
 
   constructor(g: GraphBuilder) {
     this.g = g;
@@ -79,10 +83,12 @@ export class ChannelProducts {
   product(x: string, m: ChannelMatrix): string {
     const g = this.g;
     const a = this.rowCodes(x);
-    const inputs = [a.codes, m.codes, this.zeroPoint()];
+    // com.microsoft MatMulIntegerToFloat: MatMulInteger, Cast and the column scales in one node (its
+    // A scale is per tensor or per input feature, so the per-row scale is a Mul after it).
+    this.one ??= g.scalar(1);
+    const inputs = [a.codes, m.codes, this.one, m.scales, this.zeroPoint()];
     if (m.zeroPoints) inputs.push(m.zeroPoints);
-    const acc = g.op("Cast", [g.op("MatMulInteger", inputs)], { to: FLOAT });
-    return g.op("Mul", [g.op("Mul", [acc, m.scales]), a.scales]);
+    return g.op("Mul", [g.op("MatMulIntegerToFloat", inputs, {}, MS_DOMAIN), a.scales]);
   }
 
   /**
