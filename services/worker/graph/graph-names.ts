@@ -12,7 +12,7 @@ export interface WeightSource {
   readSlice(name: string, expectedShape: number[], slice: TensorSlice): Tensor;
   /** A tensor (or a slice) in the dtype the checkpoint stores it in: 16-bit weights stay 16-bit. */
   readStored(name: string, expectedShape: number[], slice?: TensorSlice): StoredTensor;
-  /** Set: projection matrices are kept block-quantized (graph-weights-quantized.ts). */
+  /** Set: projection matrices are kept quantized (graph-weights-quantized.ts, graph-weights-channel.ts). */
   readonly quantization?: QuantOptions;
   /**
    * MatMulNBits accuracy_level; default 4 (int8 activations, graph-weights-quantized.ts). 0 computes in

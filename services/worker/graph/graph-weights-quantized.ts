@@ -1,6 +1,6 @@
-// `tessera serve --quantization int8|int4`: projection matrices kept block-quantized (weight-only), the
-// product run by onnxruntime's com.microsoft MatMulNBits: y = x @ dequant(W)^T with W's codes packed as
-// model/quantize-blocks.ts writes them. Each tensor-parallel rank quantizes only its own slice.
+// `tessera serve --quantization int4` (and int8 given a block size): projection matrices kept
+// block-quantized (weight-only), the product run by onnxruntime's com.microsoft MatMulNBits:
+// y = x @ dequant(W)^T with W's codes packed as model/quantize-blocks.ts writes them. Each tensor-parallel rank quantizes only its own slice.
 // A GPTQ/AWQ checkpoint's matrices reach the same product already quantized, their codes repacked into
 // that layout (model/prequantized-repack.ts), with a Gather of the activations first for act-order GPTQ.
 // accuracy_level 4 lets MatMulNBits quantize the activations to int8 per block too and run int8 dot

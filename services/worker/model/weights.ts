@@ -14,7 +14,7 @@ export class WeightStore {
   private readonly byName: Map<string, SafetensorsFile>;
   /** readStored widens 16-bit tensors to float32 (`tessera serve --dtype float32`). */
   private widen = false;
-  /** `tessera serve --quantization`: the graphs keep projection matrices block-quantized. */
+  /** `tessera serve --quantization`: the graphs keep projection matrices quantized (block-wise or per channel). */
   quantization?: QuantOptions;
   /** A GPTQ/AWQ checkpoint (config.json quantization_config): its matrices are read packed. */
   prequantized?: PrequantizedFormat;

@@ -12,7 +12,7 @@ export interface ShardMemberOptions {
   architectureOverride: string | undefined;
   /** Keep 16-bit weights as float32 in memory (`--dtype float32`). */
   widenWeights?: boolean;
-  /** `--quantization`: projection matrices kept block-quantized. */
+  /** `--quantization`: projection matrices kept quantized (block-wise or per channel). */
   quantization?: QuantOptions;
   threads: number;
   numBlocks: number;

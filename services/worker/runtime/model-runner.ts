@@ -19,7 +19,7 @@ export interface ModelRunnerOptions {
   architectureOverride: string | undefined;
   /** Keep 16-bit weights as float32 in memory (`--dtype float32`); default: as the checkpoint stores them. */
   widenWeights?: boolean;
-  /** `--quantization`: projection matrices kept block-quantized (graph-weights-quantized.ts). */
+  /** `--quantization`: projection matrices kept quantized (graph-weights-quantized.ts, graph-weights-channel.ts). */
   quantization?: QuantOptions;
   /** onnxruntime intra-op threads; 0 = onnxruntime's default (all cores). */
   threads: number;
