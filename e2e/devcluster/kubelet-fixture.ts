@@ -11,6 +11,7 @@ import { type DevCluster, startDevCluster } from "../../devtools/devcluster/dev-
 import type { Pod } from "../../devtools/devcluster/objects/pod-types.ts";
 import { createLogger } from "../../services/kernel/log.ts";
 import { type ClientRelease, clientBinaries } from "./client-binaries.ts";
+import { clientLimitMs } from "./client-limit.ts";
 import { operatorKubeconfig } from "./operator-credentials.ts";
 
 export interface ClientRun {
@@ -41,14 +42,19 @@ export function runClient(
   env: Record<string, string>,
   cwd: string,
 ): Promise<ClientRun> {
+  const limitMs = clientLimitMs(args);
   return new Promise((resolve) => {
     const child = execFile(
       binary,
       args,
-      { env, cwd, timeout: 90_000, maxBuffer: 16 * 1024 * 1024 },
+      { env, cwd, timeout: limitMs, maxBuffer: 16 * 1024 * 1024 },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+        // A client killed at the limit has said nothing; say so, or the failure reads as an empty error.
+        const killed = err?.killed
+          ? `\n(killed by ${err.signal} after ${limitMs / 1000} s, the fixture's limit)`
+          : "";
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) + killed });
       },
     );
     child.stdin?.end();

@@ -3,7 +3,7 @@
 // readiness and restart unhealthy containers; restarts are counted and logs kept (--previous);
 // restartPolicy and the termination grace period are honoured; capacity limits scheduling.
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import {
   type DevClusterFixture,
@@ -165,6 +165,32 @@ describe("process kubelet with kubectl (e2e)", function () {
       /fails\s+0\/1\s+Error\s+0[\s\S]*succeeds\s+0\/1\s+Completed\s+0/,
     );
     assert.equal(await f.ok("logs", "fails"), "bye\n");
+  });
+
+  it("runs a container's `node` as the Node that runs the cluster, whichever `node` the host's PATH finds first", async () => {
+    // A host whose PATH finds another Node first (Debian's nodejs 20 in /usr/bin, say, when the
+    // cluster runs as node_modules/.bin/node outside npm): pods must still get the cluster's Node,
+    // the one the repository's TypeScript (the WorkerPool's `node services/cli/main.ts`) runs on.
+    const decoy = path.join(f.dir, "decoy-bin");
+    mkdirSync(decoy);
+    writeFileSync(path.join(decoy, "node"), "#!/bin/sh\necho decoy node\nexit 1\n", { mode: 0o755 });
+    const hostPath = process.env["PATH"] ?? "";
+    process.env["PATH"] = `${decoy}:${hostPath}`;
+    try {
+      await apply(
+        "version",
+        pod("version", [scriptContainer("main", `${marker}-version`, "console.log(process.version)")], {
+          restartPolicy: "Never",
+        }),
+      );
+      await eventually("pod/version to end", () =>
+        /^(Succeeded|Failed)$/.test(f.pod("version").status?.phase ?? ""),
+      );
+    } finally {
+      process.env["PATH"] = hostPath;
+    }
+    assert.equal(await f.ok("logs", "version"), `${process.version}\n`);
+    assert.equal(f.pod("version").status?.phase, "Succeeded");
   });
 
   it("follows a container's log until the container exits", async () => {

@@ -62,6 +62,14 @@ export const kubeletConfigSchema = z.object({
   /** Host environment variables every container gets (containers share the host's file system). */
   inheritEnv: z.array(z.string()).default(["PATH", "HOME", "LANG", "LC_ALL", "TZ", "USER"]),
   /**
+   * Put first on the inherited PATH: the folder of the Node that runs the cluster, so a container's
+   * `node` is that Node and not an older one the host's PATH finds first (host-env.ts).
+   */
+  nodeBinDir: z
+    .string()
+    .min(1)
+    .default(() => path.dirname(process.execPath)),
+  /**
    * The API server's URL: a container that mounts its service account's token gets a kubeconfig
    * for it with that token (service-account-kubeconfig.ts) as KUBECONFIG.
    */

@@ -19,6 +19,7 @@ import { clusterEventRecorder } from "../objects/cluster-events.ts";
 import type { Pod } from "../objects/pod-types.ts";
 import { NODES, PODS } from "../objects/refs.ts";
 import { ClusterHosts, HOSTS_FILE_ENV, usesClusterDns } from "./cluster-hosts.ts";
+import { inheritedEnv } from "./host-env.ts";
 import { hostProcessLauncher, type ProcessLauncher } from "./host-process.ts";
 import { type KubeletConfig, type KubeletConfigInput, parseKubeletConfig } from "./kubelet-config.ts";
 import { NODE_IP, nodeObject, nodeView } from "./node-object.ts";
@@ -275,12 +276,8 @@ export class Kubelet {
   }
 
   #baseEnv(pod: Pod): Record<string, string> {
-    const env: Record<string, string> = {};
+    const env = inheritedEnv(this.config.inheritEnv, this.config.nodeBinDir, process.env);
     if (usesClusterDns(pod)) env[HOSTS_FILE_ENV] = this.#hosts.file;
-    for (const name of this.config.inheritEnv) {
-      const value = process.env[name];
-      if (value !== undefined) env[name] = value;
-    }
     return { ...env, ...this.config.podEnv, [CLUSTER_ENV]: this.config.clusterId };
   }
 
