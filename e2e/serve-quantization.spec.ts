@@ -1,4 +1,4 @@
-// `tessera serve --quantization int4` as a child process on the trained reference Llama
+// `tessera serve --quantization int4` (and int8, per channel by default) as a child process on the trained reference Llama
 // (devtools/reference/trained-llama): it serves and generates the greedy tokens the engine computes
 // in-process with int4 blocks of 128, symmetric (so the flag reached the model thread with the defaults
 // it documents), logs what it quantized and keeps fewer weight bytes than the checkpoint holds.
@@ -17,6 +17,39 @@ import { TRAINED_LLAMA_DIR, trainedLlamaReference } from "../services/worker/tes
 
 const reference = trainedLlamaReference();
 const TOKENS = 24;
+
+/** The reference prompt's greedy tokens and logprobs from a served model over gRPC. */
+async function servedGreedy(client: GrpcClient): Promise<{ ids: number[]; logprobs: number[] }> {
+  const out: { ids: number[]; logprobs: number[] } = { ids: [], logprobs: [] };
+  const stream = client.serverStream(Inference.method.generate, {
+    prompt: { case: "tokenIds", value: { ids: reference.prompt_ids } },
+    sampling: { maxTokens: TOKENS, ignoreEos: true, temperature: 0 },
+  });
+  for await (const m of stream as AsyncIterable<GenerateResponse>)
+    for (const t of m.tokens) {
+      out.ids.push(t.tokenId);
+      out.logprobs.push(t.logprob);
+    }
+  return out;
+}
+
+/** The same greedy generation by an engine in this process (onnx-ops attention, as the server's). */
+async function inProcess(options: Parameters<typeof Engine.load>[1]) {
+  const engine = await Engine.load(TRAINED_LLAMA_DIR, { ...options, engine: { attention: "onnx-ops" } });
+  const out: { ids: number[]; logprobs: number[] } = { ids: [], logprobs: [] };
+  try {
+    const sampling = greedySampling({ maxTokens: TOKENS, ignoreEos: true });
+    for await (const e of engine.generate({ requestId: "q", promptIds: reference.prompt_ids, sampling }))
+      if (e.type === "tokens")
+        for (const t of e.tokens) {
+          out.ids.push(t.tokenId);
+          out.logprobs.push(t.logprob);
+        }
+  } finally {
+    await engine.close();
+  }
+  return out;
+}
 
 describe("tessera serve --quantization (e2e)", () => {
   let served: Served;
@@ -44,35 +77,9 @@ describe("tessera serve --quantization (e2e)", () => {
   });
 
   it("generates the engine's int4 greedy tokens (blocks of 128, symmetric), whose logprobs are not float32's", async () => {
-    const ids: number[] = [];
-    const logprobs: number[] = [];
-    const stream = client.serverStream(Inference.method.generate, {
-      prompt: { case: "tokenIds", value: { ids: reference.prompt_ids } },
-      sampling: { maxTokens: TOKENS, ignoreEos: true, temperature: 0 },
-    });
-    for await (const m of stream as AsyncIterable<GenerateResponse>)
-      for (const t of m.tokens) {
-        ids.push(t.tokenId);
-        logprobs.push(t.logprob);
-      }
+    const { ids, logprobs } = await servedGreedy(client);
     assert.equal(ids.length, TOKENS);
 
-    const inProcess = async (options: Parameters<typeof Engine.load>[1]) => {
-      const engine = await Engine.load(TRAINED_LLAMA_DIR, { ...options, engine: { attention: "onnx-ops" } });
-      const out: { ids: number[]; logprobs: number[] } = { ids: [], logprobs: [] };
-      try {
-        const sampling = greedySampling({ maxTokens: TOKENS, ignoreEos: true });
-        for await (const e of engine.generate({ requestId: "q", promptIds: reference.prompt_ids, sampling }))
-          if (e.type === "tokens")
-            for (const t of e.tokens) {
-              out.ids.push(t.tokenId);
-              out.logprobs.push(t.logprob);
-            }
-      } finally {
-        await engine.close();
-      }
-      return out;
-    };
     const int4 = await inProcess({ threads: 1, quantization: { bits: 4, blockSize: 128, symmetric: true } });
     assert.deepEqual(ids, int4.ids);
     for (const [i, lp] of logprobs.entries())
@@ -103,6 +110,63 @@ describe("tessera serve --quantization (e2e)", () => {
   });
 });
 
+describe("tessera serve --quantization int8 (e2e)", () => {
+  let served: Served;
+  let client: GrpcClient;
+
+  before(async () => {
+    served = await startServe(TRAINED_LLAMA_DIR, [
+      "--quantization",
+      "int8",
+      "--threads",
+      "1",
+      "--attention",
+      "onnx-ops",
+    ]);
+    await waitUntilServing(served.address, 60_000);
+    client = new GrpcClient(served.address);
+  });
+
+  after(async () => {
+    client?.close();
+    served?.child.kill("SIGTERM");
+    await served?.exited;
+  });
+
+  it("quantizes per channel by default: the engine's per-channel int8 tokens, not block-wise int8's", async () => {
+    const { ids, logprobs } = await servedGreedy(client);
+    assert.equal(ids.length, TOKENS);
+    const channel = await inProcess({
+      threads: 1,
+      quantization: { bits: 8, blockSize: "channel", symmetric: true },
+    });
+    assert.deepEqual(ids, channel.ids);
+    for (const [i, lp] of logprobs.entries())
+      assert.ok(Math.abs(lp - channel.logprobs[i]!) < 1e-4, `token ${i}`);
+    // Blocks of 128 (MatMulNBits, int8 activations per block) give other logprobs: the default did
+    // reach the model thread as per channel.
+    const blocks = await inProcess({
+      threads: 1,
+      quantization: { bits: 8, blockSize: 128, symmetric: true },
+    });
+    const moved = Math.max(
+      ...blocks.logprobs.slice(0, ids.length).map((lp, i) => Math.abs(lp - logprobs[i]!)),
+    );
+    assert.ok(moved > 1e-4, `largest logprob change from blocks of 128 ${moved}`);
+  });
+
+  it("names it in its revision and its start-up log, at about half the float16 checkpoint's bytes", async () => {
+    const { models } = await client.unary(Inference.method.listModels, {});
+    assert.match(models[0]?.revision ?? "", /\+int8-channel-sym$/);
+    const loaded = served.logs.find((l) => l["msg"] === "model loaded");
+    assert.equal(loaded?.["quantization"], "int8 per channel symmetric");
+    const checkpointMiB = fs.statSync(path.join(TRAINED_LLAMA_DIR, "model.safetensors")).size / 2 ** 20;
+    const weightMiB = Number(loaded?.["weightBytes"]) / 2 ** 20;
+    // One byte a weight and a float32 scale per row against the checkpoint's two bytes.
+    assert.ok(weightMiB > 0 && weightMiB < 0.6 * checkpointMiB, `${weightMiB} of ${checkpointMiB} MiB`);
+  });
+});
+
 describe("tessera serve refuses quantization it cannot apply (e2e)", () => {
   const serve = (args: string[]) =>
     runTessera(["serve", "--model", TRAINED_LLAMA_DIR, "--port", "0", ...args]);
@@ -117,6 +181,12 @@ describe("tessera serve refuses quantization it cannot apply (e2e)", () => {
     const run = await serve(["--quantization", "int4", "--quantization-block-size", "24"]);
     assert.equal(run.code, 2);
     assert.match(run.stderr, /--quantization-block-size: 24 must be a power of two, at least 16/);
+  });
+
+  it("per-channel blocks at int4, naming --quantization-block-size", async () => {
+    const run = await serve(["--quantization", "int4", "--quantization-block-size", "channel"]);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /--quantization-block-size: channel applies to int8 only/);
   });
 
   it("a block size without a quantization, rather than ignoring it", async () => {
