@@ -50,7 +50,7 @@ export class GraphWeights {
   private readonly transposed = new Map<string, string>();
   /** Matrices run by MatMulNBits by key, null for a float one (graph-weights-quantized.ts). */
   private readonly quantized = new Map<string, NBitsMatrix | null>();
-  /** Matrices run by MatMulInteger (per-channel int8) by key. */
+  /** Matrices run by MatMulIntegerToFloat (per-channel int8) by key. */
   private readonly channels = new Map<string, ChannelMatrix>();
   private readonly channelProducts: ChannelProducts;
   /** Per product input: a zero that depends on its token count. */

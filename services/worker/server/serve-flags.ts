@@ -76,7 +76,7 @@ export const SERVE_FLAGS = {
   quantization: {
     flag: "--quantization <mode>",
     description:
-      "weight-only quantization of the projection matrices at load: none, int8 (one scale per output feature by default, run by onnxruntime's MatMulInteger) or int4 (block-wise codes, one scale per block, run by MatMulNBits)",
+      "weight-only quantization of the projection matrices at load: none, int8 (one scale per output feature by default, run by onnxruntime's integer GEMM) or int4 (block-wise codes, one scale per block, run by MatMulNBits)",
     choices: ["none", "int8", "int4"],
     default: "none",
     env: "TESSERA_QUANTIZATION",
@@ -84,14 +84,14 @@ export const SERVE_FLAGS = {
   quantizationBlockSize: {
     flag: "--quantization-block-size <n|channel>",
     description:
-      "input features per quantization block, a power of two of at least 16, or channel: one scale per output feature, run by MatMulInteger (int8 only; int8's default; int4's is 128)",
+      "input features per quantization block, a power of two of at least 16, or channel: one scale per output feature, run by onnxruntime's integer GEMM (int8 only; int8's default; int4's is 128)",
     read: quantizationBlockSize,
     env: "TESSERA_QUANTIZATION_BLOCK_SIZE",
   },
   quantizationScheme: {
     flag: "--quantization-scheme <scheme>",
     description:
-      "symmetric (default: codes centred on zero) or asymmetric (a zero point per block too, for skewed blocks)",
+      "symmetric (default: codes centred on zero) or asymmetric (a zero point per block or channel too, for skewed ones)",
     choices: ["symmetric", "asymmetric"],
     env: "TESSERA_QUANTIZATION_SCHEME",
   },

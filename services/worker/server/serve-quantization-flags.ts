@@ -15,7 +15,7 @@ import {
 /**
  * The block size when none is given, per bits, measured (`npm run bench -- quantization` and
  * `-- quality`, base preset and the trained reference model).
- * int8: one scale per output feature (`channel`), run by MatMulInteger with int8 activations per row
+ * int8: one scale per output feature (`channel`), run by MatMulIntegerToFloat with int8 activations per row
  * (graph/graph-weights-channel.ts): on a CPU with AMX or VNNI its products take a quarter to a half of
  * MatMulNBits's blocks' time at 16 rows and more (a 128-token prefill of the base preset 100 -> 43 ms,
  * 2 threads, Intel Xeon with AMX), batch-1 decode no more, for the same perplexity within 0.1%.
