@@ -134,6 +134,12 @@ async function time(s: Setting, threads: number, clock: "cpu" | "wall"): Promise
   return out;
 }
 
+/** Block-wise codes of at most 128 features a block, or per channel (no blocks to divide a row). */
+function withinBlocksOf128(q: QuantOptions): boolean {
+  const blocks = blockWise(q);
+  return blocks === undefined || blocks.blockSize <= 128;
+}
+
 const settingOf = (o: QuantOptions | undefined, level: number) =>
   SETTINGS.find(
     (s) =>
@@ -181,7 +187,7 @@ export async function run(args: string[] = []): Promise<void> {
     const d = serve && medians.get(serve.name);
     if (!d) continue;
     const rivals = settings
-      .filter((s) => s.quantization?.bits === bits && (blockWise(s.quantization)?.blockSize ?? 0) <= 128)
+      .filter((s) => s.quantization?.bits === bits && withinBlocksOf128(s.quantization))
       .map((s) => medians.get(s.name)!);
     for (const what of ["prefill", "decode"] as const) {
       const of = (x: { prefillCpuMs: number; decodeCpuMs: number }) =>

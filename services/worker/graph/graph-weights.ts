@@ -6,7 +6,7 @@
 //
 // Quantized (`--quantization int8|int4`, or a GPTQ/AWQ checkpoint's packed matrices): MatMulNBits over
 // block-quantized codes, graph-weights-quantized.ts; per-channel int8 codes (int8's default):
-// MatMulInteger, graph-weights-channel.ts.
+// MatMulIntegerToFloat, graph-weights-channel.ts.
 // float32 matrix: MatMul(x, Transpose(W)); onnxruntime folds the Transpose at load and prepacks W.
 // 16-bit matrix:  Gemm(x, Cast(W'), transB=1), W' = Reshape(W, [out, in] + 0 * tokens(x)): the product
 //   computes in float32 from a float32 copy of one matrix that lives only for that product.
@@ -96,17 +96,7 @@ export class GraphWeights {
   linear(x: string, name: string, out: number, inDim: number, slice?: WeightSlice): string {
     const c = this.channel(name, out, inDim, slice);
     if (c) return this.channelProducts.product(x, c);
-    return this.linearOf(x, name, out, inDim, slice, this.nbits(name, out, inDim, slice));
-  }
-
-  private linearOf(
-    x: string,
-    name: string,
-    out: number,
-    inDim: number,
-    slice: WeightSlice | undefined,
-    m: NBitsMatrix | undefined,
-  ): string {
+    const m = this.nbits(name, out, inDim, slice);
     if (m) return quantizedProduct(this.g, x, m, this.source.nbitsAccuracyLevel);
     const w = this.matrix(name, [out, inDim], slice);
     if (this.added.get(w) === "F32") return this.g.op("MatMul", [x, this.transposeOf(w)]);
