@@ -18,9 +18,15 @@ import { TRAINED_LLAMA_DIR, trainedLlamaReference } from "../services/worker/tes
 const reference = trainedLlamaReference();
 const TOKENS = 24;
 
+/** A greedy generation's token ids and their logprobs. */
+interface Generation {
+  ids: number[];
+  logprobs: number[];
+}
+
 /** The reference prompt's greedy tokens and logprobs from a served model over gRPC. */
-async function servedGreedy(client: GrpcClient): Promise<{ ids: number[]; logprobs: number[] }> {
-  const out: { ids: number[]; logprobs: number[] } = { ids: [], logprobs: [] };
+async function servedGreedy(client: GrpcClient): Promise<Generation> {
+  const out: Generation = { ids: [], logprobs: [] };
   const stream = client.serverStream(Inference.method.generate, {
     prompt: { case: "tokenIds", value: { ids: reference.prompt_ids } },
     sampling: { maxTokens: TOKENS, ignoreEos: true, temperature: 0 },
@@ -34,9 +40,9 @@ async function servedGreedy(client: GrpcClient): Promise<{ ids: number[]; logpro
 }
 
 /** The same greedy generation by an engine in this process (onnx-ops attention, as the server's). */
-async function inProcess(options: Parameters<typeof Engine.load>[1]) {
+async function inProcess(options: Parameters<typeof Engine.load>[1]): Promise<Generation> {
   const engine = await Engine.load(TRAINED_LLAMA_DIR, { ...options, engine: { attention: "onnx-ops" } });
-  const out: { ids: number[]; logprobs: number[] } = { ids: [], logprobs: [] };
+  const out: Generation = { ids: [], logprobs: [] };
   try {
     const sampling = greedySampling({ maxTokens: TOKENS, ignoreEos: true });
     for await (const e of engine.generate({ requestId: "q", promptIds: reference.prompt_ids, sampling }))
@@ -51,56 +57,63 @@ async function inProcess(options: Parameters<typeof Engine.load>[1]) {
   return out;
 }
 
-describe("tessera serve --quantization (e2e)", () => {
-  let served: Served;
-  let client: GrpcClient;
-
+/**
+ * `tessera serve --quantization <mode>` on the trained model for the enclosing describe, with its
+ * client. The attention backend is pinned here and in inProcess: "auto" races the backends at load
+ * and keeps the fastest, and backends agree to 1e-3, not to these tests' 1e-4 (a loaded CI host
+ * picked another).
+ */
+function servedWith(mode: "int4" | "int8"): { served: Served; client: GrpcClient } {
+  const server = {} as { served: Served; client: GrpcClient };
   before(async () => {
-    // The attention backend is pinned on both sides: "auto" races the backends at load and keeps the
-    // fastest, and backends agree to 1e-3, not to this test's 1e-4 (a loaded CI host picked another).
-    served = await startServe(TRAINED_LLAMA_DIR, [
-      "--quantization",
-      "int4",
-      "--threads",
-      "1",
-      "--attention",
-      "onnx-ops",
-    ]);
-    await waitUntilServing(served.address, 60_000);
-    client = new GrpcClient(served.address);
+    const args = ["--quantization", mode, "--threads", "1", "--attention", "onnx-ops"];
+    server.served = await startServe(TRAINED_LLAMA_DIR, args);
+    await waitUntilServing(server.served.address, 60_000);
+    server.client = new GrpcClient(server.served.address);
   });
-
   after(async () => {
-    client?.close();
-    served?.child.kill("SIGTERM");
-    await served?.exited;
+    server.client?.close();
+    server.served?.child.kill("SIGTERM");
+    await server.served?.exited;
   });
+  return server;
+}
+
+/** The served greedy tokens are the in-process engine's, their logprobs within 1e-4. */
+function assertSameGeneration(served: Generation, engine: Generation): void {
+  assert.deepEqual(served.ids, engine.ids);
+  for (const [i, lp] of served.logprobs.entries())
+    assert.ok(Math.abs(lp - engine.logprobs[i]!) < 1e-4, `token ${i}`);
+}
+
+/** The largest |served - other| over the served logprobs. */
+const largestChange = (served: number[], other: number[]) =>
+  Math.max(...served.map((lp, i) => Math.abs(lp - other[i]!)));
+
+describe("tessera serve --quantization (e2e)", () => {
+  const server = servedWith("int4");
 
   it("generates the engine's int4 greedy tokens (blocks of 128, symmetric), whose logprobs are not float32's", async () => {
-    const { ids, logprobs } = await servedGreedy(client);
-    assert.equal(ids.length, TOKENS);
+    const generated = await servedGreedy(server.client);
+    assert.equal(generated.ids.length, TOKENS);
 
     const int4 = await inProcess({ threads: 1, quantization: { bits: 4, blockSize: 128, symmetric: true } });
-    assert.deepEqual(ids, int4.ids);
-    for (const [i, lp] of logprobs.entries())
-      assert.ok(Math.abs(lp - int4.logprobs[i]!) < 1e-4, `token ${i}`);
+    assertSameGeneration(generated, int4);
     // The process did quantize: float32's logprobs (the trained model's greedy ids may well be the
     // same ones) are not these.
     const float = await inProcess({ threads: 1 });
-    const moved = Math.max(
-      ...float.logprobs.slice(0, ids.length).map((lp, i) => Math.abs(lp - logprobs[i]!)),
-    );
+    const moved = largestChange(generated.logprobs, float.logprobs);
     assert.ok(moved > 1e-3, `largest logprob change from float32 ${moved}`);
   });
 
   it("reports a revision naming the quantization, so router caches never mix it with float answers", async () => {
-    const { models } = await client.unary(Inference.method.listModels, {});
+    const { models } = await server.client.unary(Inference.method.listModels, {});
     assert.match(models[0]?.revision ?? "", /\+int4-b128-sym$/);
   });
 
   it("logs what it quantized and its weight memory, below the checkpoint's float16 bytes", () => {
-    const loaded = served.logs.find((l) => l["msg"] === "model loaded");
-    assert.ok(loaded, JSON.stringify(served.logs));
+    const loaded = server.served.logs.find((l) => l["msg"] === "model loaded");
+    assert.ok(loaded, JSON.stringify(server.served.logs));
     assert.equal(loaded["quantization"], "int4 block 128 symmetric");
     const checkpointMiB = fs.statSync(path.join(TRAINED_LLAMA_DIR, "model.safetensors")).size / 2 ** 20;
     const weightMiB = Number(loaded["weightBytes"]) / 2 ** 20;
@@ -111,54 +124,30 @@ describe("tessera serve --quantization (e2e)", () => {
 });
 
 describe("tessera serve --quantization int8 (e2e)", () => {
-  let served: Served;
-  let client: GrpcClient;
-
-  before(async () => {
-    served = await startServe(TRAINED_LLAMA_DIR, [
-      "--quantization",
-      "int8",
-      "--threads",
-      "1",
-      "--attention",
-      "onnx-ops",
-    ]);
-    await waitUntilServing(served.address, 60_000);
-    client = new GrpcClient(served.address);
-  });
-
-  after(async () => {
-    client?.close();
-    served?.child.kill("SIGTERM");
-    await served?.exited;
-  });
+  const server = servedWith("int8");
 
   it("quantizes per channel by default: the engine's per-channel int8 tokens, not block-wise int8's", async () => {
-    const { ids, logprobs } = await servedGreedy(client);
-    assert.equal(ids.length, TOKENS);
+    const generated = await servedGreedy(server.client);
+    assert.equal(generated.ids.length, TOKENS);
     const channel = await inProcess({
       threads: 1,
       quantization: { bits: 8, blockSize: "channel", symmetric: true },
     });
-    assert.deepEqual(ids, channel.ids);
-    for (const [i, lp] of logprobs.entries())
-      assert.ok(Math.abs(lp - channel.logprobs[i]!) < 1e-4, `token ${i}`);
+    assertSameGeneration(generated, channel);
     // Blocks of 128 (MatMulNBits, int8 activations per block) give other logprobs: the default did
     // reach the model thread as per channel.
     const blocks = await inProcess({
       threads: 1,
       quantization: { bits: 8, blockSize: 128, symmetric: true },
     });
-    const moved = Math.max(
-      ...blocks.logprobs.slice(0, ids.length).map((lp, i) => Math.abs(lp - logprobs[i]!)),
-    );
+    const moved = largestChange(generated.logprobs, blocks.logprobs);
     assert.ok(moved > 1e-4, `largest logprob change from blocks of 128 ${moved}`);
   });
 
   it("names it in its revision and its start-up log, at about half the float16 checkpoint's bytes", async () => {
-    const { models } = await client.unary(Inference.method.listModels, {});
+    const { models } = await server.client.unary(Inference.method.listModels, {});
     assert.match(models[0]?.revision ?? "", /\+int8-channel-sym$/);
-    const loaded = served.logs.find((l) => l["msg"] === "model loaded");
+    const loaded = server.served.logs.find((l) => l["msg"] === "model loaded");
     assert.equal(loaded?.["quantization"], "int8 per channel symmetric");
     const checkpointMiB = fs.statSync(path.join(TRAINED_LLAMA_DIR, "model.safetensors")).size / 2 ** 20;
     const weightMiB = Number(loaded?.["weightBytes"]) / 2 ** 20;
