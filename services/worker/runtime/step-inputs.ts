@@ -316,15 +316,30 @@ function groupTensors(
         row[past] = 0; // padding query: attend to one real key so the row stays finite; never read
         continue;
       }
-      const position = s.numPast + i;
-      const lowest = slidingWindow === undefined ? 0 : position - slidingWindow + 1;
-      for (let j = Math.max(start, lowest); j < s.numPast; j++) row[j - start] = 0;
-      for (let k = 0; k <= i; k++) if (s.numPast + k >= lowest) row[past + k] = 0;
+      openKeys(row, s, i, slidingWindow, { pastAt: 0, newAt: past, start });
     }
   });
   const numPast = seqs.map((s, b) => s.numPast - from(b));
   const queryStart = seqs.map((_, b) => b * queries);
   return { batch, queries, past, numPast, queryStart, queryIndex, pastIndex, bias };
+}
+
+/**
+ * Opens in a bias row the keys query `i` of `s` may see, causal and within the sliding window if any:
+ * its cached tokens from `start` on, cached token j at column pastAt + j - start, and its new tokens
+ * up to itself, new token k at column newAt + k. The padded and the packed layouts differ only in
+ * where those columns sit.
+ */
+function openKeys(
+  row: Float32Array,
+  s: SequenceStep,
+  i: number,
+  slidingWindow: number | undefined,
+  at: { pastAt: number; newAt: number; start: number },
+): void {
+  const lowest = slidingWindow === undefined ? 0 : s.numPast + i - slidingWindow + 1;
+  for (let j = Math.max(at.start, lowest); j < s.numPast; j++) row[at.pastAt + j - at.start] = 0;
+  for (let k = 0; k <= i; k++) if (s.numPast + k >= lowest) row[at.newAt + k] = 0;
 }
 
 /**
@@ -370,10 +385,7 @@ function packedGroupTensors(
     for (let i = 0; i < s.numNew; i++) {
       queryIndex[q0 + i] = BigInt(offsets[b]! + i);
       const row = bias.subarray((q0 + i) * keys, (q0 + i + 1) * keys);
-      const position = s.numPast + i;
-      const lowest = slidingWindow === undefined ? 0 : position - slidingWindow + 1;
-      for (let j = Math.max(0, lowest); j < s.numPast; j++) row[p0 + j] = 0;
-      for (let k = 0; k <= i; k++) if (s.numPast + k >= lowest) row[past + q0 + k] = 0;
+      openKeys(row, s, i, slidingWindow, { pastAt: p0, newAt: past + q0, start: 0 });
     }
     q0 += s.numNew;
     p0 += s.numPast;
