@@ -34,6 +34,8 @@ const RESPONSE_HEADERS: readonly string[] = [
   "grpc-encoding",
   "identity",
 ];
+/** The stream events whose listeners hold the call. */
+const CALL_EVENTS = ["data", "end", "close"] as const;
 /** A stream's 'error' is followed by 'close', which is where the call learns of it. */
 const ignore = () => {};
 const WITH_TRAILERS = { waitForTrailers: true };
@@ -240,13 +242,21 @@ export class Http2ServerCall {
     return this.cancelled;
   }
 
-  /** The stream closed: a cancellation unless the call had ended. */
+  /**
+   * The stream closed: a cancellation unless the call had ended. Then the stream lets go of the call:
+   * node:http2 keeps a closed stream, and whatever it references, until V8's next full collection
+   * (bench/suites/router/h2-retention.ts), so every request's objects reachable from its listeners
+   * were promoted to the old generation, whatever its length (issue 22).
+   */
   #closed(): void {
     clearTimeout(this.#timer);
     if (!this.#ended) this.#cancelled();
     const waiting = this.#whenClosed;
     this.#whenClosed = undefined;
     waiting?.();
+    this.onCancel = undefined;
+    // Nothing is emitted on a closed stream; these are the call's (serve's and the constructor's).
+    for (const event of CALL_EVENTS) this.#stream.removeAllListeners(event);
   }
 
   #cancelled(): void {
