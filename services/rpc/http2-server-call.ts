@@ -34,6 +34,8 @@ const RESPONSE_HEADERS: readonly string[] = [
   "grpc-encoding",
   "identity",
 ];
+/** The stream events whose listeners hold the call. */
+const CALL_EVENTS = ["data", "end", "close"] as const;
 /** A stream's 'error' is followed by 'close', which is where the call learns of it. */
 const ignore = () => {};
 const WITH_TRAILERS = { waitForTrailers: true };
@@ -253,10 +255,8 @@ export class Http2ServerCall {
     this.#whenClosed = undefined;
     waiting?.();
     this.onCancel = undefined;
-    // Nothing but a late 'error' is emitted on a closed stream (its listener stays): the others,
-    // the call's and node:http2's own, only hold the stream's objects.
-    for (const event of this.#stream.eventNames())
-      if (event !== "error") this.#stream.removeAllListeners(event);
+    // Nothing is emitted on a closed stream; these are the call's (serve's and the constructor's).
+    for (const event of CALL_EVENTS) this.#stream.removeAllListeners(event);
   }
 
   #cancelled(): void {
