@@ -34,8 +34,6 @@ const RESPONSE_HEADERS: readonly string[] = [
   "grpc-encoding",
   "identity",
 ];
-/** The stream events whose listeners hold the call. */
-const CALL_EVENTS = ["data", "end", "close"] as const;
 /** A stream's 'error' is followed by 'close', which is where the call learns of it. */
 const ignore = () => {};
 const WITH_TRAILERS = { waitForTrailers: true };
@@ -86,6 +84,9 @@ export class Http2ServerCall {
   #received = 0;
   /** Resolves what closed() returned, once the stream closes. */
   #whenClosed: (() => void) | undefined;
+  /** The call's listeners on the stream (not node:http2's own, which it may still need after 'close'). */
+  // biome-ignore lint/suspicious/noExplicitAny: node:events types a listener so
+  readonly #listeners: [string, (...args: any[]) => void][] = [];
 
   /**
    * Takes a gRPC stream: reads its one request message and hands it to `start` once the client
@@ -103,9 +104,12 @@ export class Http2ServerCall {
   ): void {
     const call = new Http2ServerCall(stream, headers, path);
     if (call.cancelled) return;
-    // Neither listener holds the headers (the 'data' one stays on the stream for its life).
-    stream.on("data", (chunk: Buffer) => call.#receive(chunk, maxRequestBytes));
-    stream.once("end", () => call.#start(type, maxRequestBytes, start));
+    // Neither listener holds the headers; both are taken off the stream when it closes (#closed).
+    const onData = (chunk: Buffer) => call.#receive(chunk, maxRequestBytes);
+    const onEnd = () => call.#start(type, maxRequestBytes, start);
+    stream.on("data", onData);
+    stream.once("end", onEnd);
+    call.#listeners.push(["data", onData], ["end", onEnd]);
   }
 
   #start<Req>(
@@ -130,7 +134,9 @@ export class Http2ServerCall {
     stream.on("error", ignore);
     // 'close' comes once; closed() waits through this listener rather than adding and removing
     // its own (removing one deletes a key of the stream's listener object: a dictionary after).
-    stream.on("close", () => this.#closed());
+    const onClose = () => this.#closed();
+    stream.on("close", onClose);
+    this.#listeners.push(["close", onClose]);
     const timeout = headers["grpc-timeout"];
     if (timeout !== undefined) {
       const match = DEADLINE.exec(String(timeout));
@@ -255,8 +261,7 @@ export class Http2ServerCall {
     this.#whenClosed = undefined;
     waiting?.();
     this.onCancel = undefined;
-    // Nothing is emitted on a closed stream; these are the call's (serve's and the constructor's).
-    for (const event of CALL_EVENTS) this.#stream.removeAllListeners(event);
+    for (const [event, listener] of this.#listeners.splice(0)) this.#stream.off(event, listener);
   }
 
   #cancelled(): void {
