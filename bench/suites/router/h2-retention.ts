@@ -15,10 +15,12 @@
 // what passes through such a Map), and `slots`, an array slot emptied when done (0%).
 // Usage: node bench/suites/router/h2-retention.ts [plain|notrailers|nodata|unlink|control|aged-map|slots]
 //   [seconds] [concurrency]
-import { execFileSync, fork, spawn } from "node:child_process";
+import { fork, spawn } from "node:child_process";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import readline from "node:readline";
+import { percentile } from "./load.ts";
+import { pin } from "./processes.ts";
 
 const ROLE = "--h2-retention-role";
 const [mode = "plain", secondsArg = "15", concurrencyArg = "64"] = process.argv
@@ -58,7 +60,7 @@ async function runProbe(): Promise<void> {
       scavenges.push({ survived, promoted: Number(fields["promoted"]), at: Number(line.split(/\s+/)[1]) });
   }
   const steady = scavenges.slice(3);
-  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+  const median = (xs: number[]) => percentile(xs, 50);
   const intervals = steady.slice(1).map((s, i) => s.at - steady[i]!.at);
   console.log(
     JSON.stringify({
@@ -172,7 +174,7 @@ function runServer(): void {
       env: { ...process.env, H2_RETENTION_PORT: String(port) },
     });
     // The client on the other core, as the router bench's load generator is.
-    execFileSync("taskset", ["-pc", "0", String(client.pid)], { stdio: "ignore" });
+    pin(client.pid!, "0");
     client.on("message", () => {
       server.close();
       process.exit(0);
