@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { status } from "@grpc/grpc-js";
 import { FinishReason } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { Code } from "../../kernel/errors.ts";
 import { createLogger } from "../../kernel/log.ts";
@@ -262,6 +263,18 @@ describe("upstream: disaggregated serving and migration (scripted workers)", () 
     assert.deepEqual(out.ids, story(6));
     assert.equal(f.workers.get("p0")!.requests.length, 0);
     assert.equal(decodeRequests(f)[0]?.kv, undefined);
+  });
+
+  it("ends a stream whose deadline passed mid-way with DEADLINE_EXCEEDED, not as an endpoint failure", async () => {
+    f = await fleet({ c0: "both", c1: "both" });
+    for (const e of f.pool.endpoints) e.kvHealth = "SERVING";
+    for (const w of f.workers.values()) {
+      w.failAfter = 3;
+      w.failWith = status.DEADLINE_EXCEEDED;
+    }
+    const out = await run(f, { maxTokens: 8 });
+    assert.equal(out.error, Code.DEADLINE_EXCEEDED);
+    assert.deepEqual(out.ids, story(3), "not resumed elsewhere");
   });
 
   it("colocated: ends with UNAVAILABLE mid-stream without a KV tier, resumes with one", async () => {

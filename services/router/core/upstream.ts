@@ -75,8 +75,6 @@ export function upstream(prepared: PreparedRequest, options: UpstreamOptions): P
     let last: TesseraError | undefined;
     /** Moves on to a continue segment after `from` (with a KV tier when picked: `kv`) failed mid-stream. */
     const migrate = (from: Endpoint, kv: boolean, error: TesseraError): boolean => {
-      // A call the router did not cancel that ends CANCELLED: the worker's connection went away.
-      if (!isEndpointFailure(error.code) && error.code !== Code.CANCELLED) return false;
       const pool = resumePool(route, kv);
       if (!split || pool === undefined || migrations >= options.maxMigrations) {
         metrics?.migration("not_resumable");
@@ -161,6 +159,9 @@ export function upstream(prepared: PreparedRequest, options: UpstreamOptions): P
           const error = TesseraError.from(err);
           const streamed = err instanceof AttemptError ? err.messages : messages;
           if (streamed > 0) {
+            // The request's own failure (its deadline...) ends it as it is. A call the router did not
+            // cancel that ends CANCELLED: the worker's connection went away, as for an endpoint failure.
+            if (!isEndpointFailure(error.code) && error.code !== Code.CANCELLED) throw error;
             if (migrate(endpoint, kv, error)) continue;
             throw new TesseraError(Code.UNAVAILABLE, `the endpoint failed mid-stream: ${error.message}`, {
               cause: error,

@@ -34,8 +34,10 @@ export interface ScriptedWorkerOptions {
 
 export class ScriptedWorker {
   readonly requests: GenerateRequest[] = [];
-  /** Streams after this many tokens fail with UNAVAILABLE (undefined: never). */
+  /** Streams after this many tokens fail with `failWith` (undefined: never). */
   failAfter: number | undefined;
+  /** The status those streams fail with: UNAVAILABLE (the worker died) unless set. */
+  failWith: status = status.UNAVAILABLE;
   /** Streams cancelled by the caller. */
   cancelled = 0;
   /** Handoffs (kv.await_writes) end saying their blocks could not be stored (a Redis down or hung). */
@@ -104,7 +106,7 @@ export class ScriptedWorker {
       await new Promise((resolve) => setImmediate(resolve));
       if (cancelled) return;
       if (this.failAfter !== undefined && n >= this.failAfter) {
-        call.emit("error", { code: status.UNAVAILABLE, details: "scripted worker killed" });
+        call.emit("error", { code: this.failWith, details: "scripted worker killed" });
         return;
       }
       const tokenId = script[(prompt.length + n) % script.length]!;
