@@ -12,14 +12,15 @@
 // the full decode, and it hands out text as soon as it is final rather than word by word.
 import type { PieceDecoder } from "./decoder.ts";
 import type { DecodeOptions, Tokenizer } from "./tokenizer.ts";
+import { Utf8Stream } from "./utf8-stream.ts";
 
 export class TextStream {
   readonly #tokenizer: Tokenizer;
   readonly #skipSpecialTokens: boolean;
   readonly #pieces: PieceDecoder | undefined;
-  // WHATWG's streaming UTF-8 decoder holds back an incomplete character and replaces invalid bytes as
-  // Rust's from_utf8_lossy does (maximal subparts); ignoreBOM keeps a leading U+FEFF as decode does.
-  readonly #utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+  // Holds back an incomplete character and replaces invalid bytes as WHATWG's streaming decoder (and
+  // Rust's from_utf8_lossy) does, maximal subparts; keeps a leading U+FEFF as decode does.
+  readonly #utf8 = new Utf8Stream();
 
   constructor(tokenizer: Tokenizer, options: DecodeOptions = {}) {
     this.#tokenizer = tokenizer;
@@ -37,11 +38,11 @@ export class TextStream {
     }
     const bytes = this.#tokenizer.tokenBytes(tokenId);
     if (this.#skipSpecialTokens && this.#tokenizer.isSpecialToken(tokenId)) return "";
-    return this.#utf8.decode(bytes, { stream: true });
+    return this.#utf8.push(bytes);
   }
 
   /** The rest: bytes of an unfinished character become U+FFFD. The stream can then start anew. */
   flush(): string {
-    return this.#pieces !== undefined ? this.#pieces.flush() : this.#utf8.decode();
+    return this.#pieces !== undefined ? this.#pieces.flush() : this.#utf8.flush();
   }
 }
