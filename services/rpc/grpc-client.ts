@@ -19,6 +19,7 @@ import {
 import { tracingEnabled } from "../kernel/telemetry/tracing.ts";
 import { grpcMethodDefinition } from "./grpc-service.ts";
 import { tracingInterceptor } from "./grpc-tracing.ts";
+import { asBuffer } from "./stream-codecs.ts";
 
 /** How a client secures its channel: credentials and the channel options that go with them. */
 export interface ClientSecurity {
@@ -88,19 +89,17 @@ export class GrpcClient {
   }
 
   /** A bidirectional stream; messages are written as protobuf-es messages. */
+  /**
+   * A bidirectional stream whose requests the caller writes already encoded (toBinary of the method's
+   * input): it encodes each once, and knows before the write whether protobuf can encode it at all.
+   */
   bidiStream<I extends DescMessage, O extends DescMessage>(
     method: Method<"bidi_streaming", I, O>,
     options: CallOptions = {},
     metadata: Metadata = new Metadata(),
-  ): ClientDuplexStream<MessageShape<I>, MessageShape<O>> {
+  ): ClientDuplexStream<Uint8Array, MessageShape<O>> {
     const def = grpcMethodDefinition(method);
-    return this.#client.makeBidiStreamRequest(
-      def.path,
-      def.requestSerialize,
-      def.responseDeserialize,
-      metadata,
-      options,
-    );
+    return this.#client.makeBidiStreamRequest(def.path, asBuffer, def.responseDeserialize, metadata, options);
   }
 
   /** Resolves once the channel is connected, or rejects after `timeoutMs`. */

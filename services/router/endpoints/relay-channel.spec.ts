@@ -1,7 +1,7 @@
 // The router's RelayChannel against a worker's real InferenceServer (its Relay service) over loopback
 // gRPC, with a fake model whose pace the tests control.
 import assert from "node:assert/strict";
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import {
   FinishReason,
   type GenerateResponse,
@@ -105,15 +105,18 @@ describe("RelayChannel over a worker's Relay service", () => {
     raw.on("data", (r: RelayGenerateResponse) => responses.push(r));
     for (let n = 1; n <= 8; n++)
       raw.write(
-        create(RelayGenerateRequestSchema, {
-          kind: {
-            case: "open",
-            value: {
-              streamId: BigInt(n),
-              request: { prompt: { case: "tokenIds", value: { ids: [n] } }, sampling: { maxTokens: 2 } },
+        toBinary(
+          RelayGenerateRequestSchema,
+          create(RelayGenerateRequestSchema, {
+            kind: {
+              case: "open",
+              value: {
+                streamId: BigInt(n),
+                request: { prompt: { case: "tokenIds", value: { ids: [n] } }, sampling: { maxTokens: 2 } },
+              },
             },
-          },
-        }),
+          }),
+        ),
       );
     await until(() => model.signals.length === 8);
     for (let step = 0; step < 2; step++) {

@@ -11,7 +11,6 @@ import { context, ROOT_CONTEXT } from "@opentelemetry/api";
 import type { GenerateRequestSchema, GenerateResponse } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import {
   Relay,
-  type RelayGenerateRequest,
   RelayGenerateRequestSchema,
   type RelayGenerateResponse,
 } from "../../../proto/gen/tessera/v1/relay_pb.js";
@@ -35,7 +34,7 @@ export class RelayChannel {
   readonly #name: string;
   readonly #client: GrpcClient;
   readonly #open = new Map<bigint, RelayHandlers>();
-  #call: ClientDuplexStream<RelayGenerateRequest, RelayGenerateResponse> | undefined;
+  #call: ClientDuplexStream<Uint8Array, RelayGenerateResponse> | undefined;
   #nextId = 1n;
   #supported = true;
 
@@ -67,18 +66,17 @@ export class RelayChannel {
   ): () => void {
     const streamId = this.#nextId++;
     const open = { streamId, request, deadlineUnixMs: BigInt(deadline ?? 0), traceContext };
-    const message = create(RelayGenerateRequestSchema, { kind: { case: "open", value: open } });
-    const unencodable = encodingProblem(message);
-    if (unencodable) {
-      queueMicrotask(() => handlers.end(unencodable));
+    const bytes = encoded({ kind: { case: "open", value: open } });
+    if (bytes instanceof TesseraError) {
+      queueMicrotask(() => handlers.end(bytes));
       return () => {};
     }
     const call = this.#stream();
     this.#open.set(streamId, handlers);
-    call.write(message);
+    call.write(bytes);
     return () => {
       if (!this.#open.delete(streamId) || this.#call !== call) return;
-      call.write(create(RelayGenerateRequestSchema, { kind: { case: "cancel", value: { streamId } } }));
+      call.write(encoded({ kind: { case: "cancel", value: { streamId } } }) as Uint8Array);
     };
   }
 
@@ -87,7 +85,7 @@ export class RelayChannel {
     this.#call?.cancel();
   }
 
-  #stream(): ClientDuplexStream<RelayGenerateRequest, RelayGenerateResponse> {
+  #stream(): ClientDuplexStream<Uint8Array, RelayGenerateResponse> {
     if (this.#call) return this.#call;
     // The stream outlives the request that happens to open it: opened outside any trace, so the
     // tracing interceptor gives it no span in that request's trace (each generation has its own).
@@ -129,15 +127,14 @@ export class RelayChannel {
 }
 
 /**
- * Why protobuf cannot encode `message` (a value outside its field's range that validation let
- * through), if it cannot. grpc-js would fail the write by cancelling the whole stream, so every other
- * generation on the worker's relay failed with it (found by fuzzing); this one fails alone, naming
- * the field.
+ * The message's bytes, encoded once, or why protobuf cannot encode it (a value outside its field's
+ * range that validation let through). Encoding inside grpc-js's write instead would fail the whole
+ * stream, so every other generation on the worker's relay failed with it (found by fuzzing); this one
+ * fails alone, naming the field.
  */
-function encodingProblem(message: RelayGenerateRequest): TesseraError | undefined {
+function encoded(init: MessageInitShape<typeof RelayGenerateRequestSchema>): Uint8Array | TesseraError {
   try {
-    toBinary(RelayGenerateRequestSchema, message);
-    return undefined;
+    return toBinary(RelayGenerateRequestSchema, create(RelayGenerateRequestSchema, init));
   } catch (err) {
     return new TesseraError(Code.INVALID_ARGUMENT, `request: ${(err as Error).message}`);
   }
