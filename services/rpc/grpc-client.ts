@@ -88,7 +88,6 @@ export class GrpcClient {
     );
   }
 
-  /** A bidirectional stream; messages are written as protobuf-es messages. */
   /**
    * A bidirectional stream whose requests the caller writes already encoded (toBinary of the method's
    * input): it encodes each once, and knows before the write whether protobuf can encode it at all.

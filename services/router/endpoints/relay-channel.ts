@@ -76,7 +76,8 @@ export class RelayChannel {
     call.write(bytes);
     return () => {
       if (!this.#open.delete(streamId) || this.#call !== call) return;
-      call.write(encoded({ kind: { case: "cancel", value: { streamId } } }) as Uint8Array);
+      const cancel = create(RelayGenerateRequestSchema, { kind: { case: "cancel", value: { streamId } } });
+      call.write(toBinary(RelayGenerateRequestSchema, cancel));
     };
   }
 
