@@ -13,21 +13,20 @@
 // Two more controls, without HTTP/2, hold each "stream" while it runs in a long-lived container:
 // `aged-map`, a Map whose table has aged into the old generation (printed: 96% promoted, as V8 keeps
 // what passes through such a Map), and `slots`, an array slot emptied when done (0%).
-// Two more variants (2026-11-28, third session), two runs each beside `plain` runs of 767-831 KB promoted:
+// More variants (2026-11-28, third session), two or three runs each beside `plain` runs of 767-831 KB promoted:
 // `slotmaps`, the session's Map of open streams and Set of pending ones replaced by array-slot
 // stand-ins: 834-848 KB, no change, so V8's hash tables in node:http2 are not what keeps the streams;
 // `strip`, every own key of a closed stream and of its readable and writable states cleared one
 // setImmediate after 'close': 122 KB (survived 244 against ~830). So what is kept is each closed
 // stream's own graph (its listeners, sent headers and trailers, states), reached through the stream.
-// `raw`: the same load served by a minimal HTTP/2 server on node:net (h2-raw.ts; its own client too),
+// and `raw`: the same load served by a minimal HTTP/2 server on node:net (h2-raw.ts; its own client too),
 // each stream's state in an array slot: 1 KB promoted per scavenge (survived 51 KB), 5,569 streams in
 // 15 s, against `plain`'s 828 of 875 KB in a run between two of them.
 // Usage: node bench/suites/router/h2-retention.ts [plain|notrailers|nodata|unlink|slotmaps|strip|raw|control|aged-map|slots]
 //   [seconds] [concurrency]
 import { fork, spawn } from "node:child_process";
 import http2 from "node:http2";
-import type net from "node:net";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Server } from "node:net";
 import readline from "node:readline";
 import { rawClient, rawServer } from "./h2-raw.ts";
 import { percentile } from "./load.ts";
@@ -187,7 +186,7 @@ function runServer(): void {
 }
 
 /** Listens, then starts the load's client on the other core and exits when it is done. */
-function listenAndLoad(server: net.Server): void {
+function listenAndLoad(server: Server): void {
   server.listen(0, "127.0.0.1", () => {
     const { port } = server.address() as AddressInfo;
     const script = new URL(import.meta.url).pathname;
