@@ -11,7 +11,7 @@
 // request too large, compressed with an unknown encoding, missing or repeated, an invalid grpc-timeout
 // and a deadline that passes (DEADLINE_EXCEEDED, then the call is cancelled), and INVALID_ARGUMENT
 // naming `request` for bytes that are not the request type (as refuseUndecodableRequests answers).
-import { constants, type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
+import { constants, type IncomingHttpHeaders } from "node:http2";
 import { gunzipSync, inflateSync } from "node:zlib";
 import { Metadata } from "@grpc/grpc-js";
 import { Code } from "../kernel/errors.ts";
@@ -50,6 +50,32 @@ const TRANSPORT_HEADERS = [
   "content-type",
 ];
 
+// biome-ignore lint/suspicious/noExplicitAny: node:http2's own listener type, which a CallStream must accept
+type Listener = (...args: any[]) => void;
+
+/** Serves one gRPC stream of its path (the router's Generate): node:http2's or our front door's. */
+export type CallHandler = (stream: CallStream, headers: IncomingHttpHeaders, path: string) => void;
+
+/**
+ * What a call needs of its server stream: node:http2's ServerHttp2Stream, or a stream of our own
+ * front door (h2/h2-server-stream.ts).
+ */
+export interface CallStream {
+  readonly destroyed: boolean;
+  readonly closed: boolean;
+  on(event: string, listener: Listener): unknown;
+  once(event: string, listener: Listener): unknown;
+  off(event: string, listener: Listener): unknown;
+  respond(
+    headers: readonly string[] | Record<string, string>,
+    options: { waitForTrailers?: boolean; endStream?: boolean },
+  ): void;
+  write(chunk: Buffer): unknown;
+  end(): unknown;
+  sendTrailers(trailers: Record<string, string>): void;
+  resume(): unknown;
+}
+
 export interface RequestType<T> {
   typeName: string;
   decode(bytes: Uint8Array): T;
@@ -69,7 +95,7 @@ export class Http2ServerCall {
   cancelled = false;
   /** Called once when the call is cancelled before it ended. */
   onCancel: (() => void) | undefined;
-  readonly #stream: ServerHttp2Stream;
+  readonly #stream: CallStream;
   /**
    * The request's headers, until the handler has started the call (serve's `start`, which reads its
    * metadata there): then let go, as are their values (node:http2 makes each an external string,
@@ -99,7 +125,7 @@ export class Http2ServerCall {
    * the method's (the stream's :path, as the caller routed it).
    */
   static serve<Req>(
-    stream: ServerHttp2Stream,
+    stream: CallStream,
     headers: IncomingHttpHeaders,
     path: string,
     type: RequestType<Req>,
@@ -130,7 +156,7 @@ export class Http2ServerCall {
     }
   }
 
-  private constructor(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, path: string) {
+  private constructor(stream: CallStream, headers: IncomingHttpHeaders, path: string) {
     this.#stream = stream;
     this.#headers = headers;
     this.path = path;

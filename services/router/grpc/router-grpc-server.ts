@@ -1,8 +1,12 @@
 // The router's gRPC front door: tessera.v1.Inference (router-inference-service.ts), grpc.health.v1
 // and reflection, with a bound on the request message size. grpc-js serves them all but Generate,
-// whose streams the router serves itself (rpc/grpc-stream-takeover.ts): grpc-js's per-call and
-// per-message objects were a third of what outlived the router's young collections (issue 22). shutdown() drains like a worker does:
-// health turns NOT_SERVING, new calls are refused, calls in flight may finish until the drain timeout.
+// which the router serves on its HTTP/2 streams itself (rpc/http2-server-call.ts): grpc-js's per-call
+// and per-message objects were a third of what outlived the router's young collections (issue 22).
+// In plaintext the port is our own HTTP/2 server's (rpc/h2/h2-front-door.ts), with grpc-js behind it
+// on loopback for the other methods: node:http2 keeps its server streams until a full GC, which made
+// the router's mark-compacts long. With TLS, grpc-js holds the port and hands Generate's streams over
+// (rpc/grpc-stream-takeover.ts). shutdown() drains like a worker does: health turns NOT_SERVING, new
+// calls are refused, calls in flight may finish until the drain timeout.
 import { setTimeout as delay } from "node:timers/promises";
 import { Server, type ServerCredentials } from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
@@ -13,6 +17,7 @@ import { tracingEnabled } from "../../kernel/telemetry/tracing.ts";
 import { bind, servingStatuses } from "../../rpc/grpc-listen.ts";
 import { grpcServiceDefinition } from "../../rpc/grpc-service.ts";
 import { takeOverStreams } from "../../rpc/grpc-stream-takeover.ts";
+import { H2FrontDoor } from "../../rpc/h2/h2-front-door.ts";
 import { InFlight } from "../../rpc/in-flight.ts";
 import { addReflection } from "../../rpc/reflection.ts";
 import { refuseUndecodableRequests } from "../../rpc/undecodable-request.ts";
@@ -38,12 +43,20 @@ export class RouterGrpcServer {
   readonly inFlight: InFlight;
   readonly #server: Server;
   readonly #health: HealthImplementation;
+  readonly #frontDoor: H2FrontDoor | undefined;
 
-  private constructor(server: Server, health: HealthImplementation, inFlight: InFlight, port: number) {
+  private constructor(
+    server: Server,
+    health: HealthImplementation,
+    inFlight: InFlight,
+    port: number,
+    frontDoor: H2FrontDoor | undefined,
+  ) {
     this.#server = server;
     this.#health = health;
     this.inFlight = inFlight;
     this.port = port;
+    this.#frontDoor = frontDoor;
   }
 
   static async start(router: Router, options: RouterGrpcOptions): Promise<RouterGrpcServer> {
@@ -60,15 +73,29 @@ export class RouterGrpcServer {
     const health = new HealthImplementation(servingStatuses("SERVING", Inference.typeName));
     health.addToServer(server);
     addReflection(server, ["tessera/v1/inference.proto"]);
-    const port = await bind(server, options.host, options.port, {
-      ...(options.credentials && { credentials: options.credentials }),
-    });
     const generate = generateStreamHandler(router, inFlight, options.log, options.metrics, {
       maxRequestBytes: options.maxRequestBytes,
       tracing: tracingEnabled(),
     });
-    takeOverStreams(server, new Map([[`/${Inference.typeName}/Generate`, generate]]));
-    return new RouterGrpcServer(server, health, inFlight, port);
+    const handlers = new Map([[`/${Inference.typeName}/Generate`, generate]]);
+    if (options.credentials) {
+      const port = await bind(server, options.host, options.port, { credentials: options.credentials });
+      takeOverStreams(server, handlers);
+      return new RouterGrpcServer(server, health, inFlight, port, undefined);
+    }
+    const behind = await bind(server, "127.0.0.1", 0);
+    try {
+      const frontDoor = await H2FrontDoor.listen({
+        host: options.host,
+        port: options.port,
+        handlers,
+        behind: `http://127.0.0.1:${behind}`,
+      });
+      return new RouterGrpcServer(server, health, inFlight, frontDoor.port, frontDoor);
+    } catch (err) {
+      server.forceShutdown();
+      throw err;
+    }
   }
 
   /** Refuses new calls, lets those in flight run until `deadline`, cancels the rest and closes. */
@@ -79,6 +106,9 @@ export class RouterGrpcServer {
       deadline,
       new TesseraError(Code.UNAVAILABLE, "the router is shutting down"),
     );
+    // The front door's connections get GOAWAY and close when their streams are done (health watches
+    // linger: they are cut at the timeout), then grpc-js behind it closes.
+    await this.#frontDoor?.close(CLOSE_TIMEOUT_MS);
     const closed = new Promise<void>((resolve) => this.#server.tryShutdown(() => resolve()));
     const timeout = new AbortController();
     const forced = delay(CLOSE_TIMEOUT_MS, undefined, { signal: timeout.signal }).then(

@@ -16,9 +16,8 @@ import {
 import { Code, type Result, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
 import type { GrpcHandlers } from "../../rpc/grpc-service.ts";
-import type { StreamHandler } from "../../rpc/grpc-stream-takeover.ts";
 import { extractFromMetadata, startServerSpan } from "../../rpc/grpc-tracing.ts";
-import { Http2ServerCall } from "../../rpc/http2-server-call.ts";
+import { type CallHandler, Http2ServerCall } from "../../rpc/http2-server-call.ts";
 import { CANCELLED_BY_CLIENT, type InFlight } from "../../rpc/in-flight.ts";
 import { statusDetails } from "../../rpc/status-details.ts";
 import { framedGenerateResponse } from "../../rpc/stream-codecs.ts";
@@ -78,7 +77,7 @@ export function generateStreamHandler(
   log: Logger,
   metrics: RouterMetrics | undefined,
   options: { maxRequestBytes: number; tracing: boolean },
-): StreamHandler {
+): CallHandler {
   return (stream, headers, path) =>
     Http2ServerCall.serve(
       stream,

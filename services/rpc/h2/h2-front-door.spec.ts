@@ -1,0 +1,130 @@
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import http2 from "node:http2";
+import { type ClientReadableStream, credentials, Server, type ServiceError } from "@grpc/grpc-js";
+import { HealthImplementation } from "grpc-health-check";
+import { bind } from "../grpc-listen.ts";
+import { checkHealth, HealthClient } from "../health-client.ts";
+import { H2FrontDoor } from "./h2-front-door.ts";
+
+const OWN_PATH = "/test.Own/Call";
+
+/** A grpc-js server with health behind a front door that serves OWN_PATH itself. */
+async function start(): Promise<{
+  door: H2FrontDoor;
+  health: HealthImplementation;
+  server: Server;
+  own: string[];
+}> {
+  const server = new Server();
+  const health = new HealthImplementation({ "": "SERVING" });
+  health.addToServer(server);
+  const behind = await bind(server, "127.0.0.1", 0);
+  const own: string[] = [];
+  const door = await H2FrontDoor.listen({
+    host: "127.0.0.1",
+    port: 0,
+    behind: `http://127.0.0.1:${behind}`,
+    handlers: new Map([
+      [
+        OWN_PATH,
+        (stream, headers, path) => {
+          own.push(`${path} ${headers["x-who"]}`);
+          stream.on("end", () => {
+            stream.respond([":status", "200", "content-type", "application/grpc"], { waitForTrailers: true });
+            stream.write(Buffer.from([0, 0, 0, 0, 0]));
+            stream.once("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0" }));
+            stream.end();
+          });
+        },
+      ],
+    ]),
+  });
+  return { door, health, server, own };
+}
+
+describe("H2FrontDoor", () => {
+  it("serves its own paths and passes grpc.health.v1 Check and Watch to grpc-js behind it", async () => {
+    const { door, health, server, own } = await start();
+    const address = `127.0.0.1:${door.port}`;
+    try {
+      assert.equal(await checkHealth(address), "SERVING");
+      // A server-streaming call through the proxy: Watch sees a change made behind.
+      const client = new HealthClient(address, credentials.createInsecure());
+      const watch = (
+        client["watch"] as (r: { service: string }) => ClientReadableStream<{ status: string }>
+      ).call(client, { service: "" });
+      const statuses: string[] = [];
+      watch.on("error", () => {});
+      watch.on("data", (m: { status: string }) => statuses.push(m.status));
+      while (statuses.length < 1) await new Promise((r) => setTimeout(r, 5));
+      health.setStatus("", "NOT_SERVING");
+      while (statuses.length < 2) await new Promise((r) => setTimeout(r, 5));
+      assert.deepEqual(statuses, ["SERVING", "NOT_SERVING"]);
+      watch.cancel();
+      client.close();
+
+      // Its own path, with node:http2 as a plain gRPC client.
+      const session = http2.connect(`http://${address}`);
+      const call = session.request({
+        ":method": "POST",
+        ":path": OWN_PATH,
+        "content-type": "application/grpc",
+        te: "trailers",
+        "x-who": "me",
+      });
+      const trailers = new Promise<http2.IncomingHttpHeaders>((resolve) => call.on("trailers", resolve));
+      call.end(Buffer.from([0, 0, 0, 0, 0]));
+      call.resume();
+      assert.equal((await trailers)["grpc-status"], "0");
+      assert.deepEqual(own, [`${OWN_PATH} me`]);
+      session.close();
+    } finally {
+      await door.close(1_000);
+      server.forceShutdown();
+    }
+  });
+
+  it("cancels the call behind when the client resets a passed-on stream", async () => {
+    const { door, server } = await start();
+    const address = `127.0.0.1:${door.port}`;
+    try {
+      const client = new HealthClient(address, credentials.createInsecure());
+      const watch = (client["watch"] as (r: { service: string }) => ClientReadableStream<unknown>).call(
+        client,
+        {
+          service: "",
+        },
+      );
+      await once(watch, "data");
+      const ended = new Promise<ServiceError>((resolve) => watch.on("error", resolve));
+      watch.cancel();
+      assert.equal((await ended).code, 1); // CANCELLED
+      client.close();
+      // grpc-js behind has no call left: a graceful shutdown completes at once.
+      await door.close(1_000);
+      await new Promise<void>((resolve, reject) =>
+        server.tryShutdown((err) => (err ? reject(err) : resolve())),
+      );
+    } finally {
+      server.forceShutdown();
+    }
+  });
+
+  it("closes: GOAWAY to the connections, no new ones accepted", async () => {
+    const { door, server } = await start();
+    const address = `127.0.0.1:${door.port}`;
+    try {
+      const session = http2.connect(`http://${address}`);
+      session.on("error", () => {});
+      await once(session, "connect");
+      const goaway = once(session, "goaway");
+      await door.close(1_000);
+      await goaway;
+      await assert.rejects(checkHealth(address, "", 500));
+      session.destroy();
+    } finally {
+      server.forceShutdown();
+    }
+  });
+});

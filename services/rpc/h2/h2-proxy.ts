@@ -1,0 +1,95 @@
+// Hands a stream of our HTTP/2 front door (h2-front-door.ts) to another HTTP/2 server, frame for
+// frame: the request's headers and DATA go to it over one node:http2 client session, its response
+// headers, DATA and trailers come back, and a reset either way resets the other side. The front door
+// serves the router's hot method itself and passes the rest (health, ListModels, Tokenize,
+// reflection) to the grpc-js server behind it, which keeps their semantics.
+import http2 from "node:http2";
+import type { H2ServerStream } from "./h2-server-stream.ts";
+import type { HeaderList } from "./hpack.ts";
+
+/** Request headers that belong to one hop (RFC 9113 8.2.2), and the pseudo-headers node:http2 sets itself. */
+const HOP_HEADERS = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]);
+
+export class H2Proxy {
+  readonly #authority: string;
+  #session: http2.ClientHttp2Session | undefined;
+
+  /** `authority`: the server's URL, e.g. http://127.0.0.1:50051. */
+  constructor(authority: string) {
+    this.#authority = authority;
+  }
+
+  /** Passes `stream` (its `headers` as received) on, until either side ends it. */
+  forward(stream: H2ServerStream, headers: HeaderList): void {
+    const outgoing: http2.OutgoingHttpHeaders = {};
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = headers[i]!;
+      if (HOP_HEADERS.has(name)) continue;
+      const value = headers[i + 1]!;
+      const before = outgoing[name];
+      outgoing[name] =
+        before === undefined ? value : [...(Array.isArray(before) ? before : [String(before)]), value];
+    }
+    let request: http2.ClientHttp2Stream;
+    try {
+      request = this.#connected().request(outgoing, { endStream: false });
+    } catch {
+      stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      return;
+    }
+    let answered = false;
+    let trailers: http2.IncomingHttpHeaders | undefined;
+    stream.on("data", (chunk: Buffer) => request.write(chunk));
+    stream.on("end", () => request.end());
+    stream.on("close", () => {
+      if (!request.closed) request.close(http2.constants.NGHTTP2_CANCEL);
+    });
+    request.on("response", (response, flags) => {
+      answered = true;
+      const endStream = (flags & http2.constants.NGHTTP2_FLAG_END_STREAM) !== 0;
+      stream.respond(fieldList(response, true), endStream ? { endStream: true } : { waitForTrailers: true });
+    });
+    request.on("data", (chunk: Buffer) => stream.write(chunk));
+    request.on("trailers", (received) => {
+      trailers = received;
+    });
+    request.on("end", () => {
+      if (stream.closed || !answered) return;
+      stream.once("wantTrailers", () => stream.sendTrailers(fieldList(trailers ?? {}, false)));
+      stream.end();
+    });
+    request.on("error", () => {});
+    request.on("close", () => {
+      if (stream.closed) return;
+      if (!answered || request.rstCode !== http2.constants.NGHTTP2_NO_ERROR)
+        stream.close(request.rstCode || http2.constants.NGHTTP2_INTERNAL_ERROR);
+    });
+  }
+
+  close(): void {
+    this.#session?.close();
+    this.#session = undefined;
+  }
+
+  #connected(): http2.ClientHttp2Session {
+    const current = this.#session;
+    if (current && !current.closed && !current.destroyed) return current;
+    const session = http2.connect(this.#authority);
+    session.on("error", () => {});
+    session.on("close", () => {
+      if (this.#session === session) this.#session = undefined;
+    });
+    this.#session = session;
+    return session;
+  }
+}
+
+/** Response headers or trailers as a field list, :status first; node:http2's date left as it came. */
+function fieldList(headers: http2.IncomingHttpHeaders, status: boolean): string[] {
+  const out: string[] = status ? [":status", String(headers[":status"] ?? 200)] : [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.startsWith(":") || value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) out.push(name, String(one));
+  }
+  return out;
+}
