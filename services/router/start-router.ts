@@ -140,11 +140,12 @@ export async function startRouter(
     // Each listener that cannot start fails the whole start, naming its address and config field; what
     // started before it is closed (catch below), so nothing serves half started.
     const on = (port: number) => hostPort(config.host, port);
+    const grpcCredentials = tls.frontDoorCredentials();
     grpc = await listening(on(config.grpcPort), "grpcPort", () =>
       RouterGrpcServer.start(router, {
         ...shared,
         port: config.grpcPort,
-        credentials: tls.frontDoorCredentials(),
+        ...(grpcCredentials && { credentials: grpcCredentials }),
       }),
     );
     http = await listening(on(config.httpPort), "httpPort", () =>

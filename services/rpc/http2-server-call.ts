@@ -34,6 +34,19 @@ const RESPONSE_HEADERS: readonly string[] = [
   "grpc-encoding",
   "identity",
 ];
+/** What a call holds instead of its stream once the stream closed. */
+const CLOSED_STREAM: CallStream = {
+  destroyed: true,
+  closed: true,
+  on: () => undefined,
+  once: () => undefined,
+  off: () => undefined,
+  respond: () => {},
+  write: () => false,
+  end: () => undefined,
+  sendTrailers: () => {},
+  resume: () => undefined,
+};
 /** A stream's 'error' is followed by 'close', which is where the call learns of it. */
 const ignore = () => {};
 const WITH_TRAILERS = { waitForTrailers: true };
@@ -95,7 +108,7 @@ export class Http2ServerCall {
   cancelled = false;
   /** Called once when the call is cancelled before it ended. */
   onCancel: (() => void) | undefined;
-  readonly #stream: CallStream;
+  #stream: CallStream;
   /**
    * The request's headers, until the handler has started the call (serve's `start`, which reads its
    * metadata there): then let go, as are their values (node:http2 makes each an external string,
@@ -294,6 +307,10 @@ export class Http2ServerCall {
     if (this.#onEnd) stream.off("end", this.#onEnd);
     this.#onData = undefined;
     this.#onEnd = undefined;
+    // Something keeps a finished call alive until the next full GC (DESIGN "Router garbage
+    // collection": a canary on the call at its close was promoted); its stream, with the stream's
+    // queue and listeners, need not be kept with it. Every use of the stream after this sees it closed.
+    this.#stream = CLOSED_STREAM;
   }
 
   #cancelled(): void {

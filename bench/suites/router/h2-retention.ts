@@ -41,7 +41,7 @@ const concurrency = Number(concurrencyArg);
 const role = process.argv.find((a) => a.startsWith(ROLE))?.slice(ROLE.length + 1);
 
 if (role === "client") runClient(Number(process.env["H2_RETENTION_PORT"]));
-else if (role === "server" && ["control", "aged-map", "slots"].includes(mode)) runControl();
+else if (role === "server" && ["control", "aged-map", "slots", "queue"].includes(mode)) runControl();
 else if (role === "server") runServer();
 else await runProbe();
 
@@ -127,6 +127,19 @@ function holder(): { add(key: number, value: object): void; delete(key: number):
     garbage.length = 0;
     map.clear();
     return { add: (key, value) => map.set(key, value), delete: (key) => map.delete(key) };
+  }
+  if (mode === "queue") {
+    // A long-lived array, values pushed at its end and taken out where they are (as a wait queue does).
+    const queue: { key: number; value: object }[] = [];
+    return {
+      add(key, value) {
+        queue.push({ key, value });
+      },
+      delete(key) {
+        const i = queue.findIndex((entry) => entry.key === key);
+        if (i >= 0) queue.splice(i, 1);
+      },
+    };
   }
   if (mode === "slots") {
     const slots: (object | undefined)[] = [];

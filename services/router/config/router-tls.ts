@@ -36,9 +36,9 @@ export class RouterTls {
     return this.workers ? clientSecurity(this.workers, this.#config.workers?.serverName) : PLAINTEXT;
   }
 
-  /** The gRPC front door's credentials (plaintext without a folder). */
+  /** The gRPC front door's TLS credentials, or undefined for plaintext. */
   frontDoorCredentials() {
-    return serverCredentials(this.frontDoor, this.#config.frontDoor?.clientAuth ?? false);
+    return this.frontDoor && serverCredentials(this.frontDoor, this.#config.frontDoor?.clientAuth ?? false);
   }
 
   /** The HTTPS front door's folder and client authentication, or undefined for plain HTTP. */
