@@ -90,6 +90,7 @@ export class RouterGrpcServer {
         port: options.port,
         handlers,
         behind: `http://127.0.0.1:${behind}`,
+        onError: (err) => options.log.error({ err }, "gRPC front door: a stream's handler failed"),
       });
       return new RouterGrpcServer(server, health, inFlight, frontDoor.port, frontDoor);
     } catch (err) {

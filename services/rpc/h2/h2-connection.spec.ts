@@ -9,10 +9,13 @@ import type { HeaderList } from "./hpack.ts";
 type Handler = (stream: H2ServerStream, headers: HeaderList) => void;
 
 /** A net server whose connections are H2Connections calling `handler`; node:http2 is the client. */
-async function serve(handler: Handler): Promise<{ url: string; connections: H2Connection[]; close(): void }> {
+async function serve(
+  handler: Handler,
+  onError?: (err: unknown) => void,
+): Promise<{ url: string; connections: H2Connection[]; close(): void }> {
   const connections: H2Connection[] = [];
   const server = net.createServer((socket) =>
-    connections.push(new H2Connection(socket, { onStream: handler })),
+    connections.push(new H2Connection(socket, { onStream: handler, ...(onError && { onError }) })),
   );
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
@@ -56,7 +59,8 @@ async function exchange(
   request.on("data", (c: Buffer) => chunks.push(c));
   request.on("error", () => {});
   request.end(body);
-  await once(request, "close");
+  // Not events.once: it rejects on the 'error' that a reset stream emits before 'close'.
+  await new Promise((resolve) => request.on("close", resolve));
   return { headers: response, body: Buffer.concat(chunks), trailers, rstCode: request.rstCode ?? 0 };
 }
 
@@ -252,6 +256,29 @@ describe("H2Connection (node:http2 as the client)", () => {
       await connection.done;
     } finally {
       session.destroy();
+      server.close();
+    }
+  });
+
+  it("resets only the stream whose handler threw, and goes on serving (onError)", async () => {
+    const errors: unknown[] = [];
+    const answer = echo();
+    const server = await serve(
+      (stream, headers) => {
+        if (header(headers, ":path") === "/boom") throw new Error("handler bug");
+        answer(stream, headers);
+      },
+      (err) => errors.push(err),
+    );
+    const session = http2.connect(server.url);
+    try {
+      const failed = await exchange(session, { ":path": "/boom" }, Buffer.from("x"));
+      assert.equal(failed.rstCode, http2.constants.NGHTTP2_INTERNAL_ERROR);
+      assert.equal((errors[0] as Error).message, "handler bug");
+      const ok = await exchange(session, {}, Buffer.from("still here"));
+      assert.equal(ok.body.toString(), "still here");
+    } finally {
+      session.close();
       server.close();
     }
   });

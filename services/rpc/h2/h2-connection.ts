@@ -42,6 +42,11 @@ export interface H2ConnectionOptions {
   receiveWindow?: number;
   /** The largest header list accepted, as HPACK counts it (default 64 KiB). */
   maxHeaderListBytes?: number;
+  /**
+   * A fault of this side (a handler or listener that threw): its stream is reset with INTERNAL_ERROR,
+   * or, outside any stream, the connection ends with it; the process goes on. Default: rethrown.
+   */
+  onError?: (err: unknown) => void;
 }
 
 /** A connection-level error: the connection ends with GOAWAY carrying `code`. */
@@ -56,6 +61,7 @@ class ConnectionError extends Error {
 export class H2Connection implements StreamSink {
   readonly #socket: Socket;
   readonly #onStream: H2ConnectionOptions["onStream"];
+  readonly #onError: ((err: unknown) => void) | undefined;
   readonly #receiveWindow: number;
   readonly #maxHeaderListBytes: number;
   readonly #decoder = new HeaderDecoder();
@@ -88,6 +94,7 @@ export class H2Connection implements StreamSink {
   constructor(socket: Socket, options: H2ConnectionOptions) {
     this.#socket = socket;
     this.#onStream = options.onStream;
+    this.#onError = options.onError;
     this.#receiveWindow = Math.min(options.receiveWindow ?? 1 << 20, MAX_WINDOW);
     this.#maxHeaderListBytes = options.maxHeaderListBytes ?? 64 * 1024;
     this.#whenDone = new Promise((resolve) => {
@@ -183,8 +190,11 @@ export class H2Connection implements StreamSink {
       // What is left is part of a frame: a copy, so the socket's chunk is not kept for it.
       this.#input = input.length === 0 ? Buffer.alloc(0) : Buffer.from(input);
     } catch (err) {
-      if (!(err instanceof ConnectionError)) throw err;
-      this.#connectionError(err.code);
+      if (err instanceof ConnectionError) this.#connectionError(err.code);
+      else if (this.#onError) {
+        this.#onError(err);
+        this.#connectionError(ErrorCode.INTERNAL_ERROR);
+      } else throw err;
     }
     this.#flush();
   }
@@ -339,7 +349,7 @@ export class H2Connection implements StreamSink {
     }
     const stream = new H2ServerStream(streamId, this, this.#peerInitialWindow, this.#receiveWindow);
     stream.slot = this.#streams.add(stream);
-    this.#onStream(stream, fields);
+    this.#guarded(stream, () => this.#onStream(stream, fields));
     if (endStream && !stream.closed) this.#remoteEnd(stream);
   }
 
@@ -377,7 +387,7 @@ export class H2Connection implements StreamSink {
       stream.unacknowledged = 0;
     }
     // A copy: a view would keep the socket's whole read buffer for as long as the request is held.
-    if (data.length > 0) stream.emit("data", Buffer.from(data));
+    if (data.length > 0) this.#guarded(stream, () => stream.emit("data", Buffer.from(data)));
     if (endStream && !stream.closed) this.#remoteEnd(stream);
   }
 
@@ -426,8 +436,23 @@ export class H2Connection implements StreamSink {
 
   #remoteEnd(stream: H2ServerStream): void {
     stream.remoteEnded = true;
-    stream.emit("end");
+    this.#guarded(stream, () => stream.emit("end"));
+    if (stream.closed) return;
     if (stream.localEnded) this.#closeStream(stream, ErrorCode.NO_ERROR, false);
+  }
+
+  /** Runs `fn` (a handler, a listener); if it throws and onError is set, only its stream is reset. */
+  #guarded(stream: H2ServerStream, fn: () => void): void {
+    if (!this.#onError) {
+      fn();
+      return;
+    }
+    try {
+      fn();
+    } catch (err) {
+      this.#onError(err);
+      this.#closeStream(stream, ErrorCode.INTERNAL_ERROR, true);
+    }
   }
 
   #localEnd(stream: H2ServerStream): void {

@@ -25,6 +25,7 @@ async function start(): Promise<{
     host: "127.0.0.1",
     port: 0,
     behind: `http://127.0.0.1:${behind}`,
+    onError: () => {},
     handlers: new Map([
       [
         OWN_PATH,

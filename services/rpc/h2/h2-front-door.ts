@@ -19,6 +19,8 @@ export interface FrontDoorOptions {
   handlers: ReadonlyMap<string, FrontDoorHandler>;
   /** The server every other stream goes to, as a URL (http://127.0.0.1:port). */
   behind: string;
+  /** A handler that threw: its stream is reset (INTERNAL_ERROR) and the server goes on. */
+  onError: (err: unknown) => void;
 }
 
 export class H2FrontDoor {
@@ -53,7 +55,7 @@ export class H2FrontDoor {
       else proxy.forward(stream, headers);
     };
     const server = net.createServer({ noDelay: true }, (socket) => {
-      const connection = new H2Connection(socket, { onStream });
+      const connection = new H2Connection(socket, { onStream, onError: options.onError });
       const slot = connections.add(connection);
       void connection.done.then(() => connections.delete(slot));
     });
