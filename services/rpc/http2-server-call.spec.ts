@@ -104,9 +104,11 @@ describe("gRPC calls served on their HTTP/2 stream", () => {
               );
               const seen = { call, request, metadata, cancelled: false };
               calls.push(seen);
-              call.onCancel = () => {
+              const controller = new AbortController();
+              controller.signal.addEventListener("abort", () => {
                 seen.cancelled = true;
-              };
+              });
+              call.abortOnCancel(controller);
               // The model field scripts the answer.
               if (request.model === "fail") call.end(Code.NOT_FOUND, "model: no such model ✗");
               else if (request.model === "hang") call.sendHeaders({ "x-tessera-endpoint": "w1" });
@@ -272,7 +274,7 @@ describe("gRPC calls served on their HTTP/2 stream", () => {
     await until(() => ended.stream.closed);
     await ended.call.closed();
     assert.equal(held(ended.stream), 0);
-    assert.equal(ended.call.onCancel, undefined);
+    assert.equal(ended.call.abortsOnCancel, false);
 
     const client = await openHanging();
     const cancelled = { stream: streams.at(-1)!, seen: calls.at(-1)! };
@@ -281,7 +283,7 @@ describe("gRPC calls served on their HTTP/2 stream", () => {
     await until(() => cancelled.seen.cancelled);
     await cancelled.seen.call.closed();
     assert.equal(held(cancelled.stream), 0);
-    assert.equal(cancelled.seen.call.onCancel, undefined);
+    assert.equal(cancelled.seen.call.abortsOnCancel, false);
   });
 
   it("leaves the other methods to grpc-js", async () => {

@@ -128,7 +128,7 @@ async function generate(
   let code: Code = Code.OK;
   let details: string | undefined;
   let model = requestedModel;
-  call.onCancel = () => controller?.abort(CANCELLED_BY_CLIENT);
+  if (controller) call.abortOnCancel(controller);
   try {
     if (controller === undefined) throw new TesseraError(Code.UNAVAILABLE, "the router is shutting down");
     if (request.error) throw request.error;
@@ -159,7 +159,6 @@ async function generate(
       call.end(error.code, error.message, retryPushback(error));
     }
   } finally {
-    call.onCancel = undefined;
     if (controller) inFlight.end(controller);
     ended?.(code, details);
     metrics?.finished(model || "", "grpc", code, (performance.now() - started) / 1000);
