@@ -10,12 +10,21 @@
 //   inflight  Http2ServerCall driven by an async function holding an InFlight controller, the canary
 //             on the controller once it is done
 //   none      as inflight, without a canary
-// Printed on 2026-11-28 (Node 24.21): raw 0 KB; call 908; stream 1,030; inflight 657 with InFlight on
-// a Set and 65 on array slots (none: 130 and 86). raw with its canary hung where `call` hangs its (after
-// end): 0. So the front door keeps nothing, InFlight's Set kept the controllers, and something in
-// Http2ServerCall keeps the call: not its 'close' listener being a field (an inline arrow: 1,047), nor
-// `once` for 'end' (`on`: 1,036), nor its 'error' listener or taking its listeners off (905, 912). Not
-// found yet.
+//   mini      a small class standing in for Http2ServerCall; with MINI2..MINI10 set, variants of how
+//             the per-call functions are kept (below). NO_CANARY=1 leaves the canaries out.
+// What it printed on 2026-11-28 (Node 24.21), median KB promoted per scavenge:
+//   raw 0; call 908-1,057 (310 without the canary); stream 1,030; inflight 657 with InFlight on a Set,
+//   65 on array slots.
+//   mini, no canary: 324, or 214-258 with its listeners, pushes and 'close' taken out; an object
+//   literal instead of the class (MINI2) 0. With a function stored on a property of an object after
+//   the object was made: 204-214 (MINI5 the function captures the object, MINI7 it does not, MINI8
+//   on another object, MINI3/MINI4 a class field assigned later). With the function in the object
+//   literal (MINI9) or an array literal (MINI10): 0. With an object (the stream) stored that way
+//   instead (MINI6): 0.
+//   So V8 keeps a function assigned to an object's property after the object was made, with all it
+//   reaches, until the next full GC. Http2ServerCall assigned its data/end listeners and onCancel
+//   that way; with them kept in an array made with them (and cancellation through a controller):
+//   call 0 with the canary.
 // Usage: node bench/suites/router/call-retention.ts [mode]
 import { fork, spawn } from "node:child_process";
 import http2 from "node:http2";
@@ -71,7 +80,8 @@ async function runServer(): Promise<void> {
         return;
       }
       let n = 0;
-      if (process.env["RAW_WRITE"]) stream.respond([":status", "200", "content-type", "application/grpc"], { waitForTrailers: true });
+      if (process.env["RAW_WRITE"])
+        stream.respond([":status", "200", "content-type", "application/grpc"], { waitForTrailers: true });
       const timer = setInterval(() => {
         if (process.env["RAW_WRITE"]) stream.write(message(n));
         else call.write(message(n));
