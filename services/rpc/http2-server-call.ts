@@ -125,8 +125,9 @@ export class Http2ServerCall {
   /** Resolves what closed() returned, once the stream closes. */
   readonly #whenClosed: (() => void)[] = [];
   /**
-   * The call's listeners on the stream, taken off when it closes (node:http2's own stay: it may still
-   * need them after 'close'). Fields rather than a list: nothing more is allocated per call.
+   * The call's 'close' listener. Like its 'data' and 'end' ones (#listeners) it is taken off the stream
+   * when the stream closes; node:http2's own listeners stay, as it may still need them after 'close'.
+   * Made with the call (a field initializer), not assigned later: see #listeners.
    */
   readonly #onClose = () => this.#closed();
   /**

@@ -157,6 +157,26 @@ describe("H2Connection (node:http2 as the client)", () => {
     }
   });
 
+  it("waits for trailers given later, whatever window updates come in meanwhile", async () => {
+    const server = await serve((stream) => {
+      stream.on("end", () => {
+        stream.respond([":status", "200"], { waitForTrailers: true });
+        for (let i = 0; i < 8; i++) stream.write(Buffer.alloc(1000, i));
+        stream.once("wantTrailers", () => setTimeout(() => stream.sendTrailers({ "x-late": "yes" }), 100));
+        stream.end();
+      });
+    });
+    const session = http2.connect(server.url, { settings: { initialWindowSize: 1024 } });
+    try {
+      const result = await exchange(session, {}, undefined);
+      assert.equal(result.body.length, 8000);
+      assert.equal(result.trailers["x-late"], "yes");
+    } finally {
+      session.close();
+      server.close();
+    }
+  });
+
   it("sends a header block larger than a frame as HEADERS and CONTINUATION", async () => {
     const big = "v".repeat(40_000);
     const server = await serve((stream) => {

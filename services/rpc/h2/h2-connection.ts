@@ -83,7 +83,7 @@ export class H2Connection implements StreamSink {
   #unacknowledged = 0;
   /** Streams with DATA, an end or trailers waiting, in the order they asked. */
   readonly #sendable: H2ServerStream[] = [];
-  readonly #output: Buffer[] = [];
+  readonly #output: Uint8Array[] = [];
   #flushQueued = false;
   /** GOAWAY sent (shutdown) or received: no new streams; the socket ends once none is left. */
   #goingAway = false;
@@ -547,10 +547,10 @@ export class H2Connection implements StreamSink {
       if (room <= 0) return stream.sendWindow <= 0; // waits for the stream's window (done for now), or the connection's
       const chunk = stream.queue[0]!;
       const n = Math.min(room, chunk.byteLength - stream.queueOffset);
-      const out = Buffer.allocUnsafe(FRAME_HEADER_BYTES + n);
-      writeFrameHeader(out, 0, n, FrameType.DATA, 0, stream.id);
-      out.set(chunk.subarray(stream.queueOffset, stream.queueOffset + n), FRAME_HEADER_BYTES);
-      this.#output.push(out);
+      // The header and a view of the payload: the flush copies both into its one write.
+      const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
+      writeFrameHeader(header, 0, n, FrameType.DATA, 0, stream.id);
+      this.#output.push(header, chunk.subarray(stream.queueOffset, stream.queueOffset + n));
       stream.sendWindow -= n;
       this.#sendWindow -= n;
       stream.queuedBytes -= n;
@@ -561,25 +561,22 @@ export class H2Connection implements StreamSink {
       }
     }
     if (!stream.ending) return true;
-    if (stream.trailers) {
-      this.#headerFrames(stream.id, stream.trailers, true);
-      this.#localEnd(stream);
-    } else if (stream.waitForTrailers) {
-      // Asked once; sendTrailers schedules the stream again.
-      stream.waitForTrailers = false;
-      stream.emit("wantTrailers");
-      if (stream.trailers && !stream.localEnded) {
-        this.#headerFrames(stream.id, stream.trailers, true);
-        this.#localEnd(stream);
+    if (stream.waitForTrailers && !stream.trailers) {
+      // Asked once; sendTrailers schedules the stream again. Until then nothing ends it, whatever else
+      // (a window update) schedules it meanwhile.
+      if (!stream.trailersAsked) {
+        stream.trailersAsked = true;
+        stream.emit("wantTrailers");
       }
-    } else {
-      this.#output.push(frame(FrameType.DATA, Flag.END_STREAM, stream.id));
-      this.#localEnd(stream);
+      if (stream.closed || stream.localEnded || !stream.trailers) return true;
     }
+    if (stream.trailers) this.#headerFrames(stream.id, stream.trailers, true);
+    else this.#output.push(frame(FrameType.DATA, Flag.END_STREAM, stream.id));
+    this.#localEnd(stream);
     return true;
   }
 
-  #send(bytes: Buffer): void {
+  #send(bytes: Uint8Array): void {
     this.#output.push(bytes);
     this.#queueFlush();
   }

@@ -47,7 +47,7 @@ export class H2Proxy {
     request.on("response", (response, flags) => {
       answered = true;
       const endStream = (flags & http2.constants.NGHTTP2_FLAG_END_STREAM) !== 0;
-      stream.respond(fieldList(response, true), endStream ? { endStream: true } : { waitForTrailers: true });
+      stream.respond(response, endStream ? { endStream: true } : { waitForTrailers: true });
     });
     request.on("data", (chunk: Buffer) => stream.write(chunk));
     request.on("trailers", (received) => {
@@ -55,7 +55,7 @@ export class H2Proxy {
     });
     request.on("end", () => {
       if (stream.closed || !answered) return;
-      stream.once("wantTrailers", () => stream.sendTrailers(fieldList(trailers ?? {}, false)));
+      stream.once("wantTrailers", () => stream.sendTrailers(trailers ?? {}));
       stream.end();
     });
     request.on("error", () => {});
@@ -82,14 +82,4 @@ export class H2Proxy {
     this.#session = session;
     return session;
   }
-}
-
-/** Response headers or trailers as a field list, :status first; node:http2's date left as it came. */
-function fieldList(headers: http2.IncomingHttpHeaders, status: boolean): string[] {
-  const out: string[] = status ? [":status", String(headers[":status"] ?? 200)] : [];
-  for (const [name, value] of Object.entries(headers)) {
-    if (name.startsWith(":") || value === undefined) continue;
-    for (const one of Array.isArray(value) ? value : [value]) out.push(name, String(one));
-  }
-  return out;
 }

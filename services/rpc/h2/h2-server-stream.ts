@@ -13,6 +13,14 @@ export interface StreamSink {
   reset(stream: H2ServerStream, code: number): void;
 }
 
+/**
+ * Headers or trailers: a [name, value, ...] list, or an object of them as node:http2 hands them over
+ * (repeated names as arrays, `:status` a number, absent values undefined).
+ */
+export type HeaderFields =
+  | readonly string[]
+  | Readonly<Record<string, string | number | readonly string[] | undefined>>;
+
 export interface RespondOptions {
   /** Trailers follow the data: 'wantTrailers' is emitted once it is all sent (then sendTrailers). */
   waitForTrailers?: boolean;
@@ -43,6 +51,8 @@ export class H2ServerStream extends EventEmitter {
   /** end() was called: after the queue, trailers (waitForTrailers) or an empty END_STREAM DATA. */
   ending = false;
   waitForTrailers = false;
+  /** 'wantTrailers' was emitted. */
+  trailersAsked = false;
   /** Trailers to send once the queue is empty. */
   trailers: readonly string[] | undefined;
   /** END_STREAM sent; END_STREAM received. */
@@ -67,7 +77,7 @@ export class H2ServerStream extends EventEmitter {
   }
 
   /** Sends the response headers: a [name, value, ...] list or an object of them. */
-  respond(headers: readonly string[] | Readonly<Record<string, string>>, options: RespondOptions = {}): void {
+  respond(headers: HeaderFields, options: RespondOptions = {}): void {
     if (this.closed) return;
     if (this.headersSent) throw new Error(`stream ${this.id}: response headers already sent`);
     this.headersSent = true;
@@ -95,7 +105,7 @@ export class H2ServerStream extends EventEmitter {
   }
 
   /** The trailers, after every DATA queued; they end the stream. */
-  sendTrailers(trailers: Readonly<Record<string, string>> | readonly string[]): void {
+  sendTrailers(trailers: HeaderFields): void {
     if (this.closed || this.localEnded) return;
     this.trailers = fieldList(trailers);
     this.ending = true;
@@ -113,20 +123,25 @@ export class H2ServerStream extends EventEmitter {
   }
 }
 
-/** `headers` as a [name, value, ...] list with names in lower case; array values repeat the name. */
-function fieldList(
-  headers: readonly string[] | Readonly<Record<string, string | readonly string[]>>,
-): string[] {
-  if (Array.isArray(headers)) return headers.map((v, i) => (i % 2 === 0 ? v.toLowerCase() : v));
+/**
+ * `headers` as a [name, value, ...] list with names in lower case, pseudo-headers first; array values
+ * repeat the name, undefined ones are left out.
+ */
+function fieldList(headers: HeaderFields): string[] {
+  if (isList(headers)) return headers.map((v, i) => (i % 2 === 0 ? v.toLowerCase() : v));
   const out: string[] = [];
-  const record = headers as Readonly<Record<string, string | readonly string[]>>;
   // Pseudo-headers first (RFC 9113 8.3).
   for (const pass of [true, false])
-    for (const name of Object.keys(record)) {
+    for (const name of Object.keys(headers)) {
       if (name.startsWith(":") !== pass) continue;
-      const value = record[name]!;
-      for (const one of typeof value === "string" ? [value] : value)
+      const value = headers[name];
+      if (value === undefined) continue;
+      for (const one of typeof value === "object" ? value : [value])
         out.push(name.toLowerCase(), String(one));
     }
   return out;
+}
+
+function isList(headers: HeaderFields): headers is readonly string[] {
+  return Array.isArray(headers);
 }
