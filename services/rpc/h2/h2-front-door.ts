@@ -5,6 +5,7 @@
 import type { IncomingHttpHeaders } from "node:http2";
 import net, { type AddressInfo } from "node:net";
 import { SlotTable } from "../../kernel/slot-table.ts";
+import { isGrpcCall } from "../http2-server-call.ts";
 import { H2Connection } from "./h2-connection.ts";
 import { H2Proxy } from "./h2-proxy.ts";
 import type { H2ServerStream } from "./h2-server-stream.ts";
@@ -44,15 +45,9 @@ export class H2FrontDoor {
       const incoming = headerObject(headers);
       const path = incoming[":path"];
       const handler = typeof path === "string" ? options.handlers.get(path) : undefined;
-      const type = incoming["content-type"];
-      if (
-        handler &&
-        incoming[":method"] === "POST" &&
-        typeof type === "string" &&
-        type.startsWith("application/grpc")
-      )
+      if (handler && incoming[":method"] === "POST" && isGrpcCall(incoming))
         handler(stream, incoming, path as string);
-      else proxy.forward(stream, headers);
+      else proxy.forward(stream, incoming);
     };
     const server = net.createServer({ noDelay: true }, (socket) => {
       const connection = new H2Connection(socket, { onStream, onError: options.onError });

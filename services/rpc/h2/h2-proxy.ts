@@ -5,7 +5,6 @@
 // reflection) to the grpc-js server behind it, which keeps their semantics.
 import http2 from "node:http2";
 import type { H2ServerStream } from "./h2-server-stream.ts";
-import type { HeaderList } from "./hpack.ts";
 
 /** Request headers that belong to one hop (RFC 9113 8.2.2), and the pseudo-headers node:http2 sets itself. */
 const HOP_HEADERS = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]);
@@ -19,17 +18,10 @@ export class H2Proxy {
     this.#authority = authority;
   }
 
-  /** Passes `stream` (its `headers` as received) on, until either side ends it. */
-  forward(stream: H2ServerStream, headers: HeaderList): void {
+  /** Passes `stream` (its `headers` as received, repeated names as arrays) on, until either side ends it. */
+  forward(stream: H2ServerStream, headers: http2.IncomingHttpHeaders): void {
     const outgoing: http2.OutgoingHttpHeaders = {};
-    for (let i = 0; i < headers.length; i += 2) {
-      const name = headers[i]!;
-      if (HOP_HEADERS.has(name)) continue;
-      const value = headers[i + 1]!;
-      const before = outgoing[name];
-      outgoing[name] =
-        before === undefined ? value : [...(Array.isArray(before) ? before : [String(before)]), value];
-    }
+    for (const name in headers) if (!HOP_HEADERS.has(name)) outgoing[name] = headers[name];
     let request: http2.ClientHttp2Stream;
     try {
       request = this.#connected().request(outgoing, { endStream: false });
