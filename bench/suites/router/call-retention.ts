@@ -35,13 +35,14 @@
 //   In call mode the server prints how many calls closed when it stops.
 // Usage: node bench/suites/router/call-retention.ts [mode]
 import { fork, spawn } from "node:child_process";
-import http2 from "node:http2";
+import type http2 from "node:http2";
 import readline from "node:readline";
 import { Code } from "../../../services/kernel/errors.ts";
 import { H2FrontDoor } from "../../../services/rpc/h2/h2-front-door.ts";
 import type { H2ServerStream } from "../../../services/rpc/h2/h2-server-stream.ts";
 import { Http2ServerCall } from "../../../services/rpc/http2-server-call.ts";
 import { InFlight } from "../../../services/rpc/in-flight.ts";
+import { keepStreams } from "./h2-stream-load.ts";
 import { percentile } from "./load.ts";
 import { pin } from "./processes.ts";
 
@@ -278,22 +279,5 @@ function raw(stream: H2ServerStream): void {
 }
 
 function runClient(port: number): void {
-  const session = http2.connect(`http://127.0.0.1:${port}`);
-  const end = Date.now() + SECONDS * 1000;
-  let live = 64;
-  const one = () => {
-    if (Date.now() > end) {
-      if (--live === 0) {
-        session.close();
-        process.send?.("done");
-      }
-      return;
-    }
-    const request = session.request({ ":method": "POST", ":path": PATH, "content-type": "application/grpc" });
-    request.on("data", () => {});
-    request.on("end", one);
-    request.on("error", () => {});
-    request.end(Buffer.from([0, 0, 0, 0, 3, 1, 2, 3]));
-  };
-  for (let i = 0; i < 64; i++) one();
+  keepStreams(port, PATH, Buffer.from([0, 0, 0, 0, 3, 1, 2, 3]), 64, Date.now() + SECONDS * 1000);
 }

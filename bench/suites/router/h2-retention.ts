@@ -29,6 +29,7 @@ import http2 from "node:http2";
 import type { AddressInfo, Server } from "node:net";
 import readline from "node:readline";
 import { rawClient, rawServer } from "./h2-raw.ts";
+import { keepStreams } from "./h2-stream-load.ts";
 import { percentile } from "./load.ts";
 import { pin } from "./processes.ts";
 
@@ -307,21 +308,5 @@ function runClient(port: number): void {
     });
     return;
   }
-  const session = http2.connect(`http://127.0.0.1:${port}`);
-  let live = concurrency;
-  const one = () => {
-    if (Date.now() > end) {
-      if (--live === 0) {
-        session.close();
-        process.send?.("done");
-      }
-      return;
-    }
-    const request = session.request({ ":method": "POST", ":path": "/x", "content-type": "application/grpc" });
-    request.on("data", () => {});
-    request.on("end", one);
-    request.on("error", () => {});
-    request.end(Buffer.alloc(30));
-  };
-  for (let i = 0; i < concurrency; i++) one();
+  keepStreams(port, "/x", Buffer.alloc(30), concurrency, end);
 }
