@@ -1,12 +1,13 @@
 // Collects a Generate stream from a grpc-js client with the metadata the router sends.
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { Metadata, type ServiceError } from "@grpc/grpc-js";
+import { Metadata, type ServiceError, type StatusObject } from "@grpc/grpc-js";
 import {
   type GenerateRequestSchema,
   type GenerateResponse,
   Inference,
 } from "../../proto/gen/tessera/v1/inference_pb.js";
 import type { GrpcClient } from "../../services/rpc/grpc-client.ts";
+import { parseServerTiming, SERVER_TIMING } from "../../services/rpc/server-timing.ts";
 
 export type Request = MessageInitShape<typeof GenerateRequestSchema>;
 
@@ -16,6 +17,8 @@ export interface Streamed {
   cache: string | undefined;
   /** The error that ended the stream, if any (after `messages`). */
   error: ServiceError | undefined;
+  /** The server-timing trailer's durations (ms) by hop; empty without one. */
+  timing: Record<string, number>;
 }
 
 export function generate(
@@ -30,7 +33,13 @@ export function generate(
   for (const [k, v] of Object.entries(headers)) metadata.set(k, v);
   const options = deadlineMs === undefined ? {} : { deadline: Date.now() + deadlineMs };
   const stream = client.serverStream(Inference.method.generate, request, options, metadata);
-  const result: Streamed = { messages: [], endpoint: undefined, cache: undefined, error: undefined };
+  const result: Streamed = {
+    messages: [],
+    endpoint: undefined,
+    cache: undefined,
+    error: undefined,
+    timing: {},
+  };
   stream.on("metadata", (m: Metadata) => {
     result.endpoint = m.get("x-tessera-endpoint")[0]?.toString();
     result.cache = m.get("x-tessera-cache")[0]?.toString();
@@ -38,6 +47,9 @@ export function generate(
   stream.on("data", (m: GenerateResponse) => {
     result.messages.push(m);
     onMessage?.(m, result.messages.length, result);
+  });
+  stream.on("status", (status: StatusObject) => {
+    result.timing = parseServerTiming(String(status.metadata.get(SERVER_TIMING)[0] ?? ""));
   });
   return new Promise((resolve) => {
     stream.on("end", () => resolve(result));

@@ -73,6 +73,11 @@ describe("tessera router over gRPC (e2e)", () => {
     assert.deepEqual(routed.messages.at(-1)?.usage, straight.messages.at(-1)?.usage);
     assert.equal(routed.messages.at(-1)?.finishReason, FinishReason.LENGTH);
     assert.equal(routed.messages[0]?.tokens[0]?.topLogprobs.length, 2);
+    // server-timing: the worker's time on it (relayed by the router), and the router's, which holds it.
+    const { worker, router: routerMs } = routed.timing;
+    assert.ok(worker! > 0 && routerMs! > worker!, `server-timing ${JSON.stringify(routed.timing)}`);
+    assert.deepEqual(Object.keys(straight.timing), ["worker"]);
+    assert.ok(straight.timing["worker"]! > 0);
   });
 
   it("streams to Python grpcio the same messages, metadata and errors as to grpc-js", async () => {
@@ -113,6 +118,7 @@ describe("tessera router over gRPC (e2e)", () => {
     assert.equal(messages.at(-1)?.finishReason, FinishReason.LENGTH);
     assert.ok(workers.some((w) => w.address === streamed!.headers["x-tessera-endpoint"]));
     assert.ok(streamed!.trailers["x-tessera-path"]);
+    assert.match(streamed!.trailers["server-timing"] ?? "", /^worker;dur=[\d.]+, router;dur=[\d.]+$/);
     assert.equal(refused!.code, "INVALID_ARGUMENT");
     assert.match(refused!.details, /^temperature: /);
   });

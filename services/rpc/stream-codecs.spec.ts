@@ -68,6 +68,7 @@ function randomRelay(r: ReturnType<typeof rng>): RelayGenerateResponse {
       end: r.int(2) === 0,
       status: [0, 1, 14, 16, -1, -2_147_483_648][r.int(6)]!,
       statusMessage: r.text(),
+      workerMs: [0, 0.001, 812.412345, 1e9, -1][r.int(5)]!,
     })),
   });
 }

@@ -124,6 +124,7 @@ function relayFrameSize(f: RelayFrame, responseSize: number): number {
   if (f.response) size += lenField(responseSize);
   if (f.end) size += 2;
   if (f.status !== 0) size += 1 + varintSize(f.status);
+  if (f.workerMs !== 0) size += 9;
   return size + stringField(f.statusMessage);
 }
 
@@ -182,6 +183,12 @@ class Writer {
     if (value === 0) return;
     this.tag(field, FIXED32);
     this.pos = this.buf.writeFloatLE(value, this.pos);
+  }
+
+  double(field: number, value: number): void {
+    if (value === 0) return;
+    this.tag(field, FIXED64);
+    this.pos = this.buf.writeDoubleLE(value, this.pos);
   }
 
   string(field: number, text: string): void {
@@ -253,6 +260,7 @@ function writeRelayFrame(w: Writer, f: RelayFrame, size: number, responseSize: n
     w.varint(f.status);
   }
   w.string(5, f.statusMessage);
+  w.double(6, f.workerMs);
 }
 
 // --- reading -----------------------------------------------------------------------------------
@@ -327,6 +335,13 @@ class Reader {
     return value;
   }
 
+  double(end: number): number {
+    this.need(8, end);
+    const value = this.buf.readDoubleLE(this.pos);
+    this.pos += 8;
+    return value;
+  }
+
   /** Reads a length and answers where the length-delimited field it starts ends. */
   limit(end: number): number {
     const length = this.varint(end);
@@ -370,6 +385,7 @@ const T3_LEN = (3 << 3) | LEN;
 const T4_VARINT = (4 << 3) | VARINT;
 const T5_LEN = (5 << 3) | LEN;
 const T6_VARINT = (6 << 3) | VARINT;
+const T6_FIXED64 = (6 << 3) | FIXED64;
 const T30_VARINT = (30 << 3) | VARINT;
 const T31_LEN = (31 << 3) | LEN;
 
@@ -442,6 +458,7 @@ function readRelayFrame(r: Reader, end: number): RelayFrame {
     end: false,
     status: 0,
     statusMessage: "",
+    workerMs: 0,
   };
   while (r.pos < end) {
     const tag = r.tag(end);
@@ -450,6 +467,7 @@ function readRelayFrame(r: Reader, end: number): RelayFrame {
     else if (tag === T3_VARINT) f.end = r.varint(end) !== 0;
     else if (tag === T4_VARINT) f.status = r.int32(end);
     else if (tag === T5_LEN) f.statusMessage = r.string(end);
+    else if (tag === T6_FIXED64) f.workerMs = r.double(end);
     else r.skip(tag & 7, end);
   }
   return f;

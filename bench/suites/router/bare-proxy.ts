@@ -1,8 +1,8 @@
 // The least a second process between client and worker can do: a pass-through HTTP/2 proxy on
-// node:http2 that forwards each gRPC call's bytes to one worker and its response frames and trailers
-// back, without parsing a message, choosing an endpoint or keeping any state. The overhead benchmark
-// runs it beside the router, in the same rounds, so the figures show what one extra hop costs on this
-// machine before any routing work.
+// node:http2 that forwards each gRPC call's bytes to one worker and its response frames and all its
+// trailers back, without parsing a message, choosing an endpoint or keeping any state. The overhead
+// benchmark runs it beside the router, in the same rounds, so the figures show what one extra hop
+// costs on this machine before any routing work.
 // Usage: node bare-proxy.ts <worker host:port>; logs {"msg":"proxying","port"} once listening.
 import http2 from "node:http2";
 import net from "node:net";
@@ -34,8 +34,10 @@ server.on("stream", (stream, headers) => {
   call.on("data", (chunk: Buffer) => stream.write(chunk));
   call.on("end", () => stream.end());
   call.on("error", () => stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR));
+  // The worker's trailers as they came (its status, and the server-timing the benchmark reads).
   stream.on("wantTrailers", () =>
     stream.sendTrailers({
+      ...trailers,
       "grpc-status": trailers["grpc-status"] ?? "0",
       "grpc-message": trailers["grpc-message"] ?? "",
     }),

@@ -17,7 +17,7 @@ if (file) {
     await session.post("HeapProfiler.enable");
     await session.post("HeapProfiler.startSampling", {
       samplingInterval: 4096,
-      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMajorGC: process.env["TESSERA_SAMPLE_MAJOR"] !== "0",
       includeObjectsCollectedByMinorGC: !survivors,
     });
     setTimeout(async () => {

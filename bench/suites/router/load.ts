@@ -1,11 +1,13 @@
 // Closed-loop load: `concurrency` clients each send their next request as soon as the last one ended,
-// over a grpc-js client; every request's start, time to first token, end and serving endpoint are kept.
+// over a grpc-js client; every request's start, time to first token, end, serving endpoint and the
+// worker's own time on it (its server-timing trailer) are kept.
 
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { Metadata } from "@grpc/grpc-js";
+import { Metadata, type StatusObject } from "@grpc/grpc-js";
 import type { GenerateRequestSchema } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { type GenerateRequest, Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { GrpcClient } from "../../../services/rpc/grpc-client.ts";
+import { parseServerTiming, SERVER_TIMING } from "../../../services/rpc/server-timing.ts";
 
 export type Request = MessageInitShape<typeof GenerateRequestSchema> & { session?: string };
 
@@ -16,6 +18,10 @@ export interface Sample {
   latency: number;
   endpoint: string;
   tokens: number;
+  /** What the worker's server-timing trailer said it took (ms): NaN without one. */
+  workerMs: number;
+  /** What the router's said it took, the worker's time included (ms): NaN without a router. */
+  routerMs: number;
 }
 
 export function call(client: GrpcClient, request: Request, origin: number): Promise<Sample> {
@@ -34,9 +40,24 @@ export function call(client: GrpcClient, request: Request, origin: number): Prom
     if (ttft === 0) ttft = performance.now() - start;
     tokens += m.tokens.length;
   });
+  let workerMs = Number.NaN;
+  let routerMs = Number.NaN;
+  stream.on("status", (status: StatusObject) => {
+    const timing = parseServerTiming(String(status.metadata.get(SERVER_TIMING)[0] ?? ""));
+    workerMs = timing["worker"] ?? Number.NaN;
+    routerMs = timing["router"] ?? Number.NaN;
+  });
   return new Promise((resolve, reject) => {
     stream.on("end", () =>
-      resolve({ start: start - origin, ttft, latency: performance.now() - start, endpoint, tokens }),
+      resolve({
+        start: start - origin,
+        ttft,
+        latency: performance.now() - start,
+        endpoint,
+        tokens,
+        workerMs,
+        routerMs,
+      }),
     );
     stream.on("error", reject);
   });

@@ -5,7 +5,7 @@
 // handed on from data callbacks (no promise per token). Keeps the endpoint's books: requests in
 // flight, time to first token, outlier successes and failures.
 import { create } from "@bufbuild/protobuf";
-import type { ServiceError } from "@grpc/grpc-js";
+import type { ServiceError, StatusObject } from "@grpc/grpc-js";
 import {
   type GenerateResponse,
   Inference,
@@ -16,6 +16,7 @@ import type { SamplingParams } from "../../inference/types.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import { grpcPath } from "../../rpc/grpc-service.ts";
 import { startClientSpan } from "../../rpc/grpc-tracing.ts";
+import { parseServerTiming, SERVER_TIMING } from "../../rpc/server-timing.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
 import { RelayUnsupportedError } from "../endpoints/relay-channel.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
@@ -58,7 +59,8 @@ export class AttemptError extends TesseraError {
 }
 
 /**
- * Resolves when the endpoint ends the stream (or onMessage ended the attempt); rejects with an
+ * Resolves when the endpoint ends the stream (or onMessage ended the attempt), with how long the
+ * worker said it served the segment (ms; undefined when it did not say); rejects with an
  * AttemptError (or the signal's reason).
  */
 export function attempt(
@@ -66,7 +68,7 @@ export function attempt(
   model: string,
   segment: SegmentRequest,
   options: AttemptOptions,
-): Promise<void> {
+): Promise<number | undefined> {
   const { signal } = options;
   if (signal.aborted) return Promise.reject(signal.reason);
   const started = performance.now();
@@ -83,13 +85,13 @@ export function attempt(
     ...(segment.kv && { kv: segment.kv }),
   });
   endpoint.inFlight++;
-  return new Promise<void>((resolve, reject) => {
+  return new Promise<number | undefined>((resolve, reject) => {
     let settled = false;
     let cancelUpstream = () => {};
     let timer: NodeJS.Timeout | undefined;
     /** Ends the relay generation's call span (a Generate call's span is grpc-js's interceptor's). */
     let traceEnd = (_code: Code, _message?: string) => {};
-    const settle = (code: Code, error?: unknown) => {
+    const settle = (code: Code, error?: unknown, workerMs?: number) => {
       if (settled) return;
       settled = true;
       traceEnd(code, error instanceof Error ? error.message : undefined);
@@ -103,7 +105,7 @@ export function attempt(
         ms / 1000,
         firstToken === undefined ? undefined : firstToken / 1000,
       );
-      if (error === undefined) resolve();
+      if (error === undefined) resolve(workerMs);
       else reject(error);
     };
     const cancel = () => {
@@ -142,7 +144,12 @@ export function attempt(
       );
       cancelUpstream = () => stream.cancel();
       stream.on("data", onMessage);
-      stream.on("end", () => settle(Code.OK));
+      // grpc-js emits the status (with the trailers) before "end".
+      let workerMs: number | undefined;
+      stream.on("status", (status: StatusObject) => {
+        workerMs = parseServerTiming(String(status.metadata.get(SERVER_TIMING)[0] ?? ""))["worker"];
+      });
+      stream.on("end", () => settle(Code.OK, undefined, workerMs));
       stream.on("error", (err: ServiceError) => onError(fromGrpc(err, endpoint.name)));
     };
     const { relay } = endpoint;
@@ -155,12 +162,12 @@ export function attempt(
       options.deadline,
       {
         message: onMessage,
-        end: (error) => {
+        end: (error, workerMs) => {
           if (error instanceof RelayUnsupportedError) {
             traced?.end(error.code, error.message);
             call();
           } else if (error) onError(error);
-          else settle(Code.OK);
+          else settle(Code.OK, undefined, workerMs);
         },
       },
       traced?.carrier,

@@ -26,7 +26,7 @@ export class Flight {
   /** The endpoint producing the events (set by the producer before its first push). */
   endpoint = "";
   /** How the producer served it, and on which endpoints (kept up to date as it goes). */
-  readonly served: ServingPath = { path: "colocated", endpoints: [] };
+  readonly served: ServingPath = { path: "colocated", endpoints: [], workerMs: 0 };
   readonly settled: Promise<void>;
   readonly #controller = new AbortController();
   /** An array, not a Set: push() walks it once per token, and a Set's iterator is an object each time. */

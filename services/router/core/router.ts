@@ -142,7 +142,11 @@ export class Router {
         for (const event of cached.events) onEvent(refund(event, caller, sampling.maxTokens));
       };
       metrics?.servingPath(model.id, { path: "cached" });
-      const served: ServingPath = { path: "cached", endpoints: [{ name: cached.endpoint, part: "whole" }] };
+      const served: ServingPath = {
+        path: "cached",
+        endpoints: [{ name: cached.endpoint, part: "whole" }],
+        workerMs: 0,
+      };
       return { ...base, endpoint: cached.endpoint, cache: "hit", served, read };
     }
     // A coalesced request shares the first one's upstream call, its deadline included.

@@ -36,6 +36,11 @@ export interface ServingPath {
   reason?: FallbackReason | ServingPathName;
   /** Every worker that produced part of the output, in order. */
   endpoints: { name: string; part: ServedPart }[];
+  /**
+   * Milliseconds the workers said they served it (their server-timing), summed over the segments
+   * that ended on them; 0 when none said.
+   */
+  workerMs: number;
 }
 
 /** x-tessera-path: `disaggregated`, `fallback:kv_unavailable`, `migrated:disaggregated`... */

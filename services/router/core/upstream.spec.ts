@@ -143,7 +143,7 @@ describe("upstream: disaggregated serving and migration (scripted workers)", () 
     assert.equal(decode?.kv?.expectedRemoteBlocks, 2, "the prompt's full blocks, stored by the prefill");
   });
 
-  it("names every endpoint that served a disaggregated request, and the path", async () => {
+  it("names every endpoint that served a disaggregated request, and the path, and sums the workers' times", async () => {
     f = await fleet({ p0: "prefill", d0: "decode" });
     const out = await run(f, { maxTokens: 6 });
     assert.deepEqual(out.served, {
@@ -152,6 +152,7 @@ describe("upstream: disaggregated serving and migration (scripted workers)", () 
         { name: "p0", part: "prefill" },
         { name: "d0", part: "decode" },
       ],
+      workerMs: 14,
     });
   });
 
@@ -172,6 +173,7 @@ describe("upstream: disaggregated serving and migration (scripted workers)", () 
         { name: "p0", part: "prefill" },
         { name: "p0", part: "decode" },
       ],
+      workerMs: 14,
     });
   });
 

@@ -129,7 +129,7 @@ export function upstream(prepared: PreparedRequest, options: UpstreamOptions): P
           return output.done && message.finishReason === FinishReason.UNSPECIFIED;
         };
         try {
-          await attempt(endpoint, model, output.segment(phase.kind), {
+          const workerMs = await attempt(endpoint, model, output.segment(phase.kind), {
             requestId,
             priority: prepared.request.priority,
             deadline: options.deadline,
@@ -137,6 +137,7 @@ export function upstream(prepared: PreparedRequest, options: UpstreamOptions): P
             metrics,
             onMessage,
           });
+          if (workerMs !== undefined) served.workerMs += workerMs;
           if (output.done) return;
           if (phase.kind !== "prefill" || messages === 0)
             throw new TesseraError(Code.INTERNAL, `${endpoint.name}: the stream ended without a finish`);
@@ -220,7 +221,7 @@ function partOf(phase: Phase): ServedPart {
   return phase.kind;
 }
 
-function initialPath(route: Route): Omit<ServingPath, "endpoints"> {
+function initialPath(route: Route): Omit<ServingPath, "endpoints" | "workerMs"> {
   if (route.type === "disaggregated") return { path: "disaggregated" };
   return route.fallback ? { path: "fallback", reason: route.fallback } : { path: "colocated" };
 }

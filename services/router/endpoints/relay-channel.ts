@@ -19,8 +19,11 @@ import type { GrpcClient } from "../../rpc/grpc-client.ts";
 
 export interface RelayHandlers {
   message(message: GenerateResponse): void;
-  /** The generation ended: OK (no error), or failed. Called once, and nothing after it. */
-  end(error: TesseraError | undefined): void;
+  /**
+   * The generation ended: OK (no error, with how long the worker served it in ms, when it said), or
+   * failed. Called once, and nothing after it.
+   */
+  end(error: TesseraError | undefined, workerMs?: number): void;
 }
 
 /** Ends a generation whose endpoint turned out not to have the Relay service: nothing was sent. */
@@ -99,11 +102,11 @@ export class RelayChannel {
         if (frame.response) handlers.message(frame.response);
         // Not ended, or cancelled by its own message handler (which calls nothing after).
         if (!frame.end || !this.#open.delete(frame.streamId)) continue;
-        handlers.end(
-          frame.status === Code.OK
-            ? undefined
-            : new TesseraError(frame.status as Code, `${this.#name}: ${frame.statusMessage || "failed"}`),
-        );
+        if (frame.status === Code.OK) handlers.end(undefined, frame.workerMs || undefined);
+        else
+          handlers.end(
+            new TesseraError(frame.status as Code, `${this.#name}: ${frame.statusMessage || "failed"}`),
+          );
       }
     });
     const gone = (err?: ServiceError) => {

@@ -19,6 +19,7 @@ import type { GrpcHandlers } from "../../rpc/grpc-service.ts";
 import { extractFromMetadata, startServerSpan } from "../../rpc/grpc-tracing.ts";
 import { type CallHandler, Http2ServerCall } from "../../rpc/http2-server-call.ts";
 import { CANCELLED_BY_CLIENT, type InFlight } from "../../rpc/in-flight.ts";
+import { SERVER_TIMING, serverTiming } from "../../rpc/server-timing.ts";
 import { statusDetails } from "../../rpc/status-details.ts";
 import { framedGenerateResponse } from "../../rpc/stream-codecs.ts";
 import type { Router } from "../core/router.ts";
@@ -142,10 +143,15 @@ async function generate(
       call.write(framedGenerateResponse(toResponse(event, requestId)));
     });
     if (call.cancelled) throw controller.signal.reason ?? CANCELLED_BY_CLIENT;
-    // Every worker that served part of it is known only now: trailing metadata.
+    // Every worker that served part of it is known only now, and how long they took: trailing metadata.
+    const { served } = generation;
+    const routerMs = performance.now() - started;
     call.end(Code.OK, "", {
-      "x-tessera-path": pathHeader(generation.served),
-      "x-tessera-endpoints": endpointsHeader(generation.served),
+      "x-tessera-path": pathHeader(served),
+      "x-tessera-endpoints": endpointsHeader(served),
+      [SERVER_TIMING]: serverTiming(
+        served.workerMs > 0 ? { worker: served.workerMs, router: routerMs } : { router: routerMs },
+      ),
     });
     await call.closed(controller.signal);
   } catch (err) {

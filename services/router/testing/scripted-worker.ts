@@ -6,6 +6,7 @@
 // as a killed worker does.
 import { create } from "@bufbuild/protobuf";
 import {
+  Metadata,
   Server,
   ServerCredentials,
   type ServerUnaryCall,
@@ -22,6 +23,7 @@ import {
   ListModelsResponseSchema,
 } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { grpcServiceDefinition } from "../../rpc/grpc-service.ts";
+import { SERVER_TIMING, serverTiming } from "../../rpc/server-timing.ts";
 import { refuseUndecodableRequests } from "../../rpc/undecodable-request.ts";
 import type { WorkerModelInfo } from "../models/router-model.ts";
 
@@ -42,6 +44,8 @@ export class ScriptedWorker {
   cancelled = 0;
   /** Handoffs (kv.await_writes) end saying their blocks could not be stored (a Redis down or hung). */
   kvWritesFail = false;
+  /** What a finished stream's server-timing trailer says the worker took (ms), as a real worker's does. */
+  workerMs = 7;
   readonly #server: Server;
   readonly address: string;
 
@@ -121,6 +125,8 @@ export class ScriptedWorker {
         kvWritesFailed: this.kvWritesFail && request.kv?.awaitWrites === true,
       }),
     );
-    call.end();
+    const trailers = new Metadata();
+    trailers.set(SERVER_TIMING, serverTiming({ worker: this.workerMs }));
+    call.end(trailers);
   }
 }

@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { create } from "@bufbuild/protobuf";
-import type { ServerUnaryCall, ServerWritableStream, sendUnaryData } from "@grpc/grpc-js";
+import { Metadata, type ServerUnaryCall, type ServerWritableStream, type sendUnaryData } from "@grpc/grpc-js";
 import {
   type GenerateRequest,
   type GenerateResponse,
@@ -20,6 +20,7 @@ import type { Logger } from "../../kernel/log.ts";
 import { phaseSpans } from "../../kernel/telemetry/phase-spans.ts";
 import type { GrpcHandlers } from "../../rpc/grpc-service.ts";
 import { CANCELLED_BY_CLIENT, type InFlight } from "../../rpc/in-flight.ts";
+import { SERVER_TIMING, serverTiming } from "../../rpc/server-timing.ts";
 import { statusDetails } from "../../rpc/status-details.ts";
 import { toGenerateResponse } from "./generate-response.ts";
 import type { RpcMetrics } from "./rpc-metrics.ts";
@@ -67,11 +68,11 @@ export class InferenceService {
       call.request.requestId,
       {},
       {
-        run: async (controller, requestId, log) => {
+        run: async (controller, requestId, log, started) => {
           const onCancelled = () => controller.abort(CANCELLED_BY_CLIENT);
           call.on("cancelled", onCancelled);
           try {
-            return await this.#stream(call, requestId, controller.signal, log);
+            return await this.#stream(call, requestId, controller.signal, log, started);
           } finally {
             call.off("cancelled", onCancelled);
           }
@@ -94,7 +95,7 @@ export class InferenceService {
    * One generation's lifecycle, the same for a Generate call and for each generation of a Relay
    * stream: a place in the in-flight set (a drain waits for it; UNAVAILABLE once draining), the
    * request id (the caller's, else a new one), its log, and its status counted in the RPC metrics.
-   * `run` resolves with the status (OK, or CANCELLED when its reader went away); what it throws (the
+   * `run` is handed when the generation arrived (performance.now()) and resolves with the status (OK, or CANCELLED when its reader went away); what it throws (the
    * abort's reason once the signal aborted) goes to `failed`, which ends the call with it and answers
    * the status to count.
    */
@@ -102,7 +103,7 @@ export class InferenceService {
     requested: string,
     logFields: Record<string, unknown>,
     hooks: {
-      run(controller: AbortController, requestId: string, log: Logger): Promise<Code>;
+      run(controller: AbortController, requestId: string, log: Logger, started: number): Promise<Code>;
       failed(error: TesseraError, log: Logger): Code;
     },
   ): Promise<void> {
@@ -116,7 +117,7 @@ export class InferenceService {
     }
     let code: Code = Code.OK;
     try {
-      code = await hooks.run(controller, requestId, log);
+      code = await hooks.run(controller, requestId, log, started);
     } catch (err) {
       code = hooks.failed(TesseraError.from(controller.signal.aborted ? controller.signal.reason : err), log);
     } finally {
@@ -126,18 +127,27 @@ export class InferenceService {
   }
 
   /**
-   * Writes one message per engine event, then ends the call and waits until the transport has taken
-   * every message (a slow reader holds the call in flight). Returns OK, or CANCELLED when the client
-   * went away before the end; throws what the call should fail with.
+   * Writes one message per engine event, then ends the call, its server-timing trailer saying how
+   * long the worker served it since `started`, and waits until the transport has taken every message
+   * (a slow reader holds the call in flight). Returns OK, or CANCELLED when the client went away
+   * before the end; throws what the call should fail with.
    */
-  async #stream(call: GenerateCall, requestId: string, signal: AbortSignal, log: Logger): Promise<Code> {
+  async #stream(
+    call: GenerateCall,
+    requestId: string,
+    signal: AbortSignal,
+    log: Logger,
+    started: number,
+  ): Promise<Code> {
     const completed = await this.run(call.request, requestId, signal, log, async (message) => {
       if (call.cancelled) return false;
       await write(call, message, signal);
       return true;
     });
     if (!completed || call.cancelled) return Code.CANCELLED;
-    call.end();
+    const trailers = new Metadata();
+    trailers.set(SERVER_TIMING, serverTiming({ worker: performance.now() - started }));
+    call.end(trailers);
     // Stop waiting when the signal aborts: the drain timed out, or grpc-js reported "cancelled" (which
     // it also does once the status has been sent).
     await once(call, "finish", { signal }).catch(() => {});

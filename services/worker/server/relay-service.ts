@@ -126,7 +126,7 @@ class RelayStream {
       message?.requestId ?? "",
       { relay: true },
       {
-        run: async (controller, requestId, log) => {
+        run: async (controller, requestId, log, started) => {
           this.#running.set(streamId, controller);
           // Traced as a Generate call would be (traceHandlers), under the router's call span it carries.
           const traced = tracingEnabled()
@@ -153,7 +153,7 @@ class RelayStream {
             // An aborted generation may end with a "cancelled" finish: it still ends with the abort's status.
             if (controller.signal.aborted) throw controller.signal.reason;
             traced?.end(Code.OK);
-            this.#end(streamId);
+            this.#end(streamId, undefined, performance.now() - started);
             return Code.OK;
           } catch (err) {
             const error = TesseraError.from(controller.signal.aborted ? controller.signal.reason : err);
@@ -175,8 +175,9 @@ class RelayStream {
     if (this.#inFlight.draining) this.endIfIdle();
   }
 
-  #end(streamId: bigint, error?: TesseraError): void {
-    this.#push(frame(streamId, undefined, error?.code ?? Code.OK, error?.message ?? ""));
+  /** The generation's end frame: OK with how long the worker served it (ms), or its error. */
+  #end(streamId: bigint, error?: TesseraError, workerMs = 0): void {
+    this.#push(frame(streamId, undefined, error?.code ?? Code.OK, error?.message ?? "", workerMs));
   }
 
   #push(frame: RelayFrame): void {
@@ -219,6 +220,7 @@ function frame(
   response: GenerateResponse | undefined,
   status = 0,
   statusMessage = "",
+  workerMs = 0,
 ): RelayFrame {
   return {
     $typeName: "tessera.v1.RelayFrame",
@@ -227,5 +229,6 @@ function frame(
     end: response === undefined,
     status,
     statusMessage,
+    workerMs,
   };
 }

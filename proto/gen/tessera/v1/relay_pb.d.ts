@@ -151,6 +151,15 @@ export declare type RelayFrame = Message<"tessera.v1.RelayFrame"> & {
    * @generated from field: string status_message = 5;
    */
   statusMessage: string;
+
+  /**
+   * How long the worker served the generation, in milliseconds: from its RelayOpen's arrival to its
+   * end frame (set on an end frame). The router reports it in its server-timing trailer, as a
+   * Generate call's trailer would carry it.
+   *
+   * @generated from field: double worker_ms = 6;
+   */
+  workerMs: number;
 };
 
 /**
