@@ -9,6 +9,7 @@ import OpenAI from "openai";
 import { Inference } from "../../proto/gen/tessera/v1/inference_pb.js";
 import type { Served } from "../../services/cli/child-process.ts";
 import { GrpcClient } from "../../services/rpc/grpc-client.ts";
+import { parseServerTiming } from "../../services/rpc/server-timing.ts";
 import { tinyCheckpoint } from "../checkpoint.ts";
 import { type RunningRouter, sharedWorkers, startRouter } from "./fleet.ts";
 import { generate, textOf } from "./grpc-stream.ts";
@@ -57,6 +58,8 @@ describe("tessera router over OpenAI HTTP (e2e)", () => {
       total_tokens: usage?.totalTokens,
     });
     assert.ok(workers.some((w) => w.address === response.headers.get("x-tessera-endpoint")));
+    const timing = parseServerTiming(response.headers.get("server-timing") ?? "");
+    assert.ok(timing["worker"]! > 0 && timing["router"]! > timing["worker"]!, JSON.stringify(timing));
   });
 
   it("streams a completion as server-sent events, ending with the usage", async () => {

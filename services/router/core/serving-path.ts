@@ -1,9 +1,10 @@
-// How a request was served, for its response headers (x-tessera-path, x-tessera-endpoints), the
+// How a request was served, for its response headers (x-tessera-path, x-tessera-endpoints, server-timing), the
 // router's metrics (tessera_router_serving_paths_total) and its logs. A model with prefill and decode
 // endpoints serves a request disaggregated when it can; when it cannot, the request is a fallback to one
 // worker and the reason says why, so a user can tell a disaggregated fleet that quietly runs colocated
 // from one that works. A request resumed on another worker after its worker failed mid-stream is
 // migrated, whatever it was before.
+import { serverTiming } from "../../rpc/server-timing.ts";
 
 /** colocated: the model has no prefill/decode endpoints; cached: answered from the response cache. */
 export const SERVING_PATHS = ["colocated", "disaggregated", "fallback", "migrated", "cached"] as const;
@@ -46,6 +47,15 @@ export interface ServingPath {
 /** x-tessera-path: `disaggregated`, `fallback:kv_unavailable`, `migrated:disaggregated`... */
 export function pathHeader(served: ServingPath): string {
   return served.reason === undefined ? served.path : `${served.path}:${served.reason}`;
+}
+
+/**
+ * server-timing: the workers' time on the request (when they said) and the router's whole time on it
+ * since `started` (performance.now()), as `worker;dur=812.412, router;dur=815.900`.
+ */
+export function servingTiming(served: ServingPath, started: number): string {
+  const router = performance.now() - started;
+  return serverTiming(served.workerMs > 0 ? { worker: served.workerMs, router } : { router });
 }
 
 /** x-tessera-endpoints: `w0=prefill,w1=decode` (names are pod names or host:port). */

@@ -19,13 +19,13 @@ import type { GrpcHandlers } from "../../rpc/grpc-service.ts";
 import { extractFromMetadata, startServerSpan } from "../../rpc/grpc-tracing.ts";
 import { type CallHandler, Http2ServerCall } from "../../rpc/http2-server-call.ts";
 import { CANCELLED_BY_CLIENT, type InFlight } from "../../rpc/in-flight.ts";
-import { SERVER_TIMING, serverTiming } from "../../rpc/server-timing.ts";
+import { SERVER_TIMING } from "../../rpc/server-timing.ts";
 import { statusDetails } from "../../rpc/status-details.ts";
 import { framedGenerateResponse } from "../../rpc/stream-codecs.ts";
 import type { Router } from "../core/router.ts";
 import type { RouterEvent } from "../core/router-events.ts";
 import type { RouterRequest } from "../core/router-request.ts";
-import { endpointsHeader, pathHeader } from "../core/serving-path.ts";
+import { endpointsHeader, pathHeader, servingTiming } from "../core/serving-path.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
 import { fromGrpc } from "./grpc-request.ts";
 
@@ -145,13 +145,10 @@ async function generate(
     if (call.cancelled) throw controller.signal.reason ?? CANCELLED_BY_CLIENT;
     // Every worker that served part of it is known only now, and how long they took: trailing metadata.
     const { served } = generation;
-    const routerMs = performance.now() - started;
     call.end(Code.OK, "", {
       "x-tessera-path": pathHeader(served),
       "x-tessera-endpoints": endpointsHeader(served),
-      [SERVER_TIMING]: serverTiming(
-        served.workerMs > 0 ? { worker: served.workerMs, router: routerMs } : { router: routerMs },
-      ),
+      [SERVER_TIMING]: servingTiming(served, started),
     });
     await call.closed(controller.signal);
   } catch (err) {

@@ -8,7 +8,7 @@ import type { TokenInfo } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Generation, Router } from "../core/router.ts";
 import type { RouterEvent } from "../core/router-events.ts";
-import { endpointsHeader, pathHeader } from "../core/serving-path.ts";
+import { endpointsHeader, pathHeader, servingTiming } from "../core/serving-path.ts";
 import { bearer } from "../grpc/grpc-request.ts";
 import { joinDeltas, type OutputDelta, ToolCallStream } from "../tools/tool-call-output.ts";
 import { errorBody, sendError, sendJson } from "./http-errors.ts";
@@ -41,6 +41,7 @@ export async function handleGenerate(
   router: Router,
   signal: AbortSignal,
 ): Promise<GenerateOutcome> {
+  const started = performance.now();
   const parsed = kind === "chat" ? parseChatRequest(body) : parseCompletionRequest(body);
   if (parsed.error) throw parsed.error;
   const request = parsed.value;
@@ -84,7 +85,10 @@ export async function handleGenerate(
     await generation.read((event) => {
       events.push(event);
     });
-    sendJson(res, 200, responseBody(ctx, events), { ...headers, ...servedHeaders(generation.served) });
+    sendJson(res, 200, responseBody(ctx, events), {
+      ...headers,
+      ...servedHeaders(generation.served, started),
+    });
     return { model: model.id, code: Code.OK };
   }
   res.writeHead(200, {
@@ -92,7 +96,7 @@ export async function handleGenerate(
     "cache-control": "no-cache",
     connection: "keep-alive",
     // The workers after the first are known only at the end: HTTP trailers (chunked encoding).
-    trailer: "x-tessera-path, x-tessera-endpoints",
+    trailer: "x-tessera-path, x-tessera-endpoints, server-timing",
     ...headers,
   });
   let code: Code = Code.OK;
@@ -126,7 +130,7 @@ export async function handleGenerate(
     code = error.code;
     if (!signal.aborted) res.write(`data: ${JSON.stringify(errorBody(error))}\n\n`);
   }
-  res.addTrailers(servedHeaders(generation.served));
+  res.addTrailers(servedHeaders(generation.served, started));
   res.end();
   return { model: model.id, code };
 }
@@ -162,9 +166,13 @@ function send(res: ServerResponse, body: unknown): void {
   res.write(`data: ${JSON.stringify(body)}\n\n`);
 }
 
-/** How the request was served (serving-path.ts): `x-tessera-path` and `x-tessera-endpoints`. */
-function servedHeaders(served: Generation["served"]): Record<string, string> {
-  return { "x-tessera-path": pathHeader(served), "x-tessera-endpoints": endpointsHeader(served) };
+/** How the request was served (serving-path.ts): `x-tessera-path`, `x-tessera-endpoints`, `server-timing`. */
+function servedHeaders(served: Generation["served"], started: number): Record<string, string> {
+  return {
+    "x-tessera-path": pathHeader(served),
+    "x-tessera-endpoints": endpointsHeader(served),
+    "server-timing": servingTiming(served, started),
+  };
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
