@@ -3,6 +3,8 @@
 // TESSERA_SAMPLE_FILE (a .heapprofile Chrome DevTools opens). TESSERA_SAMPLE_SURVIVORS=1 keeps only
 // what outlived a young collection (the profile is taken after two forced ones, so run the router
 // with --expose-gc): what the scavenges copied, rather than everything allocated.
+// TESSERA_SAMPLE_MAJOR=0 also drops what mark-compacts collected: what is left is what is still in
+// the heap at the end, promoted garbage a mark-compact has not reached yet included.
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 
