@@ -106,17 +106,13 @@ export async function overhead(
       const stats = (of: Sample[]) => {
         const latency = of.map((s) => s.latency);
         const added = of.map((s) => s.latency - s.workerMs);
+        const ttft = of.map((s) => s.ttft);
+        const worker = of.map((s) => s.workerMs);
         return {
           p50: percentile(latency, 50),
           p99: percentile(latency, 99),
-          ttftP50: percentile(
-            of.map((s) => s.ttft),
-            50,
-          ),
-          workerP50: percentile(
-            of.map((s) => s.workerMs),
-            50,
-          ),
+          ttftP50: percentile(ttft, 50),
+          workerP50: percentile(worker, 50),
           added: { p50: percentile(added, 50), p99: percentile(added, 99), max: percentile(added, 100) },
           requests: of.length,
           withoutServerTiming: of.filter((s) => Number.isNaN(s.workerMs)).length,
@@ -126,6 +122,7 @@ export async function overhead(
       const p = stats(samples.proxy);
       const r = stats(samples.router);
       const routerGc = summarize(pauses, routerMs);
+      const routerOwn = samples.router.map((s) => s.routerMs - s.workerMs);
       figures[`c${concurrency}`] = {
         loadAverage,
         directMs: d,
@@ -142,14 +139,8 @@ export async function overhead(
         // The router's own server-timing less the worker's: its processing and the relay hop to the
         // worker and back, without the client's side of the connection.
         routerOwnMs: {
-          p50: percentile(
-            samples.router.map((s) => s.routerMs - s.workerMs),
-            50,
-          ),
-          p99: percentile(
-            samples.router.map((s) => s.routerMs - s.workerMs),
-            99,
-          ),
+          p50: percentile(routerOwn, 50),
+          p99: percentile(routerOwn, 99),
         },
         routerGc,
       };
