@@ -1,9 +1,9 @@
 // How a request was served, for its response headers (x-tessera-path, x-tessera-endpoints,
-// server-timing), the router's metrics (tessera_router_serving_paths_total) and its logs. A model with prefill and decode
-// endpoints serves a request disaggregated when it can; when it cannot, the request is a fallback to one
-// worker and the reason says why, so a user can tell a disaggregated fleet that quietly runs colocated
-// from one that works. A request resumed on another worker after its worker failed mid-stream is
-// migrated, whatever it was before.
+// server-timing), the router's metrics (tessera_router_serving_paths_total) and its logs. A model
+// with prefill and decode endpoints serves a request disaggregated when it can; when it cannot, the
+// request is a fallback to one worker and the reason says why, so a user can tell a disaggregated
+// fleet that quietly runs colocated from one that works. A request resumed on another worker after
+// its worker failed mid-stream is migrated, whatever it was before.
 import { serverTiming } from "../../rpc/server-timing.ts";
 
 /** colocated: the model has no prefill/decode endpoints; cached: answered from the response cache. */
