@@ -157,6 +157,32 @@ describe("RelayChannel over a worker's Relay service", () => {
     assert.equal(channel.size, 0);
   });
 
+  it("opens a new generation in a cancelled one's place while the worker still runs that one", async () => {
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    model.pace = () => gate;
+    const cancelled = open(channel, [0], 4);
+    let ended = false;
+    cancelled.done.then(() => {
+      ended = true;
+    });
+    await until(() => model.signals.length === 1);
+    cancelled.cancel();
+    // Sent before the worker has taken the cancel: a stream id of its own, though it reuses the slot.
+    const next = open(channel, [20], 3);
+    await until(() => model.signals.length === 2);
+    release();
+    const outcome = await next.done;
+    assert.equal(outcome.error, undefined);
+    assert.equal(ids(outcome).length, 3);
+    await until(() => server.activeCalls === 0);
+    assert.equal(ended, false);
+    assert.deepEqual(cancelled.messages, []);
+    assert.equal(channel.size, 0);
+  });
+
   it("fails a generation whose deadline passes with DEADLINE_EXCEEDED, and a bad one with INVALID_ARGUMENT beside a good one", async () => {
     model.pace = () => new Promise((resolve) => setTimeout(resolve, 20));
     const late = open(channel, [0], 50, Date.now() + 100);

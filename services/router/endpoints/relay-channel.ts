@@ -15,6 +15,7 @@ import {
   type RelayGenerateResponse,
 } from "../../../proto/gen/tessera/v1/relay_pb.js";
 import { Code, TesseraError } from "../../kernel/errors.ts";
+import { SlotTable } from "../../kernel/slot-table.ts";
 import type { GrpcClient } from "../../rpc/grpc-client.ts";
 
 export interface RelayHandlers {
@@ -33,12 +34,29 @@ export class RelayUnsupportedError extends TesseraError {
   }
 }
 
+/** A generation on the stream: its stream id and where its messages go. */
+interface OpenGeneration {
+  id: bigint;
+  readonly handlers: RelayHandlers;
+}
+
+/**
+ * A stream id is a sequence number above the generation's slot (SLOT_BITS bits): unique on the
+ * stream, and the slot found from it without a Map.
+ */
+const SLOT_BITS = 20n;
+const SLOT_MASK = (1n << SLOT_BITS) - 1n;
+
 export class RelayChannel {
   readonly #name: string;
   readonly #client: GrpcClient;
-  readonly #open = new Map<bigint, RelayHandlers>();
+  // Slots, not a Map keyed by stream id: this table lives as long as the router, and a long-lived Map
+  // keeps what passes through it, every request's handlers and all they reach, until V8's next full
+  // collection once its hash table has aged into the old generation (kernel/slot-table.ts): which
+  // it did in the idle gaps between the router bench's rounds (docs/DESIGN.md).
+  readonly #open = new SlotTable<OpenGeneration>();
   #call: ClientDuplexStream<Uint8Array, RelayGenerateResponse> | undefined;
-  #nextId = 1n;
+  #sequence = 1n;
   #supported = true;
 
   constructor(name: string, client: GrpcClient) {
@@ -67,18 +85,21 @@ export class RelayChannel {
     handlers: RelayHandlers,
     traceContext: Record<string, string> = {},
   ): () => void {
-    const streamId = this.#nextId++;
+    const generation: OpenGeneration = { id: 0n, handlers };
+    const slot = this.#open.add(generation);
+    const streamId = (this.#sequence++ << SLOT_BITS) | BigInt(slot);
+    generation.id = streamId;
     const open = { streamId, request, deadlineUnixMs: BigInt(deadline ?? 0), traceContext };
-    const bytes = encoded({ kind: { case: "open", value: open } });
+    const bytes = slot > SLOT_MASK ? tooMany(slot) : encoded({ kind: { case: "open", value: open } });
     if (bytes instanceof TesseraError) {
+      this.#open.delete(slot);
       queueMicrotask(() => handlers.end(bytes));
       return () => {};
     }
     const call = this.#stream();
-    this.#open.set(streamId, handlers);
     call.write(bytes);
     return () => {
-      if (!this.#open.delete(streamId) || this.#call !== call) return;
+      if (!this.#remove(streamId) || this.#call !== call) return;
       const cancel = create(RelayGenerateRequestSchema, { kind: { case: "cancel", value: { streamId } } });
       call.write(toBinary(RelayGenerateRequestSchema, cancel));
     };
@@ -89,6 +110,17 @@ export class RelayChannel {
     this.#call?.cancel();
   }
 
+  /** The open generation with this stream id, if any. */
+  #find(streamId: bigint): OpenGeneration | undefined {
+    const generation = this.#open.get(Number(streamId & SLOT_MASK));
+    return generation?.id === streamId ? generation : undefined;
+  }
+
+  /** Takes the generation off the channel; false if it was not on it. */
+  #remove(streamId: bigint): boolean {
+    return this.#find(streamId) !== undefined && this.#open.delete(Number(streamId & SLOT_MASK));
+  }
+
   #stream(): ClientDuplexStream<Uint8Array, RelayGenerateResponse> {
     if (this.#call) return this.#call;
     // The stream outlives the request that happens to open it: opened outside any trace, so the
@@ -97,11 +129,11 @@ export class RelayChannel {
     this.#call = call;
     call.on("data", (response: RelayGenerateResponse) => {
       for (const frame of response.frames) {
-        const handlers = this.#open.get(frame.streamId);
+        const handlers = this.#find(frame.streamId)?.handlers;
         if (handlers === undefined) continue;
         if (frame.response) handlers.message(frame.response);
         // Not ended, or cancelled by its own message handler (which calls nothing after).
-        if (!frame.end || !this.#open.delete(frame.streamId)) continue;
+        if (!frame.end || !this.#remove(frame.streamId)) continue;
         if (frame.status === Code.OK) handlers.end(undefined, frame.workerMs || undefined);
         else
           handlers.end(
@@ -120,14 +152,19 @@ export class RelayChannel {
         const why = err ? err.details || err.message : "the relay stream ended";
         error = new TesseraError(Code.UNAVAILABLE, `${this.#name}: ${why}`, { cause: err });
       }
-      const open = [...this.#open.values()];
-      this.#open.clear();
-      for (const handlers of open) handlers.end(error);
+      const open = this.#open.values();
+      for (const { id } of open) this.#remove(id);
+      for (const { handlers } of open) handlers.end(error);
     };
     call.on("error", gone);
     call.on("end", () => gone());
     return call;
   }
+}
+
+/** Refuses a generation past the slots a stream id can name (2^20 at once on one worker). */
+function tooMany(slot: number): TesseraError {
+  return new TesseraError(Code.RESOURCE_EXHAUSTED, `${slot} generations on one relay stream at once`);
 }
 
 /**
