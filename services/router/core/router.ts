@@ -8,6 +8,7 @@ import { grammarProblem } from "../../inference/grammar/grammar-source.ts";
 import type { Clock } from "../../kernel/clock.ts";
 import { Code, TesseraError } from "../../kernel/errors.ts";
 import type { Logger } from "../../kernel/log.ts";
+import { SlotMap } from "../../kernel/slot-map.ts";
 import { AdmissionQueue } from "../admission/admission-queue.ts";
 import { type ApiKeys, type Caller, chargeCaller, refundCaller } from "../admission/api-keys.ts";
 import { cacheKey, isDeterministic, responseBytes } from "../cache/cache-key.ts";
@@ -57,7 +58,8 @@ export class Router {
   readonly sessionHeader: string;
   readonly #deps: RouterDeps;
   readonly #queues = new Map<string, AdmissionQueue>();
-  readonly #flights = new Map<string, Flight>();
+  /** Slots, not a Map of flights: a Map this long-lived keeps every flight it held (slot-map.ts). */
+  readonly #flights = new SlotMap<Flight>();
   readonly #cache: ResponseCache<CachedResponse> | undefined;
 
   constructor(deps: RouterDeps) {
