@@ -2,15 +2,16 @@
 // A router's heap holds little for long (tokenizers, the rings); what it allocates is per request and
 // per relayed token, and nearly all of it dies within the request. Measured with the router bench's
 // c=64 load (bench/suites/router, docs/DESIGN.md "Router garbage collection"):
-// - young generation at 16 MiB semi-spaces: V8 otherwise grows them to 32 MiB, where a scavenge
-//   copies ~1.5 MB (median 6 ms). What a scavenge copies is mostly the requests in flight (~13 KB
-//   each), whatever the size; what decides the size is how much of that is promoted, since request
-//   state promoted to the old generation is what mark-compacts (7-25 ms pauses: evacuating the young
-//   generation, finalizing the promoted requests' external header strings) are made of. At 8 MiB a
-//   scavenge came every ~130 ms, shorter than a 32-token generation at 64 concurrent, so most
-//   requests were promoted (~520 KB per scavenge, a mark-compact every ~8 s); at 16 MiB half as many
-//   scavenges promote ~360 KB each, a third of the old generation's growth (gc-probe at c=64: no
-//   mark-compact in 30 s against 3-4), for a median scavenge of ~4 ms instead of ~3.
+// - young generation at 8 MiB semi-spaces. What a scavenge copies is the requests in flight (~10 KB
+//   each), whatever the size; the size decides how often a request outlives two scavenges and is
+//   promoted, and how much young garbage a mark-compact evacuates: it promotes what its incremental
+//   marking found alive, most of the young generation's floating garbage, so at 16 MiB one took 6-15
+//   ms (2-4.5 MB promoted). With nothing long-lived in the router churning a Map (relay-channel.ts),
+//   the bench's three paths taking turns at c=64 gave (scavenge median / longest, mark-compacts):
+//   4 MiB 1.6 / 9.8 ms, 7 mark-compacts of 5-8.4 ms (a request outlives two ~75 ms intervals, ~250 KB
+//   promoted per scavenge); 8 MiB 1.9-2.0 / 3.3-5.3 ms, mark-compacts of 4.6-9.2 ms; 16 MiB
+//   2.3-2.5 / 5.8-7.3 ms, mark-compacts of 6.3-15.4 ms (docs/DESIGN.md "Router garbage collection").
+//   V8 would otherwise grow them to 32 MiB.
 // - on one CPU, single-threaded GC: a parallel scavenge or compaction hands work to V8's helper
 //   threads and the main thread waits for them, but on one CPU they only run when the main thread
 //   gives way, so the wait is as long as the scheduler makes it (pauses of 50-100 ms for ~1 ms of
@@ -21,7 +22,7 @@ import { availableParallelism } from "node:os";
 import { withSemiSpace } from "./serve-process.ts";
 
 export const SINGLE_THREADED_GC_FLAG = "--single-threaded-gc";
-export const ROUTER_SEMI_SPACE_FLAG = "--max-semi-space-size=16";
+export const ROUTER_SEMI_SPACE_FLAG = "--max-semi-space-size=8";
 
 /** The node flags a router adds to `execArgv`, or undefined when none is missing. */
 export function routerNodeFlags(
