@@ -140,20 +140,15 @@ export async function startRouter(
     // Each listener that cannot start fails the whole start, naming its address and config field; what
     // started before it is closed (catch below), so nothing serves half started.
     const on = (port: number) => hostPort(config.host, port);
-    const grpcCredentials = tls.frontDoorCredentials();
     grpc = await listening(on(config.grpcPort), "grpcPort", () =>
-      RouterGrpcServer.start(router, {
-        ...shared,
-        port: config.grpcPort,
-        ...(grpcCredentials && { credentials: grpcCredentials }),
-      }),
+      RouterGrpcServer.start(router, { ...shared, port: config.grpcPort, tls: tls.frontDoorTls }),
     );
     http = await listening(on(config.httpPort), "httpPort", () =>
       RouterHttpServer.start(router, {
         ...shared,
         port: config.httpPort,
         ready,
-        tls: tls.https,
+        tls: tls.frontDoorTls,
         endpoints: () => pool.endpoints.map(describeEndpoint),
         batch: { jobs, maxFileBytes: config.batch.maxFileBytes },
       }),

@@ -21,9 +21,9 @@ import {
 } from "../../proto/gen/tessera/v1/inference_pb.js";
 import { Code } from "../kernel/errors.ts";
 import { grpcServiceDefinition } from "./grpc-service.ts";
-import { takeOverStreams } from "./grpc-stream-takeover.ts";
 import { Http2ServerCall } from "./http2-server-call.ts";
 import { framedGenerateResponse, generateResponseCodec } from "./stream-codecs.ts";
+import { takeOverStreams } from "./testing/grpc-stream-takeover.ts";
 
 const GENERATE = "/tessera.v1.Inference/Generate";
 const METADATA_KEYS = ["authorization", "x-trace-bin", "content-type", "te", "grpc-timeout", "x-absent"];

@@ -1,6 +1,6 @@
 import type { Logger } from "../../kernel/log.ts";
 import { PLAINTEXT } from "../../rpc/grpc-client.ts";
-import { clientSecurity, serverCredentials } from "../../rpc/tls-credentials.ts";
+import { clientSecurity } from "../../rpc/tls-credentials.ts";
 import { TlsFolder } from "../../rpc/tls-folder.ts";
 import type { RouterConfig } from "./router-config.ts";
 
@@ -36,13 +36,8 @@ export class RouterTls {
     return this.workers ? clientSecurity(this.workers, this.#config.workers?.serverName) : PLAINTEXT;
   }
 
-  /** The gRPC front door's TLS credentials, or undefined for plaintext. */
-  frontDoorCredentials() {
-    return this.frontDoor && serverCredentials(this.frontDoor, this.#config.frontDoor?.clientAuth ?? false);
-  }
-
-  /** The HTTPS front door's folder and client authentication, or undefined for plain HTTP. */
-  get https() {
+  /** The front doors' (gRPC and HTTPS) folder and client authentication, or undefined for plaintext. */
+  get frontDoorTls() {
     const clientAuth = this.#config.frontDoor?.clientAuth ?? false;
     return this.frontDoor && { folder: this.frontDoor, clientAuth };
   }

@@ -2,13 +2,12 @@
 // and reflection, with a bound on the request message size. grpc-js serves them all but Generate,
 // which the router serves on its HTTP/2 streams itself (rpc/http2-server-call.ts): grpc-js's per-call
 // and per-message objects were a third of what outlived the router's young collections (issue 22).
-// In plaintext the port is our own HTTP/2 server's (rpc/h2/h2-front-door.ts), with grpc-js behind it
-// on loopback for the other methods: node:http2 keeps its server streams until a full GC, which made
-// the router's mark-compacts long. With TLS, grpc-js holds the port and hands Generate's streams over
-// (rpc/grpc-stream-takeover.ts). shutdown() drains like a worker does: health turns NOT_SERVING, new
-// calls are refused, calls in flight may finish until the drain timeout.
+// The port is our own HTTP/2 server's (rpc/h2/h2-front-door.ts), plaintext or TLS, with grpc-js
+// behind it on loopback for the other methods: node:http2 keeps its server streams until a full GC,
+// which made the router's mark-compacts long. shutdown() drains like a worker does: health turns
+// NOT_SERVING, new calls are refused, calls in flight may finish until the drain timeout.
 import { setTimeout as delay } from "node:timers/promises";
-import { Server, type ServerCredentials } from "@grpc/grpc-js";
+import { Server } from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
 import { Inference } from "../../../proto/gen/tessera/v1/inference_pb.js";
 import { Code, TesseraError } from "../../kernel/errors.ts";
@@ -16,10 +15,10 @@ import type { Logger } from "../../kernel/log.ts";
 import { tracingEnabled } from "../../kernel/telemetry/tracing.ts";
 import { bind, servingStatuses } from "../../rpc/grpc-listen.ts";
 import { grpcServiceDefinition } from "../../rpc/grpc-service.ts";
-import { takeOverStreams } from "../../rpc/grpc-stream-takeover.ts";
 import { H2FrontDoor } from "../../rpc/h2/h2-front-door.ts";
 import { InFlight } from "../../rpc/in-flight.ts";
 import { addReflection } from "../../rpc/reflection.ts";
+import type { TlsFolder } from "../../rpc/tls-folder.ts";
 import { refuseUndecodableRequests } from "../../rpc/undecodable-request.ts";
 import type { Router } from "../core/router.ts";
 import type { RouterMetrics } from "../metrics/router-metrics.ts";
@@ -34,8 +33,8 @@ export interface RouterGrpcOptions {
   maxRequestBytes: number;
   log: Logger;
   metrics: RouterMetrics | undefined;
-  /** The front door's TLS (services/rpc/tls-credentials.ts); default plaintext. */
-  credentials?: ServerCredentials;
+  /** The front door's TLS (with `clientAuth`, clients must present a certificate); default plaintext. */
+  tls?: { folder: TlsFolder; clientAuth: boolean } | undefined;
 }
 
 export class RouterGrpcServer {
@@ -43,14 +42,14 @@ export class RouterGrpcServer {
   readonly inFlight: InFlight;
   readonly #server: Server;
   readonly #health: HealthImplementation;
-  readonly #frontDoor: H2FrontDoor | undefined;
+  readonly #frontDoor: H2FrontDoor;
 
   private constructor(
     server: Server,
     health: HealthImplementation,
     inFlight: InFlight,
     port: number,
-    frontDoor: H2FrontDoor | undefined,
+    frontDoor: H2FrontDoor,
   ) {
     this.#server = server;
     this.#health = health;
@@ -68,7 +67,7 @@ export class RouterGrpcServer {
       interceptors: [refuseUndecodableRequests],
     });
     const inFlight = new InFlight();
-    // Generate is served on its HTTP/2 streams (takeOverStreams below), the rest by grpc-js.
+    // Generate is served on the front door's HTTP/2 streams, the rest by grpc-js behind it.
     server.addService(grpcServiceDefinition(Inference), routerInferenceHandlers(router, inFlight));
     const health = new HealthImplementation(servingStatuses("SERVING", Inference.typeName));
     health.addToServer(server);
@@ -78,11 +77,6 @@ export class RouterGrpcServer {
       tracing: tracingEnabled(),
     });
     const handlers = new Map([[`/${Inference.typeName}/Generate`, generate]]);
-    if (options.credentials) {
-      const port = await bind(server, options.host, options.port, { credentials: options.credentials });
-      takeOverStreams(server, handlers);
-      return new RouterGrpcServer(server, health, inFlight, port, undefined);
-    }
     const behind = await bind(server, "127.0.0.1", 0);
     try {
       const frontDoor = await H2FrontDoor.listen({
@@ -91,6 +85,7 @@ export class RouterGrpcServer {
         handlers,
         behind: `http://127.0.0.1:${behind}`,
         onError: (err) => options.log.error({ err }, "gRPC front door: a stream's handler failed"),
+        tls: options.tls,
       });
       return new RouterGrpcServer(server, health, inFlight, frontDoor.port, frontDoor);
     } catch (err) {
@@ -109,7 +104,7 @@ export class RouterGrpcServer {
     );
     // The front door's connections get GOAWAY and close when their streams are done (health watches
     // linger: they are cut at the timeout), then grpc-js behind it closes.
-    await this.#frontDoor?.close(CLOSE_TIMEOUT_MS);
+    await this.#frontDoor.close(CLOSE_TIMEOUT_MS);
     const closed = new Promise<void>((resolve) => this.#server.tryShutdown(() => resolve()));
     const timeout = new AbortController();
     const forced = delay(CLOSE_TIMEOUT_MS, undefined, { signal: timeout.signal }).then(

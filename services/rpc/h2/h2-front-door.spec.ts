@@ -1,16 +1,21 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
 import http2 from "node:http2";
+import os from "node:os";
+import path from "node:path";
 import { type ClientReadableStream, credentials, Server, type ServiceError } from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
 import { bind } from "../grpc-listen.ts";
 import { checkHealth, HealthClient } from "../health-client.ts";
-import { H2FrontDoor } from "./h2-front-door.ts";
+import { secretFiles, testCa, testLeaf, writeSecretVolume } from "../testing/test-pki.ts";
+import { TlsFolder } from "../tls-folder.ts";
+import { type FrontDoorOptions, H2FrontDoor } from "./h2-front-door.ts";
 
 const OWN_PATH = "/test.Own/Call";
 
 /** A grpc-js server with health behind a front door that serves OWN_PATH itself. */
-async function start(): Promise<{
+async function start(tls?: FrontDoorOptions["tls"]): Promise<{
   door: H2FrontDoor;
   health: HealthImplementation;
   server: Server;
@@ -26,6 +31,7 @@ async function start(): Promise<{
     port: 0,
     behind: `http://127.0.0.1:${behind}`,
     onError: () => {},
+    tls,
     handlers: new Map([
       [
         OWN_PATH,
@@ -83,6 +89,40 @@ describe("H2FrontDoor", () => {
     } finally {
       await door.close(1_000);
       server.forceShutdown();
+    }
+  });
+
+  it("serves TLS with ALPN h2 on a folder: its own paths, health passed behind, plaintext refused", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "front-door-tls-"));
+    const ca = await testCa();
+    writeSecretVolume(dir, secretFiles(await testLeaf(ca, "router"), ca));
+    const folder = TlsFolder.open(dir, { needCa: false });
+    const { door, server, own } = await start({ folder, clientAuth: false });
+    const address = `127.0.0.1:${door.port}`;
+    try {
+      const trusted = { credentials: credentials.createSsl(Buffer.from(ca.cert)), options: {} };
+      assert.equal(await checkHealth(address, "", 5_000, trusted), "SERVING");
+      const session = http2.connect(`https://localhost:${door.port}`, { ca: ca.cert });
+      const call = session.request({
+        ":method": "POST",
+        ":path": OWN_PATH,
+        "content-type": "application/grpc",
+        te: "trailers",
+        "x-who": "tls",
+      });
+      const trailers = new Promise<http2.IncomingHttpHeaders>((resolve) => call.on("trailers", resolve));
+      call.end(Buffer.from([0, 0, 0, 0, 0]));
+      call.resume();
+      assert.equal((await trailers)["grpc-status"], "0");
+      assert.equal((session.socket as unknown as { alpnProtocol: string }).alpnProtocol, "h2");
+      assert.deepEqual(own, [`${OWN_PATH} tls`]);
+      session.close();
+      await assert.rejects(checkHealth(address, "", 500));
+    } finally {
+      await door.close(1_000);
+      server.forceShutdown();
+      folder.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -1,11 +1,16 @@
-// A plaintext HTTP/2 listener of our own (h2-connection.ts) in front of a grpc-js server: the gRPC
-// methods named in `handlers` are served here on their streams, every other stream is passed to the
-// grpc-js server behind it (h2-proxy.ts), which listens on loopback only. It is how the router serves
-// Generate without node:http2's server streams, which outlive their requests until a full GC (issue 22).
+// An HTTP/2 listener of our own (h2-connection.ts) in front of a grpc-js server: the gRPC methods
+// named in `handlers` are served here on their streams, every other stream is passed to the grpc-js
+// server behind it (h2-proxy.ts), which listens on loopback only. It is how the router serves Generate
+// without node:http2's server streams, which outlive their requests until a full GC (issue 22).
+// Plaintext (prior knowledge, as gRPC clients speak it), or TLS with ALPN "h2" on a folder that is
+// followed as it rotates (tls-credentials.ts followFolder: new connections get the new identity).
 import type { IncomingHttpHeaders } from "node:http2";
 import net, { type AddressInfo } from "node:net";
+import tls from "node:tls";
 import { SlotTable } from "../../kernel/slot-table.ts";
 import { isGrpcCall } from "../http2-server-call.ts";
+import { followFolder } from "../tls-credentials.ts";
+import type { TlsFolder } from "../tls-folder.ts";
 import { H2Connection } from "./h2-connection.ts";
 import { H2Proxy } from "./h2-proxy.ts";
 import type { H2ServerStream } from "./h2-server-stream.ts";
@@ -22,6 +27,8 @@ export interface FrontDoorOptions {
   behind: string;
   /** A handler that threw: its stream is reset (INTERNAL_ERROR) and the server goes on. */
   onError: (err: unknown) => void;
+  /** TLS on this folder (with `clientAuth`, clients must present a certificate its CA signed); default plaintext. */
+  tls?: { folder: TlsFolder; clientAuth: boolean } | undefined;
 }
 
 export class H2FrontDoor {
@@ -29,11 +36,18 @@ export class H2FrontDoor {
   readonly #server: net.Server;
   readonly #connections: SlotTable<H2Connection>;
   readonly #proxy: H2Proxy;
+  readonly #unfollow: () => void;
 
-  private constructor(server: net.Server, connections: SlotTable<H2Connection>, proxy: H2Proxy) {
+  private constructor(
+    server: net.Server,
+    connections: SlotTable<H2Connection>,
+    proxy: H2Proxy,
+    unfollow: () => void,
+  ) {
     this.#server = server;
     this.#connections = connections;
     this.#proxy = proxy;
+    this.#unfollow = unfollow;
     this.port = (server.address() as AddressInfo).port;
   }
 
@@ -49,19 +63,35 @@ export class H2FrontDoor {
         handler(stream, incoming, path as string);
       else proxy.forward(stream, incoming);
     };
-    const server = net.createServer({ noDelay: true }, (socket) => {
+    const serve = (socket: net.Socket) => {
       const connection = new H2Connection(socket, { onStream, onError: options.onError });
       const slot = connections.add(connection);
       void connection.done.then(() => connections.delete(slot));
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(options.port, options.host, () => {
-        server.off("error", reject);
-        resolve();
+    };
+    let server: net.Server;
+    let unfollow = () => {};
+    if (options.tls) {
+      const { options: secure, follow } = followFolder(options.tls.folder, options.tls.clientAuth);
+      // A client that cannot finish the handshake (plaintext, no certificate, an unknown CA) is
+      // dropped by node:tls with the alert; nothing of it reaches a connection.
+      const secureServer = tls.createServer({ ...secure, ALPNProtocols: ["h2"], noDelay: true }, serve);
+      secureServer.on("tlsClientError", () => {});
+      unfollow = follow(secureServer);
+      server = secureServer;
+    } else server = net.createServer({ noDelay: true }, serve);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(options.port, options.host, () => {
+          server.off("error", reject);
+          resolve();
+        });
       });
-    });
-    return new H2FrontDoor(server, connections, proxy);
+    } catch (err) {
+      unfollow();
+      throw err;
+    }
+    return new H2FrontDoor(server, connections, proxy, unfollow);
   }
 
   /** Connections open now. */
@@ -74,6 +104,7 @@ export class H2FrontDoor {
    * `timeoutMs` passes (the rest are then closed, their streams cancelled).
    */
   async close(timeoutMs: number): Promise<void> {
+    this.#unfollow();
     this.#server.close();
     const open = this.#connections.values();
     for (const connection of open) connection.goAway();

@@ -1,4 +1,5 @@
-// Serves chosen methods of a grpc-js Server on their HTTP/2 streams directly (http2-server-call.ts),
+// For specs: Http2ServerCall over node:http2's server streams (the router's front door serves it on its
+// own, rpc/h2/). Serves chosen methods of a grpc-js Server on their HTTP/2 streams directly,
 // on the same port, sessions and TLS as the rest: grpc-js keeps accepting connections, answering the
 // other methods, enforcing its session options and closing sessions at shutdown; only the 'stream'
 // events of the named paths go elsewhere. grpc-js has no public hook for that, so this reaches its
@@ -6,7 +7,7 @@
 // are not where they were, rather than leaving the methods unserved.
 import type { Http2SecureServer, Http2Server, IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { Server } from "@grpc/grpc-js";
-import { isGrpcCall } from "./http2-server-call.ts";
+import { isGrpcCall } from "../http2-server-call.ts";
 
 /**
  * Takes one stream of its path; `path` is the handler's own string (the stream's :path is an external
