@@ -50,6 +50,21 @@ async function start(tls?: FrontDoorOptions["tls"]): Promise<{
   return { door, health, server, own };
 }
 
+/** One call of OWN_PATH with node:http2 as a plain gRPC client; its grpc-status. */
+async function callOwn(session: http2.ClientHttp2Session, who: string): Promise<unknown> {
+  const call = session.request({
+    ":method": "POST",
+    ":path": OWN_PATH,
+    "content-type": "application/grpc",
+    te: "trailers",
+    "x-who": who,
+  });
+  const trailers = new Promise<http2.IncomingHttpHeaders>((resolve) => call.on("trailers", resolve));
+  call.end(Buffer.from([0, 0, 0, 0, 0]));
+  call.resume();
+  return (await trailers)["grpc-status"];
+}
+
 describe("H2FrontDoor", () => {
   it("serves its own paths and passes grpc.health.v1 Check and Watch to grpc-js behind it", async () => {
     const { door, health, server, own } = await start();
@@ -73,17 +88,7 @@ describe("H2FrontDoor", () => {
 
       // Its own path, with node:http2 as a plain gRPC client.
       const session = http2.connect(`http://${address}`);
-      const call = session.request({
-        ":method": "POST",
-        ":path": OWN_PATH,
-        "content-type": "application/grpc",
-        te: "trailers",
-        "x-who": "me",
-      });
-      const trailers = new Promise<http2.IncomingHttpHeaders>((resolve) => call.on("trailers", resolve));
-      call.end(Buffer.from([0, 0, 0, 0, 0]));
-      call.resume();
-      assert.equal((await trailers)["grpc-status"], "0");
+      assert.equal(await callOwn(session, "me"), "0");
       assert.deepEqual(own, [`${OWN_PATH} me`]);
       session.close();
     } finally {
@@ -103,17 +108,7 @@ describe("H2FrontDoor", () => {
       const trusted = { credentials: credentials.createSsl(Buffer.from(ca.cert)), options: {} };
       assert.equal(await checkHealth(address, "", 5_000, trusted), "SERVING");
       const session = http2.connect(`https://localhost:${door.port}`, { ca: ca.cert });
-      const call = session.request({
-        ":method": "POST",
-        ":path": OWN_PATH,
-        "content-type": "application/grpc",
-        te: "trailers",
-        "x-who": "tls",
-      });
-      const trailers = new Promise<http2.IncomingHttpHeaders>((resolve) => call.on("trailers", resolve));
-      call.end(Buffer.from([0, 0, 0, 0, 0]));
-      call.resume();
-      assert.equal((await trailers)["grpc-status"], "0");
+      assert.equal(await callOwn(session, "tls"), "0");
       assert.equal((session.socket as unknown as { alpnProtocol: string }).alpnProtocol, "h2");
       assert.deepEqual(own, [`${OWN_PATH} tls`]);
       session.close();
