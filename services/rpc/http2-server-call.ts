@@ -1,10 +1,11 @@
-// A server-streaming gRPC call served straight on its node:http2 stream, for the one call a router
-// makes per generation and streams every token of (issue 22). grpc-js wraps each call in an
-// intercepting call, a server stream object, a decoder, a metadata object per message sent and a
-// write callback per message; under 64 concurrent generations those objects are a third of what
-// outlives the router's young collections. Here a call is this object and its stream: the request is
-// read whole, the response messages are written as they come (prefixed by their producer, see
-// framedGenerateResponse) and the status goes out as trailers.
+// A server-streaming gRPC call served straight on its HTTP/2 stream (the router's front door's,
+// rpc/h2/, or node:http2's: CallStream), for the one call a router makes per generation and streams
+// every token of (issue 22). grpc-js wraps each call in an intercepting call, a server stream object,
+// a decoder, a metadata object per message sent and a write callback per message; under 64
+// concurrent generations those objects are a third of what outlives the router's young collections.
+// Here a call is this object and its stream: the request is read whole, the response messages are
+// written as they come (prefixed by their producer, see framedGenerateResponse) and the status goes
+// out as trailers.
 //
 // What a client sees is what grpc-js's server sends: the same response headers, a trailers-only
 // response for a call that fails before its first message, the same status codes and messages for a

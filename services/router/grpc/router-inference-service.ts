@@ -69,8 +69,9 @@ export function routerInferenceHandlers(
 }
 
 /**
- * Generate, served on its HTTP/2 stream (takeOverStreams): each call read by Http2ServerCall, run
- * inside a SERVER span when tracing is on (as traceHandlers runs the other methods).
+ * Generate, served on the front door's HTTP/2 stream (rpc/h2/h2-front-door.ts): each call read by
+ * Http2ServerCall, run inside a SERVER span when tracing is on (as traceHandlers runs the other
+ * methods).
  */
 export function generateStreamHandler(
   router: Router,
