@@ -1,13 +1,16 @@
 import assert from "node:assert/strict";
-import { ROUTER_SEMI_SPACE_FLAG, routerNodeFlags, SINGLE_THREADED_GC_FLAG } from "./router-process.ts";
+import { ROUTER_SEMI_SPACE_FLAGS, routerNodeFlags, SINGLE_THREADED_GC_FLAG } from "./router-process.ts";
 
 describe("routerNodeFlags", () => {
-  it("caps the young generation, and on one CPU collects garbage without helper threads", () => {
+  it("holds the young generation at one size, and on one CPU collects garbage without helper threads", () => {
     assert.deepEqual(routerNodeFlags(["--enable-source-maps"], undefined, 4), [
       "--enable-source-maps",
-      ROUTER_SEMI_SPACE_FLAG,
+      ...ROUTER_SEMI_SPACE_FLAGS,
     ]);
-    assert.deepEqual(routerNodeFlags([], undefined, 1), [ROUTER_SEMI_SPACE_FLAG, SINGLE_THREADED_GC_FLAG]);
+    assert.deepEqual(routerNodeFlags([], undefined, 1), [
+      ...ROUTER_SEMI_SPACE_FLAGS,
+      SINGLE_THREADED_GC_FLAG,
+    ]);
   });
 
   it("keeps what the caller chose on the command line or in NODE_OPTIONS", () => {
@@ -16,8 +19,9 @@ describe("routerNodeFlags", () => {
       "--max-semi-space-size=32",
       SINGLE_THREADED_GC_FLAG,
     ]);
-    assert.deepEqual(routerNodeFlags([], "--parallel-scavenge", 1), [ROUTER_SEMI_SPACE_FLAG]);
+    assert.deepEqual(routerNodeFlags([], "--parallel-scavenge", 1), [...ROUTER_SEMI_SPACE_FLAGS]);
     assert.equal(routerNodeFlags([], "--max_semi_space_size=4 --no-single-threaded-gc", 1), undefined);
+    assert.equal(routerNodeFlags(["--min-semi-space-size=1"], undefined, 4), undefined);
   });
 
   it("asks for nothing once the flags are there, so the re-executed router goes on", () => {

@@ -12,6 +12,13 @@
 //   promoted per scavenge); 8 MiB 1.9-2.0 / 3.3-5.3 ms, mark-compacts of 4.6-9.2 ms; 16 MiB
 //   2.3-2.5 / 5.8-7.3 ms, mark-compacts of 6.3-15.4 ms (docs/DESIGN.md "Router garbage collection").
 //   V8 would otherwise grow them to 32 MiB.
+// - and 8 MiB from the start: the smallest size too. V8 shrinks an idle process's young generation
+//   (to 1-2 MiB in the bench's gaps between rounds) and grows it back only step by step under load,
+//   so a burst after idle ran its first scavenges every ~25-50 ms, each promoting every request in
+//   flight: 240 KB promoted per scavenge (median), and 6 mark-compacts in the c=64 rounds of a probe
+//   run. Held at 8 MiB: 47 KB, 2 mark-compacts; in the router bench, none in the c=64 rounds, 83
+//   of 84 scavenges ≤ 3 ms. Held at 16 MiB a mark-compact took 10.7 ms (a larger young generation
+//   to evacuate). It costs an idle router 16 MiB of young generation it would otherwise give back.
 // - on one CPU, single-threaded GC: a parallel scavenge or compaction hands work to V8's helper
 //   threads and the main thread waits for them, but on one CPU they only run when the main thread
 //   gives way, so the wait is as long as the scheduler makes it (pauses of 50-100 ms for ~1 ms of
@@ -22,7 +29,8 @@ import { availableParallelism } from "node:os";
 import { withSemiSpace } from "./serve-process.ts";
 
 export const SINGLE_THREADED_GC_FLAG = "--single-threaded-gc";
-export const ROUTER_SEMI_SPACE_FLAG = "--max-semi-space-size=8";
+/** Semi-spaces of 8 MiB, from the start and through idle time. */
+export const ROUTER_SEMI_SPACE_FLAGS = ["--max-semi-space-size=8", "--min-semi-space-size=8"] as const;
 
 /** The node flags a router adds to `execArgv`, or undefined when none is missing. */
 export function routerNodeFlags(
@@ -32,7 +40,7 @@ export function routerNodeFlags(
 ): string[] | undefined {
   const given = [...execArgv, ...(nodeOptions ?? "").split(/\s+/)];
   const gcFlag = /^--(no[-_])?(single[-_]threaded([-_]gc)?|parallel[-_]scavenge|concurrent[-_]marking)\b/;
-  const flags = withSemiSpace(execArgv, nodeOptions, ROUTER_SEMI_SPACE_FLAG) ?? [...execArgv];
+  const flags = withSemiSpace(execArgv, nodeOptions, ROUTER_SEMI_SPACE_FLAGS) ?? [...execArgv];
   if (cpus <= 1 && !given.some((arg) => gcFlag.test(arg))) flags.push(SINGLE_THREADED_GC_FLAG);
   return flags.length === execArgv.length ? undefined : flags;
 }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import {
   MALLOC_TUNABLES,
-  SERVE_SEMI_SPACE_FLAG,
+  SERVE_SEMI_SPACE_FLAGS,
   withMallocTunables,
   withSemiSpace,
 } from "./serve-process.ts";
@@ -33,17 +33,18 @@ describe("withMallocTunables", () => {
 
 describe("withSemiSpace", () => {
   it("adds the main thread's semi-space size to the node flags", () => {
-    assert.deepEqual(withSemiSpace(["--enable-source-maps"], undefined, SERVE_SEMI_SPACE_FLAG), [
+    assert.deepEqual(withSemiSpace(["--enable-source-maps"], undefined, SERVE_SEMI_SPACE_FLAGS), [
       "--enable-source-maps",
-      SERVE_SEMI_SPACE_FLAG,
+      ...SERVE_SEMI_SPACE_FLAGS,
     ]);
   });
 
   it("keeps a size the caller set on the command line or in NODE_OPTIONS", () => {
-    assert.equal(withSemiSpace(["--max-semi-space-size=32"], undefined, SERVE_SEMI_SPACE_FLAG), undefined);
+    assert.equal(withSemiSpace(["--max-semi-space-size=32"], undefined, SERVE_SEMI_SPACE_FLAGS), undefined);
     assert.equal(
-      withSemiSpace([], "--import x.mjs --max_semi_space_size=4", SERVE_SEMI_SPACE_FLAG),
+      withSemiSpace([], "--import x.mjs --max_semi_space_size=4", SERVE_SEMI_SPACE_FLAGS),
       undefined,
     );
+    assert.equal(withSemiSpace(["--min-semi-space-size=16"], undefined, SERVE_SEMI_SPACE_FLAGS), undefined);
   });
 });

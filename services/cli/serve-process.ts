@@ -13,7 +13,7 @@
 // with whichever is missing; settings the caller gave are kept. Other C libraries ignore the variable.
 
 export const MALLOC_TUNABLES = ["glibc.malloc.mmap_threshold=131072", "glibc.malloc.trim_threshold=131072"];
-export const SERVE_SEMI_SPACE_FLAG = "--max-semi-space-size=2";
+export const SERVE_SEMI_SPACE_FLAGS = ["--max-semi-space-size=2"] as const;
 
 /** GLIBC_TUNABLES with our malloc settings added to `current`, or undefined when it already has them. */
 export function withMallocTunables(current: string | undefined): string | undefined {
@@ -23,15 +23,18 @@ export function withMallocTunables(current: string | undefined): string | undefi
   return missing.length === 0 ? undefined : [...given, ...missing].join(":");
 }
 
-/** Node flags with `flag` (a semi-space size) added, or undefined when the flags or NODE_OPTIONS set one. */
+/**
+ * Node flags with `flags` (semi-space sizes) added, or undefined when the flags or NODE_OPTIONS set a
+ * semi-space size, smallest or largest: the caller's choice is kept whole.
+ */
 export function withSemiSpace(
   execArgv: readonly string[],
   nodeOptions: string | undefined,
-  flag: string,
+  flags: readonly string[],
 ): string[] | undefined {
-  const sets = (arg: string) => /^--max[-_]semi[-_]space[-_]size\b/.test(arg);
+  const sets = (arg: string) => /^--(max|min)[-_]semi[-_]space[-_]size\b/.test(arg);
   if (execArgv.some(sets) || (nodeOptions ?? "").split(/\s+/).some(sets)) return undefined;
-  return [...execArgv, flag];
+  return [...execArgv, ...flags];
 }
 
 /**
@@ -41,7 +44,7 @@ export function withSemiSpace(
 export function execWithServeSettings(): void {
   if (process.platform !== "linux" || typeof process.execve !== "function") return;
   const tunables = withMallocTunables(process.env["GLIBC_TUNABLES"]);
-  const execArgv = withSemiSpace(process.execArgv, process.env["NODE_OPTIONS"], SERVE_SEMI_SPACE_FLAG);
+  const execArgv = withSemiSpace(process.execArgv, process.env["NODE_OPTIONS"], SERVE_SEMI_SPACE_FLAGS);
   if (tunables === undefined && execArgv === undefined) return;
   process.execve(
     process.execPath,
