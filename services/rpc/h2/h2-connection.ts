@@ -83,7 +83,17 @@ export class H2Connection implements StreamSink {
   #unacknowledged = 0;
   /** Streams with DATA, an end or trailers waiting, in the order they asked. */
   readonly #sendable: H2ServerStream[] = [];
-  readonly #output: Uint8Array[] = [];
+  // What the next flush writes, in order, as entries of four arrays: bytes[start, end), after a DATA
+  // frame header for stream `dataStream` unless that is -1 (the bytes are frames made whole). A DATA
+  // frame's header is written into the flush's buffer, not into a buffer of its own beside a view of
+  // the payload. The arrays are reused from flush to flush, never emptied: an emptied array's next
+  // push allocates a new backing store, once per flush here, that is once per relayed token.
+  readonly #outBytes: (Uint8Array | undefined)[] = [];
+  readonly #outStart: number[] = [];
+  readonly #outEnd: number[] = [];
+  readonly #outDataStream: number[] = [];
+  #outCount = 0;
+  #outLength = 0;
   #flushQueued = false;
   /** GOAWAY sent (shutdown) or received: no new streams; the socket ends once none is left. */
   #goingAway = false;
@@ -466,7 +476,8 @@ export class H2Connection implements StreamSink {
     if (stream.closed) return;
     stream.closed = true;
     if (this.#streams.get(stream.slot) === stream) this.#streams.delete(stream.slot);
-    stream.queue.length = 0;
+    stream.queue.clear();
+    stream.queueOffset = 0;
     stream.queuedBytes = 0;
     if (reset && !this.#done) {
       this.#send(rstStreamFrame(stream.id, code));
@@ -545,12 +556,9 @@ export class H2Connection implements StreamSink {
     while (stream.queue.length > 0) {
       const room = Math.min(stream.sendWindow, this.#sendWindow, this.#peerMaxFrame);
       if (room <= 0) return stream.sendWindow <= 0; // waits for the stream's window (done for now), or the connection's
-      const chunk = stream.queue[0]!;
+      const chunk = stream.queue.peekFront()!;
       const n = Math.min(room, chunk.byteLength - stream.queueOffset);
-      // The header and a view of the payload: the flush copies both into its one write.
-      const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
-      writeFrameHeader(header, 0, n, FrameType.DATA, 0, stream.id);
-      this.#output.push(header, chunk.subarray(stream.queueOffset, stream.queueOffset + n));
+      this.#out(chunk, stream.queueOffset, stream.queueOffset + n, stream.id);
       stream.sendWindow -= n;
       this.#sendWindow -= n;
       stream.queuedBytes -= n;
@@ -571,14 +579,27 @@ export class H2Connection implements StreamSink {
       if (stream.closed || stream.localEnded || !stream.trailers) return true;
     }
     if (stream.trailers) this.#headerFrames(stream.id, stream.trailers, true);
-    else this.#output.push(frame(FrameType.DATA, Flag.END_STREAM, stream.id));
+    else {
+      const end = frame(FrameType.DATA, Flag.END_STREAM, stream.id);
+      this.#out(end, 0, end.byteLength, -1);
+    }
     this.#localEnd(stream);
     return true;
   }
 
   #send(bytes: Uint8Array): void {
-    this.#output.push(bytes);
+    this.#out(bytes, 0, bytes.byteLength, -1);
     this.#queueFlush();
+  }
+
+  /** Adds bytes[start, end) to the next write, after a DATA frame header when `dataStream` >= 0. */
+  #out(bytes: Uint8Array, start: number, end: number, dataStream: number): void {
+    const i = this.#outCount++;
+    this.#outBytes[i] = bytes;
+    this.#outStart[i] = start;
+    this.#outEnd[i] = end;
+    this.#outDataStream[i] = dataStream;
+    this.#outLength += end - start + (dataStream >= 0 ? FRAME_HEADER_BYTES : 0);
   }
 
   #queueFlush(): void {
@@ -595,13 +616,43 @@ export class H2Connection implements StreamSink {
   #flush(): void {
     this.#flushQueued = false;
     if (this.#sendable.length > 0) this.#pump();
-    const output = this.#output;
-    if (output.length === 0 || this.#socket.destroyed || this.#socket.writableEnded) {
-      output.length = 0;
-      return;
+    const count = this.#outCount;
+    if (count === 0) return;
+    const bytes = this.#outBytes;
+    const write = this.#socket.destroyed || this.#socket.writableEnded ? undefined : this.#written(count);
+    for (let i = 0; i < count; i++) bytes[i] = undefined;
+    this.#outCount = 0;
+    this.#outLength = 0;
+    if (write) this.#socket.write(write);
+  }
+
+  /** The next write: its `count` entries in one buffer (the one entry itself when it is whole bytes). */
+  #written(count: number): Uint8Array {
+    const bytes = this.#outBytes;
+    const first = bytes[0]!;
+    if (
+      count === 1 &&
+      this.#outDataStream[0] === -1 &&
+      this.#outStart[0] === 0 &&
+      this.#outEnd[0] === first.byteLength
+    )
+      return first;
+    const out = Buffer.allocUnsafe(this.#outLength);
+    let at = 0;
+    for (let i = 0; i < count; i++) {
+      const chunk = bytes[i]!;
+      const start = this.#outStart[i]!;
+      const end = this.#outEnd[i]!;
+      const stream = this.#outDataStream[i]!;
+      if (stream >= 0) {
+        writeFrameHeader(out, at, end - start, FrameType.DATA, 0, stream);
+        at += FRAME_HEADER_BYTES;
+      }
+      // A whole chunk is copied as it is; only a part cut by a window takes a view.
+      out.set(start === 0 && end === chunk.byteLength ? chunk : chunk.subarray(start, end), at);
+      at += end - start;
     }
-    this.#socket.write(output.length === 1 ? output[0]! : Buffer.concat(output));
-    output.length = 0;
+    return out;
   }
 }
 

@@ -4,6 +4,7 @@
 // call uses (http2-server-call.ts takes either); it is an EventEmitter, but nothing outside its
 // connection's slot table holds it, so a finished stream is garbage at once (issue 22).
 import { EventEmitter } from "node:events";
+import Denque from "denque";
 
 /** What a stream asks of its connection. */
 export interface StreamSink {
@@ -44,8 +45,12 @@ export class H2ServerStream extends EventEmitter {
   unacknowledged = 0;
   /** Bytes the peer may still send on this stream before it waits for a window update. */
   receiveWindow: number;
-  /** DATA payloads waiting for window, and how far into the first one is sent. */
-  readonly queue: Uint8Array[] = [];
+  /**
+   * DATA payloads waiting for window, and how far into the first one is sent. A ring that keeps its
+   * storage: an array emptied by shift() gets a new backing store on its next push, which for a
+   * streamed response is one per message (a token).
+   */
+  readonly queue = new Denque<Uint8Array>();
   queueOffset = 0;
   queuedBytes = 0;
   /** end() was called: after the queue, trailers (waitForTrailers) or an empty END_STREAM DATA. */
