@@ -439,8 +439,12 @@ function readGenerateResponse(r: Reader, end: number): GenerateResponse {
   while (r.pos < end) {
     const tag = r.tag(end);
     if (tag === T1_LEN) m.requestId = r.string(end);
-    else if (tag === T2_LEN) m.tokens.push(readTokenInfo(r, r.limit(end)));
-    else if (tag === T3_LEN) m.textDelta = r.string(end);
+    else if (tag === T2_LEN) {
+      // Most messages stream one token: an array of one, not the 17 slots push() gives an empty one.
+      const token = readTokenInfo(r, r.limit(end));
+      if (m.tokens.length === 0) m.tokens = [token];
+      else m.tokens.push(token);
+    } else if (tag === T3_LEN) m.textDelta = r.string(end);
     else if (tag === T4_VARINT) m.finishReason = r.int32(end);
     else if (tag === T5_LEN) m.usage = readUsage(r, r.limit(end));
     else if (tag === T6_VARINT) m.kvWritesFailed = r.varint(end) !== 0;
