@@ -126,8 +126,9 @@ export declare type RelayFrame = Message<"tessera.v1.RelayFrame"> & {
   streamId: bigint;
 
   /**
-   * A message of the generation, as Inference.Generate would have streamed it (unset on an end
-   * frame that carries no message).
+   * A message of the generation, as Inference.Generate would have streamed it, less its request_id
+   * and text_delta, which stay empty: the router knows the one and makes the other from the tokens
+   * (unset on an end frame that carries no message).
    *
    * @generated from field: tessera.v1.GenerateResponse response = 2;
    */
