@@ -54,7 +54,7 @@ export async function startRouter(
   let router: Router | undefined;
   const metrics =
     telemetry &&
-    new RouterMetrics(telemetry.meter("tessera.router"), {
+    new RouterMetrics(telemetry, {
       endpointsInFlight: () =>
         (pool?.endpoints ?? []).map((e) => ({ endpoint: e.name, inFlight: e.inFlight })),
       queueDepths: () => router?.queueDepths ?? [],

@@ -1,12 +1,15 @@
-// Metrics of a process through OpenTelemetry, exposed in Prometheus text format on /metrics.
+// Metrics of a process through OpenTelemetry, exposed in Prometheus text format on /metrics; what is
+// recorded per request can use instruments aggregated in place instead (aggregated-instruments.ts),
+// read by the same exporter.
 // Names are `tessera_*` and carry their unit (`_seconds`, `_tokens`, `_blocks`); counters get `_total`
 // from the exporter. Label values come from small fixed sets (bounded cardinality).
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Meter } from "@opentelemetry/api";
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
-import { resourceFromAttributes } from "@opentelemetry/resources";
+import { emptyResource, resourceFromAttributes } from "@opentelemetry/resources";
 import { MeterProvider } from "@opentelemetry/sdk-metrics";
+import { AggregatedInstruments } from "./aggregated-instruments.ts";
 
 /** Latency buckets in seconds, from 1 ms to 2 minutes. */
 export const LATENCY_BUCKETS = [
@@ -17,10 +20,28 @@ export const LATENCY_BUCKETS = [
 export class Metrics {
   private readonly exporter: PrometheusExporter;
   private readonly provider: MeterProvider;
+  private readonly aggregatedScopes: AggregatedInstruments[] = [];
 
   /** `serviceName` labels the exporter's target_info series. */
   constructor(options: { serviceName?: string } = {}) {
-    this.exporter = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true });
+    const scopes = this.aggregatedScopes;
+    this.exporter = new PrometheusExporter({
+      preventServerStart: true,
+      withoutScopeInfo: true,
+      metricProducers: [
+        {
+          collect: async () => ({
+            resourceMetrics: {
+              resource: emptyResource(),
+              scopeMetrics: (await Promise.all(scopes.map((scope) => scope.collect()))).flatMap(
+                (result) => result.resourceMetrics.scopeMetrics,
+              ),
+            },
+            errors: [],
+          }),
+        },
+      ],
+    });
     this.provider = new MeterProvider({
       readers: [this.exporter],
       resource: resourceFromAttributes({ "service.name": options.serviceName ?? "tessera" }),
@@ -29,6 +50,13 @@ export class Metrics {
 
   meter(name: string): Meter {
     return this.provider.getMeter(name);
+  }
+
+  /** Instruments for per-request records (aggregated-instruments.ts), exported beside the meters'. */
+  aggregated(scope: string): AggregatedInstruments {
+    const instruments = new AggregatedInstruments(scope);
+    this.aggregatedScopes.push(instruments);
+    return instruments;
   }
 
   /** Serves GET /metrics on its own port (0 = any free port); resolves once listening. */

@@ -6,7 +6,7 @@ import { RouterMetrics } from "./router-metrics.ts";
 describe("RouterMetrics", () => {
   it("exports admission rejections of every reason from 0, and counts them", async () => {
     const metrics = new Metrics();
-    const router = new RouterMetrics(metrics.meter("spec"), {
+    const router = new RouterMetrics(metrics, {
       endpointsInFlight: () => [{ endpoint: "w0", inFlight: 1 }],
       queueDepths: () => [],
     });

@@ -2,9 +2,17 @@
 // model and status, per-endpoint attempts, in flight, latency and time to first token, picks per
 // scorer and hash-home picks, time per routing plugin, ejections, retries, migrations, cache lookups,
 // queue depth and admission rejections. Labels come from small sets (models, endpoints, plugins, status codes).
-import type { Counter, Histogram, Meter } from "@opentelemetry/api";
+// Counters and histograms are aggregated in place (kernel/telemetry/aggregated-instruments.ts): each
+// series is looked up in Maps by its label values, so recording allocates nothing; ~10 are recorded
+// per request. The two gauges are OpenTelemetry's, read when scraped.
 import { Code } from "../../kernel/errors.ts";
-import { LATENCY_BUCKETS } from "../../kernel/telemetry/metrics.ts";
+import type {
+  AggregatedCounter,
+  AggregatedHistogram,
+  CounterSeries,
+  HistogramSeries,
+} from "../../kernel/telemetry/aggregated-instruments.ts";
+import { LATENCY_BUCKETS, type Metrics } from "../../kernel/telemetry/metrics.ts";
 import type { ServingPath } from "../core/serving-path.ts";
 import type { RoutingObserver } from "../routing/routing-pipeline.ts";
 
@@ -35,76 +43,97 @@ export interface Gauges {
   queueDepths: () => { model: string; queued: number }[];
 }
 
-export class RouterMetrics implements RoutingObserver {
-  readonly #requests: Counter;
-  readonly #duration: Histogram;
-  readonly #endpointRequests: Counter;
-  readonly #endpointDuration: Histogram;
-  readonly #endpointFirstToken: Histogram;
-  readonly #picks: Counter;
-  readonly #homePicks: Counter;
-  readonly #plugin: Histogram;
-  readonly #ejections: Counter;
-  readonly #retries: Counter;
-  readonly #migrations: Counter;
-  readonly #cache: Counter;
-  readonly #rejections: Counter;
-  readonly #paths: Counter;
+/** The series of one endpoint. */
+interface EndpointSeries {
+  requests: Map<Code, CounterSeries>;
+  duration: HistogramSeries;
+  firstToken: HistogramSeries;
+}
 
-  constructor(meter: Meter, gauges: Gauges) {
-    const latency = { unit: "s", advice: { explicitBucketBoundaries: LATENCY_BUCKETS } };
-    this.#requests = meter.createCounter("tessera_router_requests", {
+export class RouterMetrics implements RoutingObserver {
+  readonly #requests: AggregatedCounter;
+  readonly #duration: AggregatedHistogram;
+  readonly #endpointRequests: AggregatedCounter;
+  readonly #endpointDuration: AggregatedHistogram;
+  readonly #endpointFirstToken: AggregatedHistogram;
+  readonly #picks: AggregatedCounter;
+  readonly #plugin: AggregatedHistogram;
+  readonly #ejections: AggregatedCounter;
+  readonly #retries: AggregatedCounter;
+  readonly #migrations: AggregatedCounter;
+  readonly #cache: AggregatedCounter;
+  readonly #rejections: AggregatedCounter;
+  readonly #paths: AggregatedCounter;
+
+  // Series by label values: model, protocol, code; model; endpoint; plugin; scorer; home; path.
+  readonly #requestSeries = new Map<string, Map<string, Map<Code, CounterSeries>>>();
+  readonly #durationSeries = new Map<string, HistogramSeries>();
+  readonly #endpointSeries = new Map<string, EndpointSeries>();
+  readonly #pluginSeries = new Map<string, HistogramSeries>();
+  readonly #pickSeries = new Map<string, CounterSeries>();
+  readonly #homeSeries: readonly [CounterSeries, CounterSeries];
+  readonly #pathSeries = new Map<string, CounterSeries>();
+  readonly #cacheSeries = new Map<CacheResult, CounterSeries>();
+  readonly #rejectionSeries = new Map<RejectionReason, CounterSeries>();
+
+  constructor(metrics: Pick<Metrics, "meter" | "aggregated">, gauges: Gauges) {
+    const instruments = metrics.aggregated("tessera.router");
+    const latency = { unit: "s", boundaries: LATENCY_BUCKETS };
+    this.#requests = instruments.counter("tessera_router_requests", {
       description: "Finished requests by model, front door and status.",
     });
-    this.#duration = meter.createHistogram("tessera_router_request_duration_seconds", {
+    this.#duration = instruments.histogram("tessera_router_request_duration_seconds", {
       description: "Request duration through the router, by model.",
       ...latency,
     });
-    this.#endpointRequests = meter.createCounter("tessera_router_endpoint_requests", {
+    this.#endpointRequests = instruments.counter("tessera_router_endpoint_requests", {
       description: "Attempts sent to each endpoint, by status.",
     });
-    this.#endpointDuration = meter.createHistogram("tessera_router_endpoint_duration_seconds", {
+    this.#endpointDuration = instruments.histogram("tessera_router_endpoint_duration_seconds", {
       description: "Attempt duration per endpoint.",
       ...latency,
     });
-    this.#endpointFirstToken = meter.createHistogram("tessera_router_endpoint_time_to_first_token_seconds", {
+    this.#endpointFirstToken = instruments.histogram("tessera_router_endpoint_time_to_first_token_seconds", {
       description: "Time to first token per endpoint.",
       ...latency,
     });
-    this.#picks = meter.createCounter("tessera_router_picks", {
+    this.#picks = instruments.counter("tessera_router_picks", {
       description: "Picks per scorer: the scorer's own best candidate was the endpoint picked.",
     });
-    this.#homePicks = meter.createCounter("tessera_router_home_picks", {
+    const homePicks = instruments.counter("tessera_router_home_picks", {
       description: "Picks by whether the endpoint was the key's home on the hash ring.",
     });
-    this.#plugin = meter.createHistogram("tessera_router_plugin_duration_seconds", {
+    this.#homeSeries = [homePicks.series({ home: "false" }), homePicks.series({ home: "true" })];
+    this.#plugin = instruments.histogram("tessera_router_plugin_duration_seconds", {
       description: "Time spent in each routing plugin per request.",
       unit: "s",
-      advice: { explicitBucketBoundaries: PLUGIN_BUCKETS },
+      boundaries: PLUGIN_BUCKETS,
     });
-    this.#ejections = meter.createCounter("tessera_router_ejections", {
+    this.#ejections = instruments.counter("tessera_router_ejections", {
       description: "Endpoint ejections after consecutive failures.",
     });
-    this.#retries = meter.createCounter("tessera_router_retries", {
+    this.#retries = instruments.counter("tessera_router_retries", {
       description: "Requests retried on another endpoint before their first token.",
     });
-    this.#migrations = meter.createCounter("tessera_router_migrations", {
+    this.#migrations = instruments.counter("tessera_router_migrations", {
       description: "Streams whose endpoint failed mid-way, by what became of them.",
     });
-    for (const outcome of MIGRATION_OUTCOMES) this.#migrations.add(0, { outcome });
-    this.#cache = meter.createCounter("tessera_router_cache_lookups", {
+    for (const outcome of MIGRATION_OUTCOMES) this.#migrations.series({ outcome });
+    this.#cache = instruments.counter("tessera_router_cache_lookups", {
       description: "Response cache lookups by result.",
     });
-    this.#rejections = meter.createCounter("tessera_router_admission_rejections", {
+    this.#rejections = instruments.counter("tessera_router_admission_rejections", {
       description: "Requests refused before routing, by reason.",
     });
     // Every reason starts at 0, so alerts and dashboards see the series before the first refusal.
-    for (const reason of REJECTION_REASONS) this.#rejections.add(0, { reason });
-    this.#paths = meter.createCounter("tessera_router_serving_paths", {
+    for (const reason of REJECTION_REASONS)
+      this.#rejectionSeries.set(reason, this.#rejections.series({ reason }));
+    this.#paths = instruments.counter("tessera_router_serving_paths", {
       description:
         "Requests served (at least in part) by how: colocated, disaggregated, fallback to one worker " +
         "(reason: why), migrated (reason: the path before), cached.",
     });
+    const meter = metrics.meter("tessera.router");
     meter
       .createObservableGauge("tessera_router_endpoint_in_flight", {
         description: "Requests in flight per endpoint.",
@@ -123,54 +152,116 @@ export class RouterMetrics implements RoutingObserver {
   }
 
   finished(model: string, protocol: string, code: Code, seconds: number): void {
-    this.#requests.add(1, { model, protocol, code: codeName(code) });
-    this.#duration.record(seconds, { model });
+    let byProtocol = this.#requestSeries.get(model);
+    if (byProtocol === undefined) {
+      byProtocol = new Map();
+      this.#requestSeries.set(model, byProtocol);
+    }
+    let byCode = byProtocol.get(protocol);
+    if (byCode === undefined) {
+      byCode = new Map();
+      byProtocol.set(protocol, byCode);
+    }
+    let requests = byCode.get(code);
+    if (requests === undefined) {
+      requests = this.#requests.series({ model, protocol, code: codeName(code) });
+      byCode.set(code, requests);
+    }
+    requests.add(1);
+    let duration = this.#durationSeries.get(model);
+    if (duration === undefined) {
+      duration = this.#duration.series({ model });
+      this.#durationSeries.set(model, duration);
+    }
+    duration.record(seconds);
   }
 
   attempt(endpoint: string, code: Code, seconds: number, firstTokenSeconds: number | undefined): void {
-    this.#endpointRequests.add(1, { endpoint, code: codeName(code) });
-    this.#endpointDuration.record(seconds, { endpoint });
-    if (firstTokenSeconds !== undefined) this.#endpointFirstToken.record(firstTokenSeconds, { endpoint });
+    let series = this.#endpointSeries.get(endpoint);
+    if (series === undefined) {
+      series = {
+        requests: new Map(),
+        duration: this.#endpointDuration.series({ endpoint }),
+        firstToken: this.#endpointFirstToken.series({ endpoint }),
+      };
+      this.#endpointSeries.set(endpoint, series);
+    }
+    let requests = series.requests.get(code);
+    if (requests === undefined) {
+      requests = this.#endpointRequests.series({ endpoint, code: codeName(code) });
+      series.requests.set(code, requests);
+    }
+    requests.add(1);
+    series.duration.record(seconds);
+    if (firstTokenSeconds !== undefined) series.firstToken.record(firstTokenSeconds);
   }
 
   stage(plugin: string, seconds: number): void {
-    this.#plugin.record(seconds, { plugin });
+    let series = this.#pluginSeries.get(plugin);
+    if (series === undefined) {
+      series = this.#plugin.series({ plugin });
+      this.#pluginSeries.set(plugin, series);
+    }
+    series.record(seconds);
   }
 
   picked(agreed: readonly string[], home: boolean): void {
-    for (const scorer of agreed) this.#picks.add(1, { scorer });
-    this.#homePicks.add(1, { home: String(home) });
+    for (const scorer of agreed) {
+      let series = this.#pickSeries.get(scorer);
+      if (series === undefined) {
+        series = this.#picks.series({ scorer });
+        this.#pickSeries.set(scorer, series);
+      }
+      series.add(1);
+    }
+    this.#homeSeries[home ? 1 : 0].add(1);
   }
 
   ejected(endpoint: string): void {
-    this.#ejections.add(1, { endpoint });
+    this.#ejections.series({ endpoint }).add(1);
   }
 
   retried(model: string): void {
-    this.#retries.add(1, { model });
+    this.#retries.series({ model }).add(1);
   }
 
   migration(outcome: MigrationOutcome): void {
-    this.#migrations.add(1, { outcome });
+    this.#migrations.series({ outcome }).add(1);
   }
 
   /** Every model's paths start at 0 (a fallback rate is defined before the first fallback). */
   servingPathsFor(models: readonly string[]): void {
     for (const model of models)
       for (const path of ["colocated", "disaggregated", "fallback"] as const)
-        this.#paths.add(0, { model, path, reason: "" });
+        this.#pathSeriesOf(model, path, "");
   }
 
   servingPath(model: string, served: Pick<ServingPath, "path" | "reason">): void {
-    this.#paths.add(1, { model, path: served.path, reason: served.reason ?? "" });
+    this.#pathSeriesOf(model, served.path, served.reason ?? "").add(1);
   }
 
   cacheLookup(result: CacheResult): void {
-    this.#cache.add(1, { result });
+    let series = this.#cacheSeries.get(result);
+    if (series === undefined) {
+      series = this.#cache.series({ result });
+      this.#cacheSeries.set(result, series);
+    }
+    series.add(1);
   }
 
   rejected(reason: RejectionReason): void {
-    this.#rejections.add(1, { reason });
+    this.#rejectionSeries.get(reason)?.add(1);
+  }
+
+  #pathSeriesOf(model: string, path: string, reason: string): CounterSeries {
+    // Paths and reasons are short words without a NUL: the key cannot be ambiguous.
+    const key = `${model}\u0000${path}\u0000${reason}`;
+    let series = this.#pathSeries.get(key);
+    if (series === undefined) {
+      series = this.#paths.series({ model, path, reason });
+      this.#pathSeries.set(key, series);
+    }
+    return series;
   }
 }
 
