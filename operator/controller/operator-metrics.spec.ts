@@ -1,16 +1,8 @@
 import assert from "node:assert/strict";
 import type { InferenceModel } from "../../services/api/kinds.ts";
-import { listeningPort, Metrics } from "../../services/kernel/telemetry/metrics.ts";
+import { Metrics } from "../../services/kernel/telemetry/metrics.ts";
+import { scrape } from "../../services/kernel/telemetry/testing/scrape.ts";
 import { OperatorMetrics } from "./operator-metrics.ts";
-
-async function scrape(metrics: Metrics): Promise<string> {
-  const server = await metrics.serve(0, "127.0.0.1");
-  try {
-    return await (await fetch(`http://127.0.0.1:${listeningPort(server)}/metrics`)).text();
-  } finally {
-    server.close();
-  }
-}
 
 const model = (name: string, replicas: number | undefined, ready?: number): InferenceModel => ({
   apiVersion: "serving.tessera.dev/v1alpha1",

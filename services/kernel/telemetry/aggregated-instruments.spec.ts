@@ -1,14 +1,6 @@
 import assert from "node:assert/strict";
-import { listeningPort, Metrics } from "./metrics.ts";
-
-async function scrape(metrics: Metrics): Promise<string> {
-  const server = await metrics.serve(0, "127.0.0.1");
-  try {
-    return await (await fetch(`http://127.0.0.1:${listeningPort(server)}/metrics`)).text();
-  } finally {
-    server.close();
-  }
-}
+import { Metrics } from "./metrics.ts";
+import { scrape } from "./testing/scrape.ts";
 
 /** The exposition's lines of one metric, with its name replaced by `x` (HELP and TYPE included). */
 function linesOf(text: string, name: string): string[] {
@@ -28,13 +20,11 @@ describe("AggregatedInstruments", () => {
       const ours = metrics
         .aggregated("spec")
         .histogram("ours_seconds", { description: "d", unit: "s", boundaries });
-      const theirs = metrics
-        .meter("spec")
-        .createHistogram("theirs_seconds", {
-          description: "d",
-          unit: "s",
-          advice: { explicitBucketBoundaries: boundaries },
-        });
+      const theirs = metrics.meter("spec").createHistogram("theirs_seconds", {
+        description: "d",
+        unit: "s",
+        advice: { explicitBucketBoundaries: boundaries },
+      });
       const a = ours.series({ plugin: "hash" });
       const b = ours.series({ plugin: "load" });
       for (const v of values) {

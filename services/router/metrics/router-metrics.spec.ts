@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { Code } from "../../kernel/errors.ts";
-import { listeningPort, Metrics } from "../../kernel/telemetry/metrics.ts";
+import { Metrics } from "../../kernel/telemetry/metrics.ts";
+import { scrape } from "../../kernel/telemetry/testing/scrape.ts";
 import { RouterMetrics } from "./router-metrics.ts";
 
 describe("RouterMetrics", () => {
@@ -12,9 +13,8 @@ describe("RouterMetrics", () => {
     });
     router.rejected("queue_full");
     router.finished("tiny", "http", Code.INVALID_ARGUMENT, 0.01);
-    const server = await metrics.serve(0, "127.0.0.1");
     try {
-      const text = await (await fetch(`http://127.0.0.1:${listeningPort(server)}/metrics`)).text();
+      const text = await scrape(metrics);
       for (const reason of ["unauthenticated", "invalid", "rate_limited", "unavailable"])
         assert.match(
           text,
@@ -27,7 +27,6 @@ describe("RouterMetrics", () => {
       );
       assert.match(text, /^tessera_router_endpoint_in_flight\{endpoint="w0"\} 1$/m);
     } finally {
-      server.close();
       await metrics.shutdown();
     }
   });
