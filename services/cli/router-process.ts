@@ -16,9 +16,9 @@
 //   (to 1-2 MiB in the bench's gaps between rounds) and grows it back only step by step under load,
 //   so a burst after idle ran its first scavenges every ~25-50 ms, each promoting every request in
 //   flight: 240 KB promoted per scavenge (median), and 6 mark-compacts in the c=64 rounds of a probe
-//   run. Held at 8 MiB: 47 KB, 2 mark-compacts; in the router bench, none in the c=64 rounds, 83
-//   of 84 scavenges ≤ 3 ms. Held at 16 MiB a mark-compact took 10.7 ms (a larger young generation
-//   to evacuate). It costs an idle router 16 MiB of young generation it would otherwise give back.
+//   run. Held at 8 MiB: 47 KB, 2 mark-compacts; in eight router bench runs, 0-1 in the c=64 rounds.
+//   Held at 16 MiB a mark-compact took 10.7 ms (a larger young generation to evacuate). It costs an
+//   idle router 16 MiB of young generation it would otherwise give back.
 // - on one CPU, single-threaded GC: a parallel scavenge or compaction hands work to V8's helper
 //   threads and the main thread waits for them, but on one CPU they only run when the main thread
 //   gives way, so the wait is as long as the scheduler makes it (pauses of 50-100 ms for ~1 ms of

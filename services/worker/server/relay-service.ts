@@ -214,8 +214,8 @@ class RelayStream {
 /**
  * A frame as a plain message object: one per token of every generation, so it skips create()'s
  * reflective defaults (every field is given here). Its message goes without the request id and the
- * text (relay.proto): the router detokenizes itself, and a string per token it would only decode and
- * drop was a tenth of what the router allocated per relayed token.
+ * text (relay.proto): the router detokenizes itself, and decoding strings per token only to drop them
+ * was ~100 of the ~3,250 bytes it allocated per relayed token.
  */
 function frame(
   streamId: bigint,
