@@ -69,4 +69,16 @@ describe("AggregatedInstruments", () => {
     assert.equal(counter.series({ a: "1", b: "2" }), counter.series({ b: "2", a: "1" }));
     assert.notEqual(counter.series({ a: "1", b: "2" }), counter.series({ a: "1", b: "3" }));
   });
+
+  it("finds a series by its label values in the declared order (at)", () => {
+    const metrics = new Metrics();
+    const counter = metrics.aggregated("spec").counter("c", { description: "d", labels: ["b", "a"] });
+    assert.equal(counter.at("2", "1"), counter.series({ a: "1", b: "2" }));
+    assert.equal(counter.at("2", "1"), counter.at("2", "1"));
+    assert.notEqual(counter.at("2", "1"), counter.at("1", "2"));
+    assert.throws(
+      () => metrics.aggregated("spec").counter("x", { description: "d", labels: ["a", "b", "c", "d"] }),
+      /more than three labels/,
+    );
+  });
 });

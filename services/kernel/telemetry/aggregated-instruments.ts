@@ -18,6 +18,8 @@ import {
 export interface InstrumentOptions {
   description: string;
   unit?: string;
+  /** The label names `at` takes values for, in that order (up to three). */
+  labels?: readonly string[];
 }
 
 /** One series of a counter: its label values fixed. */
@@ -61,10 +63,39 @@ abstract class Instrument<S> {
   readonly name: string;
   readonly options: InstrumentOptions;
   readonly #series = new Map<string, { attributes: Attributes; series: S }>();
+  /** Series by their label values, one Map per label (unused labels keyed ""). */
+  readonly #byValue = new Map<string, Map<string, Map<string, S>>>();
 
   constructor(name: string, options: InstrumentOptions) {
+    if ((options.labels?.length ?? 0) > 3) throw new Error(`${name}: more than three labels`);
     this.name = name;
     this.options = options;
+  }
+
+  /**
+   * The series of these values of the instrument's `labels`, in their order. Found through a Map per
+   * label, so a record allocates nothing once its series exists: for what is recorded per request.
+   */
+  at(a: string, b = "", c = ""): S {
+    let second = this.#byValue.get(a);
+    if (second === undefined) {
+      second = new Map();
+      this.#byValue.set(a, second);
+    }
+    let third = second.get(b);
+    if (third === undefined) {
+      third = new Map();
+      second.set(b, third);
+    }
+    let series = third.get(c);
+    if (series === undefined) {
+      const values = [a, b, c];
+      series = this.series(
+        Object.fromEntries((this.options.labels ?? []).map((name, i) => [name, values[i]])),
+      );
+      third.set(c, series);
+    }
+    return series;
   }
 
   /** The series of these label values, made on first use; keep it and record into it. */
